@@ -1,0 +1,49 @@
+"""ascjax: a bit-exact, differentiable JAX emulator of Ascend C vector instructions.
+
+Registers are arrays ``(..., lanes)``; leading axes are independent registers. Names mirror
+Ascend C (``asc_reduce_sum_datablock`` -> ``reduce_sum_datablock``); out-parameters become
+return values and hidden registers explicit state. See ``INSTRUCTIONS`` for the registry.
+"""
+
+from ascjax._src.config import PRODUCTS as PRODUCTS
+from ascjax._src.config import Config as Config
+from ascjax._src.formats import DATABLOCK_BYTES as DATABLOCK_BYTES
+from ascjax._src.formats import FORMATS as FORMATS
+from ascjax._src.formats import UB_BYTES as UB_BYTES
+from ascjax._src.formats import VL_BYTES as VL_BYTES
+from ascjax._src.formats import Format as Format
+from ascjax._src.formats import resolve as resolve_format
+from ascjax._src.gather import gather as gather
+from ascjax._src.masks import Pattern as Pattern
+from ascjax._src.masks import create_mask as create_mask
+from ascjax._src.masks import update_mask as update_mask
+from ascjax._src.memory import copy_gm2ub_align as copy_gm2ub_align
+from ascjax._src.memory import copy_ub2gm_align as copy_ub2gm_align
+from ascjax._src.memory import loadalign as loadalign
+from ascjax._src.memory import make_ub as make_ub
+from ascjax._src.memory import storealign as storealign
+from ascjax._src.memory import sync as sync
+from ascjax._src.memory import sync_notify as sync_notify
+from ascjax._src.memory import sync_wait as sync_wait
+from ascjax._src.memory import ub_view as ub_view
+from ascjax._src.reduce import pair_reduce_sum as pair_reduce_sum
+from ascjax._src.reduce import reduce_sum_datablock as reduce_sum_datablock
+from ascjax._src.registry import ASSUMPTIONS as ASSUMPTIONS
+from ascjax._src.registry import INSTRUCTIONS as INSTRUCTIONS
+from ascjax._src.registry import conformance_table as conformance_table
+from ascjax._src.squeeze import SqueezeState as SqueezeState
+from ascjax._src.squeeze import get_squeeze_status as get_squeeze_status
+from ascjax._src.squeeze import squeeze_and_storeunalign as squeeze_and_storeunalign
+from ascjax._src.squeeze import squeeze_and_storeunalign_finalize as squeeze_and_storeunalign_finalize
+from ascjax._src.squeeze import squeeze_and_storeunalign_init as squeeze_and_storeunalign_init
+
+# Pattern constants, as in Ascend C: ascjax.PAT_ALL, ascjax.PAT_M3, ...
+PAT_ALL, PAT_VL1, PAT_VL2, PAT_VL3, PAT_VL4 = (Pattern.PAT_ALL, Pattern.PAT_VL1, Pattern.PAT_VL2,
+                                               Pattern.PAT_VL3, Pattern.PAT_VL4)
+PAT_VL8, PAT_VL16, PAT_VL32, PAT_VL64 = (Pattern.PAT_VL8, Pattern.PAT_VL16, Pattern.PAT_VL32,
+                                         Pattern.PAT_VL64)
+PAT_VL128, PAT_M3, PAT_M4, PAT_H, PAT_Q, PAT_ALLF = (Pattern.PAT_VL128, Pattern.PAT_M3,
+                                                     Pattern.PAT_M4, Pattern.PAT_H, Pattern.PAT_Q,
+                                                     Pattern.PAT_ALLF)
+
+__version__ = "0.1.0"

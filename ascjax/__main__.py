@@ -1,0 +1,5 @@
+import sys
+
+from ascjax._src.cli import main
+
+sys.exit(main())

@@ -1,0 +1,98 @@
+"""Emulation knobs: every choice the vendor documents leave open, in one validated value.
+
+A ``Config`` is passed explicitly (``config=``) to the instructions that read it; nothing lives
+in module globals. Each field that settles an open question names the SPEC section 11 item.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from .formats import UB_BYTES
+
+# Products named on the vendor pages, with the short keys accepted for ``product=``.
+PRODUCTS = {
+    "950": "Ascend 950PR/Ascend 950DT",
+    "A3": "Atlas A3 training/inference series",
+    "A2": "Atlas A2 training/inference series",
+    "200I/500 A2": "Atlas 200I/500 A2 inference products",
+    "inference AI Core": "Atlas inference series AI Core",
+    "training": "Atlas training series",
+}
+
+_CHOICES = {
+    "masked_pair": (None, "keep", "zero"),
+    "int_overflow": ("wrap", "saturate"),
+    "float_overflow": ("ieee", "saturate"),
+    "out_of_range": ("raise", "checkify", "ignore"),
+    "masked_lanes": ("zero", "skip"),
+}
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Config:
+    """How the emulator settles what the documents leave open.
+
+    Attributes:
+      product: which Ascend product to emulate (keys of ``PRODUCTS``); default ``"950"``.
+      masked_pair: PairReduceSum output for a pair whose two elements are both masked off.
+        ``None`` follows the product's page: unchanged everywhere but Atlas 200I/500 A2, where
+        it is 0. ``"keep"`` / ``"zero"`` force one reading (the 950 implementation code writes 0;
+        SPEC 11.5).
+      int_overflow: ``"wrap"`` (default truncation mode) or ``"saturate"`` (CTRL[53]).
+      float_overflow: ``"ieee"`` (inf/NaN results, **assumed** default on 950, SPEC 11.3) or
+        ``"saturate"`` (half: +-inf -> +-65504, NaN -> 0).
+      masked_lanes: how a masked-off lane enters a floating sum. ``"zero"``: as +0, so a block
+        of -0 values with one masked lane sums to +0 (**assumed**, SPEC 11.7). ``"skip"``: it
+        takes no part (it enters as -0, the exact identity of IEEE addition); a block with no
+        active lane still gives +0, as the seed says.
+      out_of_range: what a value-dependent UB fault (an active gather lane past the end of
+        src, a squeeze store past the end of the UB) does. Concrete values always raise
+        ``IndexError`` at once, except under ``"ignore"``. Under ``jit``, where values are not
+        visible to Python: ``"raise"`` (default) raises from a host callback when the
+        computation runs (``jax.errors.JaxRuntimeError`` carrying the message);
+        ``"checkify"`` emits a ``jax.experimental.checkify`` check (wrap the caller in
+        ``checkify.checkify``); ``"ignore"`` checks nothing: the gather lane reads 0 and UB
+        bytes past the end are dropped.
+      ub_bytes: usable Unified Buffer size in bytes, at most 256 KiB.
+    """
+
+    product: str = "950"
+    masked_pair: str | None = None
+    int_overflow: str = "wrap"
+    float_overflow: str = "ieee"
+    masked_lanes: str = "zero"
+    out_of_range: str = "raise"
+    ub_bytes: int = UB_BYTES
+
+    def __post_init__(self):
+        if self.product not in PRODUCTS:
+            raise ValueError(f"Config: unknown product {self.product!r}; valid: {list(PRODUCTS)}")
+        for field, choices in _CHOICES.items():
+            value = getattr(self, field)
+            if value not in choices:
+                raise ValueError(f"Config: {field}={value!r} is not one of {choices}")
+        if not (isinstance(self.ub_bytes, int) and 32 <= self.ub_bytes <= UB_BYTES
+                and self.ub_bytes % 32 == 0):
+            raise ValueError(f"Config: ub_bytes={self.ub_bytes!r} must be a multiple of 32 in "
+                             f"[32, {UB_BYTES}]")
+
+    @property
+    def zero_masked_pairs(self) -> bool:
+        if self.masked_pair is not None:
+            return self.masked_pair == "zero"
+        return self.product == "200I/500 A2"
+
+    def replace(self, **changes) -> Config:
+        return dataclasses.replace(self, **changes)
+
+
+DEFAULT = Config()
+
+
+def resolve_config(config: Config | None) -> Config:
+    if config is None:
+        return DEFAULT
+    if not isinstance(config, Config):
+        raise TypeError(f"config must be an ascjax.Config, got {type(config).__name__}")
+    return config

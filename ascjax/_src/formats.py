@@ -1,0 +1,159 @@
+"""The one table of Ascend data formats and the machine constants derived from it.
+
+Every list of types in the package (docs, dtype checks, test parameters) is derived from
+``FORMATS``. A format is named by its Ascend C type name (``"half"``, ``"hifloat8_t"``, ...).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+
+VL_BYTES = 256  # vector register length, every dtype
+DATABLOCK_BYTES = 32
+BLOCKS_PER_REGISTER = VL_BYTES // DATABLOCK_BYTES
+UB_BYTES = 256 * 1024  # upper limit of the Unified Buffer; usable size is a Config parameter
+
+
+@dataclasses.dataclass(frozen=True)
+class Format:
+    """One Ascend data type.
+
+    ``bits`` is the width of one element (4 for the packed nibble types); ``storage`` is the
+    NumPy dtype an array of it is held in (for nibble types: one byte per *pair*). Floating
+    formats give their layout (``exponent_bits``, ``mantissa_bits``, ``bias``); ``specials``
+    says in words how inf, NaN and zero are coded. ``library`` names an existing implementation
+    of the value format, where one exists.
+    """
+
+    name: str
+    bits: int
+    kind: str  # "float" | "int" | "uint"
+    storage: Any
+    exponent_bits: int = 0
+    mantissa_bits: int = 0
+    bias: int = 0
+    specials: str = ""
+    library: str = ""
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def storage_dtype(self) -> np.dtype:
+        return np.dtype(self.storage)
+
+    @property
+    def packed(self) -> bool:
+        """True for the 4-bit types held two per byte (element 2k in the low nibble)."""
+        return self.bits == 4
+
+    @property
+    def register_bits(self) -> int:
+        """Width of one register lane: nibble pairs occupy a byte lane."""
+        return max(self.bits, 8)
+
+    @property
+    def width(self) -> int:
+        """Bytes per register lane (the mask bits that govern one lane)."""
+        return self.register_bits // 8
+
+    @property
+    def lanes(self) -> int:
+        """Lanes of a ``vector_<T>``: 256 / sizeof(T); 256 byte-pairs for 4-bit types."""
+        return VL_BYTES // self.width
+
+    @property
+    def per_block(self) -> int:
+        """Lanes of one 32-byte DataBlock."""
+        return DATABLOCK_BYTES // self.width
+
+    @property
+    def bits_dtype(self) -> np.dtype:
+        """Unsigned integer dtype of one lane's bit pattern."""
+        return np.dtype(f"uint{self.register_bits}")
+
+    @property
+    def is_float(self) -> bool:
+        return self.kind == "float"
+
+
+def _ieee(name, bits, storage, e, m, specials, library, aliases=()):
+    return Format(name, bits, "float", storage, e, m, (1 << (e - 1)) - 1, specials, library, aliases)
+
+
+FORMATS: dict[str, Format] = {
+    f.name: f
+    for f in (
+        Format("int8_t", 8, "int", np.int8, library="numpy.int8", aliases=("int8",)),
+        Format("uint8_t", 8, "uint", np.uint8, library="numpy.uint8", aliases=("uint8",)),
+        Format("int16_t", 16, "int", np.int16, library="numpy.int16", aliases=("int16",)),
+        Format("uint16_t", 16, "uint", np.uint16, library="numpy.uint16", aliases=("uint16",)),
+        Format("int32_t", 32, "int", np.int32, library="numpy.int32", aliases=("int32",)),
+        Format("uint32_t", 32, "uint", np.uint32, library="numpy.uint32", aliases=("uint32",)),
+        _ieee("half", 16, np.float16, 5, 10, "IEEE binary16: inf, NaN, -0, subnormals",
+              "numpy.float16", ("float16",)),
+        _ieee("float", 32, np.float32, 8, 23, "IEEE binary32: inf, NaN, -0, subnormals",
+              "numpy.float32", ("float32",)),
+        _ieee("bfloat16_t", 16, ml_dtypes.bfloat16, 8, 7, "1-8-7: inf, NaN, -0, subnormals",
+              "ml_dtypes.bfloat16", ("bfloat16",)),
+        _ieee("fp8_e5m2_t", 8, ml_dtypes.float8_e5m2, 5, 2, "1-5-2: inf, NaN, -0",
+              "ml_dtypes.float8_e5m2", ("float8_e5m2",)),
+        Format("fp8_e4m3fn_t", 8, "float", ml_dtypes.float8_e4m3fn, 4, 3, 7,
+               "1-4-3: no inf, NaN 0x7F/0xFF, max 448, -0", "ml_dtypes.float8_e4m3fn",
+               ("float8_e4m3fn",)),
+        Format("fp8_e8m0_t", 8, "float", ml_dtypes.float8_e8m0fnu, 8, 0, 127,
+               "exponent only 2^(e-127), 0xFF NaN; hardware cast decodes 0x00 as +0",
+               "ml_dtypes.float8_e8m0fnu", ("float8_e8m0fnu",)),
+        Format("hifloat8_t", 8, "float", np.uint8, specials=(
+               "tapered dot-coded: 0x00 = 0, 0x80 = NaN, 0x6F/0xEF = +-inf, max 32768, "
+               "min subnormal 2^-22"), library="en_dtypes.hifloat8 (independent check)",
+               aliases=("hifloat8",)),
+        Format("int4b_t", 4, "int", np.uint8, specials="two's complement [-8, 7], two per byte",
+               library="ml_dtypes.int4 (unpacked)", aliases=("int4",)),
+        Format("fp4x2_e2m1_t", 4, "float", np.uint8, 2, 1, 1,
+               "1-2-1: {0,.5,1,1.5,2,3,4,6}, no inf/NaN, two per byte",
+               "ml_dtypes.float4_e2m1fn (unpacked)", ("float4_e2m1fn",)),
+        Format("fp4x2_e1m2_t", 4, "float", np.uint8, 1, 2, 1,
+               "1-1-2: {0,.25,...,1.75}, no inf/NaN, two per byte",
+               "en_dtypes.float4_e1m2 (unpacked, independent check)", ("float4_e1m2",)),
+    )
+}
+
+_BY_ALIAS = {alias: f for f in FORMATS.values() for alias in (f.name, *f.aliases)}
+# A NumPy dtype names the format whose storage it is; uint8 means uint8_t, never a
+# byte-stored format (hifloat8, nibble pairs): those must be named explicitly.
+_BY_DTYPE = {}
+for _f in FORMATS.values():
+    _BY_DTYPE.setdefault(np.dtype(_f.storage), _f)
+
+
+def format_names() -> list[str]:
+    return list(FORMATS)
+
+
+def supported_table() -> str:
+    return ", ".join(FORMATS)
+
+
+def resolve(spec: Any, *, where: str = "ascjax", arg: str = "dtype") -> Format:
+    """Return the Format for an Ascend type name, alias, Format or NumPy/JAX dtype.
+
+    Raises ``TypeError`` naming ``where`` (the instruction) and ``arg`` on anything unknown.
+    """
+    if isinstance(spec, Format):
+        return spec
+    if isinstance(spec, str):
+        if spec in _BY_ALIAS:
+            return _BY_ALIAS[spec]
+        raise TypeError(f"{where}: unknown {arg} {spec!r}; supported Ascend types: "
+                        f"{supported_table()}")
+    try:
+        dtype = np.dtype(spec)
+    except TypeError:
+        raise TypeError(f"{where}: {arg} {spec!r} is not a dtype or Ascend type name; "
+                        f"supported: {supported_table()}") from None
+    if dtype in _BY_DTYPE:
+        return _BY_DTYPE[dtype]
+    raise TypeError(f"{where}: {arg} {dtype} has no Ascend type; supported: {supported_table()}")

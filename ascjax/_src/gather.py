@@ -1,0 +1,103 @@
+"""``asc_gather`` from the UB (SPEC 6): data movement, so every bit is kept."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from . import arith
+from .common import check_register, exact_derivative, resolve_dtypes, runtime_check
+from .config import Config, resolve_config
+from .formats import Format, resolve
+from .masks import element_mask
+
+# (dst, src, index) rows of the seed's table 1.
+GATHER_TYPES = (
+    ("int16_t", "int8_t", "uint16_t"), ("int8_t", "int8_t", "uint16_t"),
+    ("uint16_t", "uint8_t", "uint16_t"), ("uint8_t", "uint8_t", "uint16_t"),
+    ("hifloat8_t", "hifloat8_t", "uint16_t"), ("fp8_e8m0_t", "fp8_e8m0_t", "uint16_t"),
+    ("fp8_e5m2_t", "fp8_e5m2_t", "uint16_t"), ("fp8_e4m3fn_t", "fp8_e4m3fn_t", "uint16_t"),
+    ("int16_t", "int16_t", "uint16_t"), ("int16_t", "int16_t", "uint32_t"),
+    ("uint16_t", "uint16_t", "uint16_t"), ("uint16_t", "uint16_t", "uint32_t"),
+    ("half", "half", "uint16_t"), ("half", "half", "uint32_t"),
+    ("bfloat16_t", "bfloat16_t", "uint16_t"), ("bfloat16_t", "bfloat16_t", "uint32_t"),
+    ("int32_t", "int32_t", "uint32_t"), ("uint32_t", "uint32_t", "uint32_t"),
+    ("float", "float", "uint32_t"),
+)
+
+
+def _check_combination(dst: Format, src: Format, index: Format, where: str) -> None:
+    if (dst.name, src.name, index.name) not in GATHER_TYPES:
+        rows = "\n  ".join(f"dst={d}, src={s}, index={i}" for d, s, i in GATHER_TYPES)
+        raise TypeError(f"{where}: (dst={dst.name}, src={src.name}, index={index.name}) is not a "
+                        f"supported combination; supported (seed table 1):\n  {rows}")
+
+
+def _check_range(index, active, n_src: int, mode: str, where: str):
+    """Raise when an active lane reads at or past the end of src (eagerly, or as ``mode`` says)."""
+    bad = active & (index >= n_src)
+    worst = jnp.max(jnp.where(bad, index, 0)) if bad.size else jnp.zeros((), index.dtype)
+    runtime_check(bad, lambda w: f"{where}: an active index lane reads element {w} but src "
+                  f"has {n_src} elements (the hardware raises an address exception)",
+                  worst, mode=mode)
+
+
+def gather(src: Any, index: Any, mask: Any, *, dst_dtype: Any = None, dtype: Any = None,
+           config: Config | None = None) -> jax.Array:
+    """``asc_gather(dst, src, index, mask)``: ``dst[i] = src[index[i]]`` on active lanes, else 0.
+
+    ``src`` is a 1-D array holding the UB contents from the (32-byte aligned) source address
+    onward, in the source type; name the type with ``dtype=`` when its storage is ambiguous
+    (``"hifloat8_t"`` is stored as uint8). ``index`` is a uint16 ``(..., 128)`` or uint32
+    ``(..., 64)`` register of element offsets; ``mask`` is read per index lane (hardware form
+    ``(..., 256)`` or ``(..., index lanes)``). ``dst_dtype`` picks the destination type when the
+    seed's table offers several (``"int16_t"`` from int8 src: zero extension, -40 -> 216).
+    When the data is narrower than the index (b8 data, uint16 index; b16 data, uint32 index)
+    value i goes to dst element 2i and odd elements are 0. Bits are moved unchanged (NaN
+    payloads, -0, subnormals).
+
+    An active lane at or past the end of ``src`` raises ``IndexError``; under ``jit`` see
+    ``Config.out_of_range``. Inactive lanes are never checked. Differentiable in ``src``
+    (floating types): the cotangent of dst lane i is added to ``src[index[i]]``.
+    """
+    where = "gather"
+    config = resolve_config(config)
+    src = jnp.asarray(src)
+    if src.ndim != 1:
+        raise ValueError(f"{where}: src must be 1-D (the UB from the source address on), got "
+                         f"shape {src.shape}")
+    src_fmt = resolve_dtypes(src, dtype, where=where, arg="src")
+    index = jnp.asarray(index)
+    idx_fmt = resolve(index.dtype, where=where, arg="index.dtype")
+    dst_fmt = src_fmt if dst_dtype is None else resolve(dst_dtype, where=where, arg="dst_dtype")
+    _check_combination(dst_fmt, src_fmt, idx_fmt, where)
+    index = check_register(index, idx_fmt, where=where, arg="index")
+    active = element_mask(mask, idx_fmt, where=where)
+    _check_range(index, active, src.shape[0], config.out_of_range, where)
+
+    safe = jnp.where(active, index, 0).astype(jnp.int32)
+    spread = src_fmt.width < idx_fmt.width and dst_fmt == src_fmt
+
+    def place(values):
+        """Gathered values (..., index lanes) as a dst register, zeros on inactive lanes."""
+        if dst_fmt.width > src_fmt.width:  # b8 -> b16: zero-extend the source byte
+            values = values.astype(dst_fmt.bits_dtype)
+        if spread:
+            values = jnp.stack([values, jnp.zeros_like(values)], axis=-1)
+            return values.reshape(values.shape[:-2] + (dst_fmt.lanes,))
+        return values
+
+    def forward(s, ix, act):
+        bits = arith.to_bits(s, src_fmt)
+        values = jnp.where(act, bits[ix], jnp.zeros((), bits.dtype))
+        return arith.from_bits(place(values), dst_fmt)
+
+    if not jnp.issubdtype(src.dtype, jnp.floating):  # integers and byte-stored formats
+        return forward(src, safe, active)
+
+    def linear(t, ix, act):
+        return place(jnp.where(act, t[ix], jnp.zeros((), t.dtype)))
+
+    return exact_derivative(forward, linear, 1)(src, safe, active)

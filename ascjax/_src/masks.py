@@ -1,0 +1,153 @@
+"""Masks (``vector_bool``), SPEC section 2.
+
+The hardware form is 256 bools, one per register byte; element i of a w-byte type is governed
+by bit ``i*w``. ``create_mask`` / ``update_mask`` build *canonical* masks (only the lowest bit
+of each group set, **assumed** like ARM SVE predicates), so a b32 mask used on b16 data
+activates only even elements. Instructions also accept the per-element form ``(..., lanes)``.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .formats import VL_BYTES, Format, resolve
+
+
+class Pattern(enum.IntEnum):
+    """``asc_create_mask_bW`` patterns, with their Ascend C enum values."""
+
+    PAT_ALL = 0
+    PAT_VL1 = 1
+    PAT_VL2 = 2
+    PAT_VL3 = 3
+    PAT_VL4 = 4
+    PAT_VL8 = 5
+    PAT_VL16 = 6
+    PAT_VL32 = 7
+    PAT_VL64 = 8
+    PAT_VL128 = 9
+    PAT_M3 = 10
+    PAT_M4 = 11
+    PAT_H = 12
+    PAT_Q = 13
+    PAT_ALLF = 15
+
+
+def _width_of(dtype: Any, where: str) -> int:
+    """Bytes per element for a mask of ``dtype``: an Ascend type, a NumPy dtype or "b8"/"b16"/"b32"."""
+    if isinstance(dtype, str) and dtype in ("b8", "b16", "b32"):
+        return int(dtype[1:]) // 8
+    return resolve(dtype, where=where).width
+
+
+def _pattern(pattern: Any) -> Pattern:
+    try:
+        if isinstance(pattern, str):
+            return Pattern[pattern if pattern.startswith("PAT_") else "PAT_" + pattern]
+        return Pattern(pattern)
+    except (KeyError, ValueError):
+        raise ValueError(f"create_mask: unknown pattern {pattern!r}; valid: "
+                         f"{[p.name for p in Pattern]} or their values 0..13, 15") from None
+
+
+VL_OVERFLOW = ("clamp", "empty")
+
+
+def _pattern_elements(pattern: Pattern, n: int, vl_overflow: str = "clamp") -> np.ndarray:
+    idx = np.arange(n)
+    if pattern == Pattern.PAT_ALL:
+        return np.ones(n, bool)
+    if pattern == Pattern.PAT_ALLF:
+        return np.zeros(n, bool)
+    if pattern == Pattern.PAT_M3:
+        return idx % 3 == 0
+    if pattern == Pattern.PAT_M4:
+        return idx % 4 == 0
+    if pattern == Pattern.PAT_H:
+        return idx < n // 2
+    if pattern == Pattern.PAT_Q:
+        return idx < n // 4
+    count = int(pattern.name[len("PAT_VL"):])  # PAT_VLn: the lowest n elements
+    if count > n and vl_overflow == "empty":  # SPEC 11.2: clamp (assumed) or no element
+        return np.zeros(n, bool)
+    return idx < count
+
+
+LAYOUTS = ("canonical", "replicated")
+
+
+def _spread(elements, width: int, layout: str = "canonical", where: str = "create_mask"):
+    """Hardware form of a per-element mask: bit i*width set for active element i.
+
+    ``layout="replicated"`` sets all ``width`` bits of an active element's group instead (the
+    other reading of SPEC 11.1: then a b32 mask on b16 data activates element pairs).
+    """
+    if layout not in LAYOUTS:
+        raise ValueError(f"{where}: layout={layout!r} is not one of {LAYOUTS}")
+    elements = jnp.asarray(elements)
+    rest = (jnp.broadcast_to(elements[..., None], elements.shape + (width - 1,))
+            if layout == "replicated" else jnp.zeros(elements.shape + (width - 1,), bool))
+    return jnp.concatenate([elements[..., None], rest], axis=-1).reshape(
+        elements.shape[:-1] + (VL_BYTES,))
+
+
+def create_mask(pattern: Any, dtype: Any, *, layout: str = "canonical",
+                vl_overflow: str = "clamp") -> jax.Array:
+    """``asc_create_mask_bW(pattern)``: a hardware-form mask, bool ``(256,)``.
+
+    ``pattern`` is a ``Pattern``, its name (``"PAT_M3"`` or ``"M3"``) or its enum value;
+    ``dtype`` chooses the element width W (an Ascend type name, a NumPy dtype or ``"b16"``).
+    ``layout``: ``"canonical"`` (only each group's lowest bit set, **assumed**) or
+    ``"replicated"``. ``vl_overflow``: PAT_VLn with n > lanes gives all lanes (``"clamp"``,
+    **assumed**) or none (``"empty"``).
+
+    >>> int(create_mask("PAT_VL3", "float")[::4].sum())
+    3
+    """
+    width = _width_of(dtype, "create_mask")
+    if vl_overflow not in VL_OVERFLOW:
+        raise ValueError(f"create_mask: vl_overflow={vl_overflow!r} is not one of {VL_OVERFLOW}")
+    elements = _pattern_elements(_pattern(pattern), VL_BYTES // width, vl_overflow)
+    return _spread(elements, width, layout)
+
+
+def update_mask(count: Any, dtype: Any, *, layout: str = "canonical") -> tuple[jax.Array, Any]:
+    """``asc_update_mask_bW(count)``: ``(mask of the lowest min(count, N) elements, max(count - N, 0))``.
+
+    ``count`` is a ``uint32_t``: a Python int in [0, 2^32) or an integer array (jittable).
+    ``layout`` as for ``create_mask``.
+    """
+    width = _width_of(dtype, "update_mask")
+    n = VL_BYTES // width
+    if isinstance(count, (int, np.integer)):
+        if not 0 <= int(count) < 2**32:
+            raise ValueError(f"update_mask: count={count} is outside uint32_t [0, 2^32)")
+        count = int(count)
+        return _spread(np.arange(n) < count, width, layout, "update_mask"), max(count - n, 0)
+    count = jnp.asarray(count)
+    if not jnp.issubdtype(count.dtype, jnp.integer):
+        raise TypeError(f"update_mask: count must be an integer, got dtype {count.dtype}")
+    mask = _spread(jnp.arange(n) < count[..., None], width, layout, "update_mask")
+    return mask, jnp.where(count > n, count - n, 0).astype(count.dtype)
+
+
+def element_mask(mask: Any, fmt: Format, *, where: str, arg: str = "mask") -> jax.Array:
+    """Per-element bool mask ``(..., fmt.lanes)`` from either accepted form.
+
+    A hardware-form mask ``(..., 256)`` is read at bit ``i * width`` for element i.
+    """
+    mask = jnp.asarray(mask)
+    if mask.dtype != jnp.bool_:
+        raise TypeError(f"{where}: {arg} must be a bool array (hardware form (..., 256) or "
+                        f"per-element form (..., {fmt.lanes})), got dtype {mask.dtype}")
+    if mask.ndim >= 1 and mask.shape[-1] == fmt.lanes:
+        return mask
+    if mask.ndim >= 1 and mask.shape[-1] == VL_BYTES:
+        return mask[..., :: fmt.width]
+    raise ValueError(f"{where}: {arg} has shape {mask.shape}; expected (..., {VL_BYTES}) "
+                     f"(hardware form) or (..., {fmt.lanes}) (one per {fmt.name} lane)")

@@ -1,0 +1,198 @@
+"""Reductions: ``asc_reduce_sum_datablock`` (SPEC 4) and ``PairReduceSum`` (SPEC 5)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from .common import (Adder, check_int, check_register, check_supported, exact_derivative,
+                     pair_tree, resolve_dtypes)
+from .config import Config, resolve_config
+from .formats import BLOCKS_PER_REGISTER, FORMATS, Format
+from .masks import element_mask
+
+# src type -> dst type (seed table); 16-bit integers are widened before any add.
+REDUCE_SUM_DATABLOCK_TYPES = {
+    "int16_t": "int32_t", "uint16_t": "uint32_t", "half": "half",
+    "int32_t": "int32_t", "uint32_t": "uint32_t", "float": "float",
+}
+
+
+def _block_sums(adder: Adder, src, emask, levels=None):
+    """Per-DataBlock adjacent-pair sums of the masked register, as ``adder`` working values."""
+    w = adder.masked(adder.load(src), emask)
+    shape = w.shape[:-1] + (BLOCKS_PER_REGISTER, adder.src.per_block)
+    sums = pair_tree(w.reshape(shape), adder.add, levels=levels)
+    if adder.dst.is_float and adder.config.masked_lanes == "skip":  # an empty block is +0
+        sums = jnp.where(jnp.any(emask.reshape(shape), axis=-1), sums, adder.zeros(()))
+    return sums
+
+
+def _place_low(values, lanes: int):
+    """Registers whose lowest lanes hold ``values`` (..., k) and whose other lanes are 0."""
+    pad = [(0, 0)] * (values.ndim - 1) + [(0, lanes - values.shape[-1])]
+    return jnp.pad(values, pad)
+
+
+def reduce_sum_datablock(src: Any, mask: Any, *, dtype: Any = None,
+                         config: Config | None = None, return_partials: bool = False) -> Any:
+    """``asc_reduce_sum_datablock(dst, src, mask)``: the sum of each 32-byte DataBlock.
+
+    ``src`` is a register ``(..., lanes)`` of half, float, int16/uint16 (widened to 32 bits
+    before any add) or int32/uint32; ``mask`` is hardware form ``(..., 256)`` or per-element
+    ``(..., lanes)``. For each block b of 8, its elements (masked ones as +0) are summed by a
+    tree of adjacent pairs, ``((e0+e1)+(e2+e3))+...``, each add rounded to the dst type (IEEE
+    RNE, subnormals kept). ``dst[..., b]`` is block b's sum; every other lane is 0. Integers wrap
+    (or saturate, ``config.int_overflow``). Leading axes are independent registers.
+
+    Differentiable in ``src``: the derivative is that of the exact sum (rounding passes
+    gradients straight through). ``return_partials=True`` also returns every tree level, as
+    dst-typed arrays ``(..., 8, n)`` (the first being the masked, widened input).
+
+    >>> import numpy as np, ascjax
+    >>> x = np.arange(1, 65, dtype=np.uint32)
+    >>> ascjax.reduce_sum_datablock(x, ascjax.create_mask("PAT_ALL", "uint32_t"))[:8].tolist()
+    [36, 100, 164, 228, 292, 356, 420, 484]
+    """
+    where = "reduce_sum_datablock"
+    config = resolve_config(config)
+    fmt = resolve_dtypes(src, dtype, where=where, arg="src")
+    check_supported(fmt, REDUCE_SUM_DATABLOCK_TYPES, where=where, arg="src dtype")
+    src = check_register(src, fmt, where=where, arg="src")
+    emask = element_mask(mask, fmt, where=where)
+    dst_fmt = FORMATS[REDUCE_SUM_DATABLOCK_TYPES[fmt.name]]
+    adder = Adder(fmt, dst_fmt, config)
+
+    def forward(x, m):
+        return adder.store(_place_low(_block_sums(adder, x, m), dst_fmt.lanes))
+
+    if return_partials:
+        levels: list = []
+        sums = _block_sums(adder, src, emask, levels)
+        return adder.store(_place_low(sums, dst_fmt.lanes)), [adder.store(v) for v in levels]
+    if not fmt.is_float:
+        return forward(src, emask)
+
+    def linear(t, m):
+        t = jnp.where(m, t, jnp.zeros((), t.dtype))
+        blocks = t.reshape(t.shape[:-1] + (BLOCKS_PER_REGISTER, fmt.per_block))
+        return _place_low(pair_tree(blocks, jnp.add), dst_fmt.lanes)
+
+    return exact_derivative(forward, linear, 1)(src, emask)
+
+
+# --- PairReduceSum --------------------------------------------------------------------------
+
+# Data types per product, from the seed's template-parameter table.
+PAIR_REDUCE_SUM_TYPES = {
+    "950": ("half", "float"), "A3": ("half", "float"), "A2": ("half", "float"),
+    "200I/500 A2": ("half", "float"), "inference AI Core": ("half", "float"),
+    "training": ("half",),
+}
+_STRIDE_MAX = 65535  # **assumed** field width; the seed gives no range
+
+
+def _pair_mask(mask: Any, fmt: Format, where: str) -> np.ndarray:
+    """Per-element mask of one repeat from continuous (int) or bit mode (uint64 words)."""
+    lanes = fmt.lanes
+    if isinstance(mask, (int, np.integer)) and not isinstance(mask, (bool, np.bool_)):
+        n = check_int(mask, 1, lanes, where=where, arg="mask (continuous mode)")
+        return np.arange(lanes) < n
+    if not isinstance(mask, (Sequence, np.ndarray)):
+        raise TypeError(f"{where}: mask must be an int (continuous mode) or a sequence of "
+                        f"uint64 words (bit mode), got {type(mask).__name__}")
+    words = list(mask)
+    if len(words) != lanes // 64:
+        raise ValueError(f"{where}: bit-mode mask for {fmt.name} has {lanes // 64} uint64 "
+                         f"word(s), got {len(words)}")
+    words = [check_int(w, 0, 2**64 - 1, where=where, arg=f"mask[{i}]") for i, w in enumerate(words)]
+    if not any(words):
+        raise ValueError(f"{where}: bit-mode mask words are all 0; at least one bit must be set")
+    return np.array([(words[j // 64] >> (j % 64)) & 1 for j in range(lanes)], bool)
+
+
+def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_stride: int,
+                    src_blk_stride: int, src_rep_stride: int, *, product: str | None = None,
+                    config: Config | None = None) -> jax.Array:
+    """``PairReduceSum<T>(dst, src, repeatTime, mask, dstRepStride, srcBlkStride, srcRepStride)``.
+
+    ``dst`` and ``src`` are LocalTensors: arrays ``(..., n)`` of half or float (leading axes are
+    independent tensors). Repeat r reads element e from
+    ``(r*src_rep_stride + (e // epb)*src_blk_stride)*epb + e % epb`` (epb elements per 32-byte
+    block) and writes ``a[2k] + a[2k+1]`` (one rounding, masked elements as +0) to
+    ``r*dst_rep_stride*(lanes/2) + k``. ``mask`` is an int (the first ``mask`` elements) or
+    uint64 words (bit mode); it is the same every repeat. A pair with both elements masked
+    leaves dst unchanged, or writes 0 on Atlas 200I/500 A2 (``config.masked_pair`` overrides).
+    Repeats run in order, so a later write to the same element wins; src is read before any
+    write. Returns the new dst. ``repeat_time``, ``mask`` and the strides are static Python
+    ints, checked when traced.
+
+    Differentiable in ``dst`` and ``src`` as the exact operation.
+    """
+    where = "pair_reduce_sum"
+    config = resolve_config(config)
+    if product is not None:
+        config = config.replace(product=product)
+    fmt = resolve_dtypes(src, None, where=where, arg="src")
+    check_supported(fmt, PAIR_REDUCE_SUM_TYPES[config.product], where=where,
+                    arg=f"T on product {config.product!r}")
+    dst_fmt = resolve_dtypes(dst, None, where=where, arg="dst")
+    if dst_fmt != fmt:
+        raise TypeError(f"{where}: dst dtype {dst_fmt.name} differs from src dtype {fmt.name}")
+    src, dst = jnp.asarray(src), jnp.asarray(dst)
+    for name, x in (("src", src), ("dst", dst)):
+        if x.ndim == 0:
+            raise ValueError(f"{where}: {name} must be a LocalTensor (..., n), got a scalar")
+    repeats = check_int(repeat_time, 0, 255, where=where, arg="repeat_time")
+    lo_dst = 1 if config.product == "training" else 0
+    d_stride = check_int(dst_rep_stride, lo_dst, _STRIDE_MAX, where=where, arg="dst_rep_stride")
+    b_stride = check_int(src_blk_stride, 0, _STRIDE_MAX, where=where, arg="src_blk_stride")
+    r_stride = check_int(src_rep_stride, 0, _STRIDE_MAX, where=where, arg="src_rep_stride")
+    active = _pair_mask(mask, fmt, where)
+    if repeats == 0:
+        return dst
+
+    lanes, epb, half = fmt.lanes, fmt.per_block, fmt.lanes // 2
+    e = np.arange(lanes)
+    reads = (np.arange(repeats)[:, None] * r_stride + (e // epb) * b_stride) * epb + e % epb
+    needed = reads[:, active]
+    if needed.max() >= src.shape[-1]:
+        raise ValueError(f"{where}: src has {src.shape[-1]} elements but repeat "
+                         f"{int(np.argmax(needed.max(axis=1) >= src.shape[-1]))} reads element "
+                         f"{int(needed.max())}; the LocalTensor is too short")
+    pair_active = active[0::2] | active[1::2]
+    written = np.ones(half, bool) if config.zero_masked_pairs else pair_active
+    targets = np.arange(repeats)[:, None] * d_stride * half + np.arange(half)
+    # Keep only each element's last write: repeats overlap only when dst_rep_stride is 0.
+    flat = np.where(written[None, :], targets, -1).ravel()
+    last = np.zeros(flat.shape, bool)
+    _, first_from_end = np.unique(flat[::-1], return_index=True)
+    last[flat.size - 1 - first_from_end] = True
+    last &= flat >= 0
+    if flat[last].max(initial=-1) >= dst.shape[-1]:
+        raise ValueError(f"{where}: dst has {dst.shape[-1]} elements but the repeats write "
+                         f"element {int(flat[last].max())}; the LocalTensor is too short")
+    sel, pos = np.nonzero(last)[0], flat[last]
+    safe_reads = np.where(active, reads, 0)
+    adder = Adder(fmt, fmt, config)
+    batch = jnp.broadcast_shapes(dst.shape[:-1], src.shape[:-1])
+    dst = jnp.broadcast_to(dst, batch + dst.shape[-1:])
+    src = jnp.broadcast_to(src, batch + src.shape[-1:])
+
+    def forward(d, s):
+        w = adder.masked(adder.load(s[..., safe_reads]), active)
+        sums = adder.add(w[..., 0::2], w[..., 1::2])
+        sums = jnp.where(pair_active, sums, adder.zeros(()))
+        return d.at[..., pos].set(adder.store(sums.reshape(batch + (-1,))[..., sel]),
+                                 unique_indices=True)
+
+    def linear(td, ts):
+        t = jnp.where(active, ts[..., safe_reads], jnp.zeros((), ts.dtype))
+        sums = (t[..., 0::2] + t[..., 1::2]).reshape(batch + (-1,))
+        return td.at[..., pos].set(sums[..., sel], unique_indices=True)
+
+    return exact_derivative(forward, linear, 2)(dst, src)

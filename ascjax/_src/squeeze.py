@@ -1,0 +1,175 @@
+"""``asc_squeeze_and_storeunalign`` and its init / finalize / status calls (SPEC 7).
+
+The hidden registers become an explicit ``SqueezeState``: AR (bytes stored since init), the
+number of bytes pending in the 32-byte unaligned register, and that register, whose byte for
+UB address A sits at ``tail[A % 32]``. Only complete 32-byte blocks at absolute UB addresses
+reach the UB during a call; ``finalize`` writes the pending bytes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from .common import check_register, check_supported, exact_derivative, resolve_dtypes, runtime_check
+from .config import Config, resolve_config
+from .formats import DATABLOCK_BYTES, VL_BYTES
+from .masks import element_mask
+from .memory import check_ub, to_bytes
+
+SQUEEZE_TYPES = ("int4b_t", "int8_t", "uint8_t", "fp4x2_e2m1_t", "fp4x2_e1m2_t", "fp8_e8m0_t",
+                 "fp8_e5m2_t", "fp8_e4m3fn_t", "hifloat8_t", "int16_t", "uint16_t", "half",
+                 "bfloat16_t", "int32_t", "uint32_t", "float")
+_WINDOW = VL_BYTES + DATABLOCK_BYTES  # bytes one call can touch, from floor32(dst_addr + AR)
+
+
+class SqueezeState(NamedTuple):
+    """AR, the count of pending bytes, and the unaligned register (a pytree; batchable)."""
+
+    ar: jax.Array
+    pending: jax.Array
+    tail: jax.Array
+
+
+def squeeze_and_storeunalign_init() -> SqueezeState:
+    """``asc_squeeze_and_storeunalign_init()``: AR = 0, nothing pending."""
+    return SqueezeState(jnp.zeros((), jnp.int32), jnp.zeros((), jnp.int32),
+                        jnp.zeros(DATABLOCK_BYTES, jnp.uint8))
+
+
+def get_squeeze_status(state: SqueezeState) -> jax.Array:
+    """``asc_get_squeeze_status()``: AR, the bytes stored since the last init."""
+    return state.ar
+
+
+def _compact(x, active):
+    """Active lanes of ``x`` moved to the low lanes in source order; the rest 0."""
+    order = jnp.argsort(~active, axis=-1, stable=True)
+    count = jnp.count_nonzero(active, axis=-1, keepdims=True)
+    lane = jnp.arange(x.shape[-1])
+    return jnp.where(lane < count, jnp.take_along_axis(x, order, axis=-1), jnp.zeros((), x.dtype))
+
+
+def _write_one(ub, start, stop, base, stream):
+    """UB with bytes [start, stop) from ``stream`` (addresses base + i), via a padded window."""
+    padded = jnp.concatenate([ub, jnp.zeros(_WINDOW, jnp.uint8)])
+    window = lax.dynamic_slice(padded, (base,), (_WINDOW,))
+    addr = base + jnp.arange(_WINDOW)
+    window = jnp.where((addr >= start) & (addr < stop), stream, window)
+    return lax.dynamic_update_slice(padded, window, (base,))[: ub.shape[0]]
+
+
+def _store_one(ub, dst_addr, ar, pending, tail, selected, n):
+    """One register's call, SPEC 7's byte model: complete blocks go out, the rest waits."""
+    p = dst_addr + ar
+    start = p - pending
+    base = p - p % DATABLOCK_BYTES
+    addr = base + jnp.arange(_WINDOW)
+    stream = jnp.where(addr < p, tail[addr % DATABLOCK_BYTES],
+                       selected[jnp.clip(addr - p, 0, VL_BYTES - 1)])
+    block_end = (p + n) - (p + n) % DATABLOCK_BYTES
+    flushed = block_end > start
+    ub = _write_one(ub, start, jnp.where(flushed, block_end, start), base, stream)
+    new_pending = jnp.where(flushed, p + n - block_end, pending + n)
+    # The unaligned register keeps the bytes from the last block boundary on, at A % 32.
+    new_tail = jnp.where(flushed,
+                         lax.dynamic_slice(stream, (block_end - base,), (DATABLOCK_BYTES,)),
+                         stream[:DATABLOCK_BYTES])
+    return ub, ar + n, new_pending, new_tail
+
+
+def _batched(fn, batch_ndim: int):
+    for _ in range(batch_ndim):
+        fn = jax.vmap(fn)
+    return fn
+
+
+def squeeze_and_storeunalign(ub: Any, dst_addr: Any, state: SqueezeState, src1: Any,
+                             squeeze_mask: Any, *, dtype: Any = None,
+                             config: Config | None = None):
+    """``asc_squeeze_and_storeunalign(dst_addr, dst, src0, src1, squeeze_mask)``.
+
+    Returns ``(ub, dst, state)``. ``dst`` holds the elements of ``src1`` selected in this call,
+    packed into the low lanes in source order, other lanes 0. Their n bytes go to UB address
+    ``dst_addr + AR`` and AR grows by n; only complete 32-byte blocks at absolute UB
+    addresses are written now, the others wait in ``state`` until a later call or
+    ``squeeze_and_storeunalign_finalize``. UB bytes outside ``[dst_addr, dst_addr + AR)`` are
+    never touched. 4-bit types are squeezed as byte pairs. ``dst_addr`` must be aligned to
+    sizeof(dtype); writing past the end of ``ub`` raises (under ``jit``: see
+    ``Config.out_of_range``).
+
+    ``dst`` is differentiable in ``src1`` (floating types) as the exact selection.
+    """
+    where = "squeeze_and_storeunalign"
+    config = resolve_config(config)
+    ub = check_ub(ub, where)
+    fmt = resolve_dtypes(src1, dtype, where=where, arg="src1")
+    check_supported(fmt, SQUEEZE_TYPES, where=where, arg="src1 dtype")
+    src1 = check_register(src1, fmt, where=where, arg="src1")
+    active = element_mask(squeeze_mask, fmt, where=where, arg="squeeze_mask")
+    _check_dst_addr(dst_addr, fmt.width, ub.shape[-1], where)
+
+    def forward(x, act):
+        return _compact(x, act)
+
+    def linear(t, act):
+        return _compact(t, act)
+
+    if jnp.issubdtype(src1.dtype, jnp.floating):
+        dst = exact_derivative(forward, linear, 1)(src1, active)
+    else:
+        dst = forward(src1, active)
+    batch = jnp.broadcast_shapes(ub.shape[:-1], dst.shape[:-1], jnp.shape(state.ar))
+    selected = jnp.broadcast_to(to_bytes(lax.stop_gradient(dst), fmt), batch + (VL_BYTES,))
+    n = jnp.broadcast_to(jnp.count_nonzero(active, axis=-1) * fmt.width, batch).astype(jnp.int32)
+    ar = jnp.broadcast_to(state.ar, batch)
+    pending = jnp.broadcast_to(state.pending, batch)
+    tail = jnp.broadcast_to(state.tail, batch + (DATABLOCK_BYTES,))
+    ub = jnp.broadcast_to(ub, batch + ub.shape[-1:])
+    addr = jnp.broadcast_to(jnp.asarray(dst_addr, jnp.int32), batch)
+    end = addr + ar + n
+    runtime_check(end > ub.shape[-1], lambda e: f"{where}: the store reaches UB byte {e}, past "
+                  f"the end of the {ub.shape[-1]}-byte UB (dst_addr + AR + selected bytes)",
+                  jnp.max(end), mode=config.out_of_range)
+    ub, ar, pending, tail = _batched(_store_one, len(batch))(ub, addr, ar, pending, tail,
+                                                             selected, n)
+    return ub, dst, SqueezeState(ar, pending, tail)
+
+
+def _check_dst_addr(dst_addr: Any, align: int, size: int, where: str) -> None:
+    if isinstance(dst_addr, jax.core.Tracer):
+        return
+    values = jnp.asarray(dst_addr)
+    if not jnp.issubdtype(values.dtype, jnp.integer):
+        raise TypeError(f"{where}: dst_addr must be an integer byte address, got {dst_addr!r}")
+    if bool(jnp.any(values % align)) or bool(jnp.any(values < 0)) or bool(jnp.any(values >= size)):
+        raise ValueError(f"{where}: dst_addr={dst_addr} must be a UB byte address in [0, {size}) "
+                         f"aligned to sizeof(dtype) = {align}")
+
+
+def squeeze_and_storeunalign_finalize(ub: Any, dst_addr: Any, state: SqueezeState):
+    """``asc_squeeze_and_storeunalign_finalize(dst_addr, src0)``: write the pending bytes.
+
+    Returns ``(ub, state)`` with nothing pending; AR is kept (only init clears it).
+    """
+    where = "squeeze_and_storeunalign_finalize"
+    ub = check_ub(ub, where)
+    _check_dst_addr(dst_addr, 1, ub.shape[-1], where)
+    batch = jnp.broadcast_shapes(ub.shape[:-1], jnp.shape(state.ar))
+    ub = jnp.broadcast_to(ub, batch + ub.shape[-1:])
+    ar = jnp.broadcast_to(state.ar, batch)
+    pending = jnp.broadcast_to(state.pending, batch)
+    tail = jnp.broadcast_to(state.tail, batch + (DATABLOCK_BYTES,))
+    addr = jnp.broadcast_to(jnp.asarray(dst_addr, jnp.int32), batch)
+
+    def flush(u, a, r, k, t):
+        p = a + r
+        base = p - p % DATABLOCK_BYTES
+        stream = t[(base + jnp.arange(_WINDOW)) % DATABLOCK_BYTES]
+        return _write_one(u, p - k, p, base, stream)
+
+    ub = _batched(flush, len(batch))(ub, addr, ar, pending, tail)
+    return ub, SqueezeState(ar, jnp.zeros_like(pending), tail)
