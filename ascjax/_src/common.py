@@ -93,25 +93,26 @@ def pair_tree(values, add: Callable, *, levels: list | None = None):
     return values[..., 0]
 
 
-def exact_derivative(forward: Callable, linear: Callable, num_diff: int) -> Callable:
-    """Wrap a bit-level ``forward(*args)`` so that ``jax.grad``/``jvp``/``vjp`` see the exact op.
+def kernel(forward: Callable, linear: Callable | None = None, *, num_diff: int = 1) -> Callable:
+    """An instruction body: jitted once per static ``spec``, differentiable as the exact op.
 
-    ``linear(*tangents, *rest)`` is the derivative of the exact real operation, linear in the
-    tangents of the first ``num_diff`` arguments (rounding passes gradients straight through).
-    JAX transposes it for reverse mode.
+    ``forward(spec, *arrays)`` computes the bits; ``spec`` is a hashable static value (formats,
+    config, shapes). ``linear(spec, *tangents, *rest)`` is the derivative of the exact real
+    operation, linear in the tangents of the first ``num_diff`` arrays (rounding passes
+    gradients straight through); JAX transposes it for reverse mode. Jitting the body makes
+    eager calls one compiled dispatch instead of dozens of small ones.
     """
+    if linear is None:
+        return jax.jit(forward, static_argnums=0)
+    body = jax.custom_jvp(forward, nondiff_argnums=(0,))
 
-    @jax.custom_jvp
-    def f(*args):
-        return forward(*args)
-
-    def jvp(primals, tangents):
+    def jvp(spec, primals, tangents):
         diff = [jnp.zeros_like(p) if t.dtype == jax.dtypes.float0 else t
                 for p, t in zip(primals[:num_diff], tangents[:num_diff])]
-        return f(*primals), linear(*diff, *primals[num_diff:])
+        return body(spec, *primals), linear(spec, *diff, *primals[num_diff:])
 
-    f.defjvp(jvp)
-    return f
+    body.defjvp(jvp)
+    return jax.jit(body, static_argnums=0)
 
 
 def resolve_dtypes(x, dtype, *, where: str, arg: str) -> Format:

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from . import arith
-from .common import check_register, exact_derivative, resolve_dtypes, runtime_check
+from .common import check_register, kernel, resolve_dtypes, runtime_check
 from .config import Config, resolve_config
 from .formats import Format, resolve
 from .masks import element_mask
@@ -37,11 +38,46 @@ def _check_combination(dst: Format, src: Format, index: Format, where: str) -> N
 
 def _check_range(index, active, n_src: int, mode: str, where: str):
     """Raise when an active lane reads at or past the end of src (eagerly, or as ``mode`` says)."""
-    bad = active & (index >= n_src)
+    bad = active & (index.astype(jnp.uint32) >= np.uint32(n_src))
     worst = jnp.max(jnp.where(bad, index, 0)) if bad.size else jnp.zeros((), index.dtype)
     runtime_check(bad, lambda w: f"{where}: an active index lane reads element {w} but src "
                   f"has {n_src} elements (the hardware raises an address exception)",
                   worst, mode=mode)
+
+
+class _Spec(NamedTuple):
+    src: Format
+    dst: Format
+    index: Format
+
+
+def _place(spec: _Spec, values):
+    """Gathered values (..., index lanes) as a dst register."""
+    if spec.dst.width > spec.src.width:  # b8 -> b16: zero-extend the source byte
+        return values.astype(spec.dst.bits_dtype)
+    if spec.src.width < spec.index.width:  # value i to element 2i, odd elements 0
+        values = jnp.stack([values, jnp.zeros_like(values)], axis=-1)
+        return values.reshape(values.shape[:-2] + (spec.dst.lanes,))
+    return values
+
+
+def _take(data, index, active):
+    """``data[index]`` on active lanes that lie inside ``data``, else 0."""
+    take = active & (index.astype(jnp.uint32) < np.uint32(data.shape[0]))
+    return jnp.where(take, data[jnp.where(take, index, 0).astype(jnp.int32)],
+                     jnp.zeros((), data.dtype))
+
+
+def _forward(spec: _Spec, src, index, active):
+    values = _take(arith.to_bits(src, spec.src), index, active)
+    return arith.from_bits(_place(spec, values), spec.dst)
+
+
+def _linear(spec: _Spec, t, index, active):
+    return _place(spec, _take(t, index, active))
+
+
+_gather = kernel(_forward, _linear, num_diff=1)
 
 
 def gather(src: Any, index: Any, mask: Any, *, dst_dtype: Any = None, dtype: Any = None,
@@ -76,28 +112,5 @@ def gather(src: Any, index: Any, mask: Any, *, dst_dtype: Any = None, dtype: Any
     index = check_register(index, idx_fmt, where=where, arg="index")
     active = element_mask(mask, idx_fmt, where=where)
     _check_range(index, active, src.shape[0], config.out_of_range, where)
+    return _gather(_Spec(src_fmt, dst_fmt, idx_fmt), src, index, active)
 
-    safe = jnp.where(active, index, 0).astype(jnp.int32)
-    spread = src_fmt.width < idx_fmt.width and dst_fmt == src_fmt
-
-    def place(values):
-        """Gathered values (..., index lanes) as a dst register, zeros on inactive lanes."""
-        if dst_fmt.width > src_fmt.width:  # b8 -> b16: zero-extend the source byte
-            values = values.astype(dst_fmt.bits_dtype)
-        if spread:
-            values = jnp.stack([values, jnp.zeros_like(values)], axis=-1)
-            return values.reshape(values.shape[:-2] + (dst_fmt.lanes,))
-        return values
-
-    def forward(s, ix, act):
-        bits = arith.to_bits(s, src_fmt)
-        values = jnp.where(act, bits[ix], jnp.zeros((), bits.dtype))
-        return arith.from_bits(place(values), dst_fmt)
-
-    if not jnp.issubdtype(src.dtype, jnp.floating):  # integers and byte-stored formats
-        return forward(src, safe, active)
-
-    def linear(t, ix, act):
-        return place(jnp.where(act, t[ix], jnp.zeros((), t.dtype)))
-
-    return exact_derivative(forward, linear, 1)(src, safe, active)

@@ -132,7 +132,8 @@ def update_mask(count: Any, dtype: Any, *, layout: str = "canonical") -> tuple[j
     count = jnp.asarray(count)
     if not jnp.issubdtype(count.dtype, jnp.integer):
         raise TypeError(f"update_mask: count must be an integer, got dtype {count.dtype}")
-    mask = _spread(jnp.arange(n) < count[..., None], width, layout, "update_mask")
+    mask = _spread(jnp.arange(n, dtype=count.dtype) < count[..., None], width, layout,
+                   "update_mask")
     return mask, jnp.where(count > n, count - n, 0).astype(count.dtype)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -9,8 +10,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .common import (Adder, check_int, check_register, check_supported, exact_derivative,
-                     pair_tree, resolve_dtypes)
+from . import arith
+from .common import (Adder, check_int, check_register, check_supported, kernel, pair_tree,
+                     resolve_dtypes)
 from .config import Config, resolve_config
 from .formats import BLOCKS_PER_REGISTER, FORMATS, Format
 from .masks import element_mask
@@ -66,23 +68,29 @@ def reduce_sum_datablock(src: Any, mask: Any, *, dtype: Any = None,
     emask = element_mask(mask, fmt, where=where)
     dst_fmt = FORMATS[REDUCE_SUM_DATABLOCK_TYPES[fmt.name]]
     adder = Adder(fmt, dst_fmt, config)
-
-    def forward(x, m):
-        return adder.store(_place_low(_block_sums(adder, x, m), dst_fmt.lanes))
-
     if return_partials:
-        levels: list = []
-        sums = _block_sums(adder, src, emask, levels)
-        return adder.store(_place_low(sums, dst_fmt.lanes)), [adder.store(v) for v in levels]
-    if not fmt.is_float:
-        return forward(src, emask)
+        return _reduce_partials(adder, src, emask)
+    return _reduce(adder, src, emask)
 
-    def linear(t, m):
-        t = jnp.where(m, t, jnp.zeros((), t.dtype))
-        blocks = t.reshape(t.shape[:-1] + (BLOCKS_PER_REGISTER, fmt.per_block))
-        return _place_low(pair_tree(blocks, jnp.add), dst_fmt.lanes)
 
-    return exact_derivative(forward, linear, 1)(src, emask)
+def _reduce_forward(adder: Adder, src, emask):
+    return adder.store(_place_low(_block_sums(adder, src, emask), adder.dst.lanes))
+
+
+def _reduce_linear(adder: Adder, t, emask):
+    t = jnp.where(emask, t, jnp.zeros((), t.dtype))
+    blocks = t.reshape(t.shape[:-1] + (BLOCKS_PER_REGISTER, adder.src.per_block))
+    return _place_low(pair_tree(blocks, jnp.add), adder.dst.lanes)
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _reduce_partials(adder: Adder, src, emask):
+    levels: list = []
+    sums = _block_sums(adder, src, emask, levels)
+    return adder.store(_place_low(sums, adder.dst.lanes)), [adder.store(v) for v in levels]
+
+
+_reduce = kernel(_reduce_forward, _reduce_linear)
 
 
 # --- PairReduceSum --------------------------------------------------------------------------
@@ -177,22 +185,27 @@ def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_str
         raise ValueError(f"{where}: dst has {dst.shape[-1]} elements but the repeats write "
                          f"element {int(flat[last].max())}; the LocalTensor is too short")
     sel, pos = np.nonzero(last)[0], flat[last]
-    safe_reads = np.where(active, reads, 0)
-    adder = Adder(fmt, fmt, config)
     batch = jnp.broadcast_shapes(dst.shape[:-1], src.shape[:-1])
     dst = jnp.broadcast_to(dst, batch + dst.shape[-1:])
     src = jnp.broadcast_to(src, batch + src.shape[-1:])
+    plan = (np.where(active, reads, 0), active, pair_active, sel, pos)
+    return _pair(Adder(fmt, fmt, config), dst, src, *plan)
 
-    def forward(d, s):
-        w = adder.masked(adder.load(s[..., safe_reads]), active)
-        sums = adder.add(w[..., 0::2], w[..., 1::2])
-        sums = jnp.where(pair_active, sums, adder.zeros(()))
-        return d.at[..., pos].set(adder.store(sums.reshape(batch + (-1,))[..., sel]),
-                                 unique_indices=True)
 
-    def linear(td, ts):
-        t = jnp.where(active, ts[..., safe_reads], jnp.zeros((), ts.dtype))
-        sums = (t[..., 0::2] + t[..., 1::2]).reshape(batch + (-1,))
-        return td.at[..., pos].set(sums[..., sel], unique_indices=True)
+def _pair_forward(adder: Adder, d, s, reads, active, pair_active, sel, pos):
+    w = adder.masked(adder.load(s[..., reads]), active)
+    sums = jnp.where(pair_active, adder.add(w[..., 0::2], w[..., 1::2]), adder.zeros(()))
+    sums = sums.reshape(sums.shape[:-2] + (-1,))[..., sel]
+    bits = arith.to_bits(d, adder.dst).at[..., pos].set(arith.to_bits(adder.store(sums), adder.dst),
+                                                         unique_indices=True)
+    return arith.from_bits(bits, adder.dst)
 
-    return exact_derivative(forward, linear, 2)(dst, src)
+
+def _pair_linear(adder: Adder, td, ts, reads, active, pair_active, sel, pos):
+    t = jnp.where(active, ts[..., reads], jnp.zeros((), ts.dtype))
+    sums = (t[..., 0::2] + t[..., 1::2])
+    sums = sums.reshape(sums.shape[:-2] + (-1,))[..., sel]
+    return td.at[..., pos].set(sums, unique_indices=True)
+
+
+_pair = kernel(_pair_forward, _pair_linear, num_diff=2)

@@ -8,13 +8,15 @@ reach the UB during a call; ``finalize`` writes the pending bytes.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from jax import lax
 
-from .common import check_register, check_supported, exact_derivative, resolve_dtypes, runtime_check
+from .common import check_register, check_supported, kernel, resolve_dtypes, runtime_check
 from .config import Config, resolve_config
 from .formats import DATABLOCK_BYTES, VL_BYTES
 from .masks import element_mask
@@ -112,40 +114,41 @@ def squeeze_and_storeunalign(ub: Any, dst_addr: Any, state: SqueezeState, src1: 
     active = element_mask(squeeze_mask, fmt, where=where, arg="squeeze_mask")
     _check_dst_addr(dst_addr, fmt.width, ub.shape[-1], where)
 
-    def forward(x, act):
-        return _compact(x, act)
-
-    def linear(t, act):
-        return _compact(t, act)
-
-    if jnp.issubdtype(src1.dtype, jnp.floating):
-        dst = exact_derivative(forward, linear, 1)(src1, active)
-    else:
-        dst = forward(src1, active)
+    dst = _squeeze(fmt, src1, active)
     batch = jnp.broadcast_shapes(ub.shape[:-1], dst.shape[:-1], jnp.shape(state.ar))
-    selected = jnp.broadcast_to(to_bytes(lax.stop_gradient(dst), fmt), batch + (VL_BYTES,))
-    n = jnp.broadcast_to(jnp.count_nonzero(active, axis=-1) * fmt.width, batch).astype(jnp.int32)
-    ar = jnp.broadcast_to(state.ar, batch)
-    pending = jnp.broadcast_to(state.pending, batch)
-    tail = jnp.broadcast_to(state.tail, batch + (DATABLOCK_BYTES,))
-    ub = jnp.broadcast_to(ub, batch + ub.shape[-1:])
-    addr = jnp.broadcast_to(jnp.asarray(dst_addr, jnp.int32), batch)
-    end = addr + ar + n
+    n = jnp.count_nonzero(active, axis=-1).astype(jnp.int32) * fmt.width
+    end = jnp.asarray(dst_addr, jnp.int32) + state.ar + n
     runtime_check(end > ub.shape[-1], lambda e: f"{where}: the store reaches UB byte {e}, past "
                   f"the end of the {ub.shape[-1]}-byte UB (dst_addr + AR + selected bytes)",
                   jnp.max(end), mode=config.out_of_range)
-    ub, ar, pending, tail = _batched(_store_one, len(batch))(ub, addr, ar, pending, tail,
-                                                             selected, n)
-    return ub, dst, SqueezeState(ar, pending, tail)
+    ub, state = _store(fmt, batch, ub, jnp.asarray(dst_addr, jnp.int32), state,
+                       lax.stop_gradient(dst), n)
+    return ub, dst, state
+
+
+_squeeze = kernel(lambda fmt, x, act: _compact(x, act), lambda fmt, t, act: _compact(t, act))
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1))
+def _store(fmt, batch, ub, addr, state, dst, n):
+    """Broadcast everything to the batch and run the byte model once per register."""
+    def expand(x, tail=()):
+        return jnp.broadcast_to(x, batch + tail)
+
+    selected = expand(to_bytes(dst, fmt), (VL_BYTES,))
+    ub, ar, pending, tail = _batched(_store_one, len(batch))(
+        expand(ub, ub.shape[-1:]), expand(addr), expand(state.ar), expand(state.pending),
+        expand(state.tail, (DATABLOCK_BYTES,)), selected, expand(n))
+    return ub, SqueezeState(ar, pending, tail)
 
 
 def _check_dst_addr(dst_addr: Any, align: int, size: int, where: str) -> None:
     if isinstance(dst_addr, jax.core.Tracer):
         return
-    values = jnp.asarray(dst_addr)
-    if not jnp.issubdtype(values.dtype, jnp.integer):
+    values = np.asarray(dst_addr)
+    if not np.issubdtype(values.dtype, np.integer):
         raise TypeError(f"{where}: dst_addr must be an integer byte address, got {dst_addr!r}")
-    if bool(jnp.any(values % align)) or bool(jnp.any(values < 0)) or bool(jnp.any(values >= size)):
+    if np.any(values % align) or np.any(values < 0) or np.any(values >= size):
         raise ValueError(f"{where}: dst_addr={dst_addr} must be a UB byte address in [0, {size}) "
                          f"aligned to sizeof(dtype) = {align}")
 
@@ -159,17 +162,21 @@ def squeeze_and_storeunalign_finalize(ub: Any, dst_addr: Any, state: SqueezeStat
     ub = check_ub(ub, where)
     _check_dst_addr(dst_addr, 1, ub.shape[-1], where)
     batch = jnp.broadcast_shapes(ub.shape[:-1], jnp.shape(state.ar))
-    ub = jnp.broadcast_to(ub, batch + ub.shape[-1:])
-    ar = jnp.broadcast_to(state.ar, batch)
-    pending = jnp.broadcast_to(state.pending, batch)
-    tail = jnp.broadcast_to(state.tail, batch + (DATABLOCK_BYTES,))
-    addr = jnp.broadcast_to(jnp.asarray(dst_addr, jnp.int32), batch)
+    return _finalize(batch, ub, jnp.asarray(dst_addr, jnp.int32), state)
 
-    def flush(u, a, r, k, t):
-        p = a + r
-        base = p - p % DATABLOCK_BYTES
-        stream = t[(base + jnp.arange(_WINDOW)) % DATABLOCK_BYTES]
-        return _write_one(u, p - k, p, base, stream)
 
-    ub = _batched(flush, len(batch))(ub, addr, ar, pending, tail)
-    return ub, SqueezeState(ar, jnp.zeros_like(pending), tail)
+def _flush_one(ub, addr, ar, pending, tail):
+    p = addr + ar
+    base = p - p % DATABLOCK_BYTES
+    return _write_one(ub, p - pending, p, base, tail[(base + jnp.arange(_WINDOW)) % DATABLOCK_BYTES])
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _finalize(batch, ub, addr, state):
+    def expand(x, tail=()):
+        return jnp.broadcast_to(x, batch + tail)
+
+    ar = expand(state.ar)
+    ub = _batched(_flush_one, len(batch))(expand(ub, ub.shape[-1:]), expand(addr), ar,
+                                          expand(state.pending), expand(state.tail, (32,)))
+    return ub, SqueezeState(ar, jnp.zeros_like(ar), expand(state.tail, (DATABLOCK_BYTES,)))

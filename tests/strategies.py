@@ -1,0 +1,150 @@
+"""Random and adversarial registers, masks and bit comparisons for the property tests.
+
+Hypothesis draws a seed and a few knobs; NumPy then fills a whole batch of registers at once, so
+one example exercises many registers with a single (vectorized, jitted) fast call.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import ascjax
+
+_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32}
+
+
+def lane_bytes(name: str) -> int:
+    """Bytes per register lane (4-bit types are byte pairs)."""
+    return max(ascjax.FORMATS[name].bits // 8, 1)
+
+
+def lanes_of(name: str) -> int:
+    return 256 // lane_bytes(name)
+
+
+def storage(name: str) -> np.dtype:
+    return np.dtype(ascjax.FORMATS[name].storage)
+
+
+def bits_of(x) -> np.ndarray:
+    """The bit patterns of an array (NumPy or JAX) as unsigned integers of the same width."""
+    x = np.asarray(x)
+    return x.view(_UINT[x.dtype.itemsize])
+
+
+def assert_bits_equal(got, want, what: str = "") -> None:
+    """Bit-for-bit equality (never allclose); names the first differing lanes in hex."""
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype, f"{what}: dtype {got.dtype} != {want.dtype}"
+    assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
+    g, w = bits_of(got), bits_of(want)
+    bad = np.argwhere(g != w)
+    if bad.size:
+        digits = 2 * got.dtype.itemsize
+        rows = [f"  at {tuple(int(i) for i in ix)}: got 0x{int(g[tuple(ix)]):0{digits}x}, "
+                f"want 0x{int(w[tuple(ix)]):0{digits}x}" for ix in bad[:8]]
+        raise AssertionError(f"{what}: {len(bad)} lane(s) differ\n" + "\n".join(rows))
+
+
+def float_specials(name: str) -> np.ndarray:
+    """Adversarial bit patterns of an IEEE-like format: NaN payloads, +-inf, -0, subnormals..."""
+    f = ascjax.FORMATS[name]
+    e, m = f.exponent_bits, f.mantissa_bits
+    sign = 1 << (e + m)
+    exp_all = ((1 << e) - 1) << m
+    one = ((1 << (e - 1)) - 1) << m
+    pos = [0, 1, (1 << m) - 1, 1 << m, (1 << m) | 1,         # 0, subnormals, smallest normals
+           exp_all - 1, exp_all - 2, exp_all - (1 << m),      # max finite and its neighbours
+           exp_all,                                           # inf
+           exp_all | 1, exp_all | (1 << (m - 1)),             # sNaN, qNaN
+           exp_all | (1 << (m - 1)) | 1, exp_all | ((1 << m) - 1),  # NaN payloads
+           one, one | 1, one - 1, one + (1 << m)]             # 1, 1+ulp, 1-ulp/2, 2
+    return np.array(pos + [p | sign for p in pos], _UINT[(e + m + 1) // 8])
+
+
+def int_specials(name: str) -> np.ndarray:
+    info = np.iinfo(storage(name))
+    vals = [0, 1, -1, 2, info.max, info.max - 1, info.min, info.min + 1]
+    vals = [v for v in vals if info.min <= v <= info.max]
+    return np.array(vals, storage(name))
+
+
+def _float_values(rng, name: str, n: int) -> np.ndarray:
+    """Bits of one register of floats, in one of several regimes."""
+    f = ascjax.FORMATS[name]
+    e, m = f.exponent_bits, f.mantissa_bits
+    width = (e + m + 1) // 8
+    emax = (1 << e) - 2                                   # largest finite exponent field
+    mode = rng.integers(6)
+    sign = rng.integers(0, 2, n, dtype=np.uint64) << (e + m)
+    mant = rng.integers(0, 1 << m, n, dtype=np.uint64)
+    if mode == 0:                                         # any bits
+        bits = rng.integers(0, 1 << (8 * width), n, dtype=np.uint64)
+    elif mode == 1:                                       # close exponents: rounding, ties
+        lo = int(rng.integers(1, emax))
+        ex = rng.integers(lo, min(lo + m + 3, emax + 1), n, dtype=np.uint64)
+        bits = sign | ex << m | mant
+    elif mode == 2:                                       # subnormal and tiny normal
+        ex = rng.integers(0, 3, n, dtype=np.uint64)
+        bits = sign | ex << m | mant
+    elif mode == 3:                                       # near overflow
+        ex = rng.integers(emax - 2, emax + 1, n, dtype=np.uint64)
+        bits = sign | ex << m | mant
+    elif mode == 4:                                       # small integers: exact sums, +-0
+        vals = rng.integers(-4, 5, n).astype(storage(name))
+        return bits_of(vals).copy()
+    else:                                                 # specials only
+        bits = rng.choice(float_specials(name).astype(np.uint64), n)
+    return bits.astype(_UINT[width])
+
+
+def register_values(rng, name: str, shape: tuple[int, ...], p_special: float) -> np.ndarray:
+    """A batch ``shape = (..., lanes)`` of registers of ``name`` in its storage dtype."""
+    fmt = ascjax.FORMATS[name]
+    width = lane_bytes(name)
+    rows = int(np.prod(shape[:-1], dtype=np.int64))
+    n = shape[-1]
+    if fmt.kind == "float" and not fmt.packed and fmt.mantissa_bits > 0 and width >= 2:
+        bits = np.stack([_float_values(rng, name, n) for _ in range(rows)])
+        specials = float_specials(name)
+    else:
+        # Data-movement formats and integers: uniform bits, plus integer extremes.
+        bits = rng.integers(0, 1 << (8 * width), (rows, n), dtype=np.uint64).astype(_UINT[width])
+        for r in range(rows):
+            if fmt.kind in ("int", "uint") and not fmt.packed and rng.integers(3) == 0:
+                lo = rng.integers(0, 2)          # near the top or the bottom of the range
+                info = np.iinfo(storage(name))
+                near = info.max - rng.integers(0, 64, n) if lo else info.min + rng.integers(
+                    0, 64, n)
+                bits[r] = bits_of(near.astype(storage(name)))
+        specials = (bits_of(int_specials(name)) if fmt.kind in ("int", "uint")
+                    and not fmt.packed else np.array([0, (1 << (8 * width)) - 1], _UINT[width]))
+    inject = rng.random(bits.shape) < p_special
+    bits = np.where(inject, rng.choice(specials, bits.shape), bits).astype(_UINT[width])
+    return bits.reshape(shape).view(storage(name))
+
+
+def masks(rng, shape: tuple[int, ...], block: int) -> np.ndarray:
+    """Per-element masks ``(..., lanes)``: all on, all off, random density, per-block mixes."""
+    rows = int(np.prod(shape[:-1], dtype=np.int64))
+    n = shape[-1]
+    out = np.zeros((rows, n), bool)
+    for r in range(rows):
+        mode = rng.integers(5)
+        if mode == 0:
+            out[r] = True
+        elif mode == 1:
+            out[r] = False
+        elif mode == 2:
+            out[r] = rng.random(n) < rng.choice([0.05, 0.5, 0.95])
+        else:                           # each block all on, all off or random
+            kind = rng.integers(0, 3, -(-n // block)).repeat(block)[:n]
+            out[r] = np.where(kind == 0, True, np.where(kind == 1, False, rng.random(n) < 0.5))
+    return out.reshape(shape)
+
+
+def hardware_mask(elements: np.ndarray, width: int) -> np.ndarray:
+    """Canonical hardware form ``(..., 256)``: bit ``i*width`` set for active element i."""
+    hw = np.zeros(elements.shape[:-1] + (256,), bool)
+    hw[..., ::width] = elements
+    return hw

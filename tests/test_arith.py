@@ -1,0 +1,107 @@
+"""The one adder and rounder, checked against NumPy's IEEE arithmetic (which keeps subnormals)."""
+
+import jax
+import jax.numpy as jnp
+import ml_dtypes
+import numpy as np
+import pytest
+
+from ascjax._src import arith
+from ascjax._src.config import Config
+from ascjax._src.formats import FORMATS
+
+RNG = np.random.default_rng(1234)
+QNAN = {"half": 0x7E00, "bfloat16_t": 0x7FC0, "float": 0x7FC00000}
+NUMPY = {"half": np.float16, "bfloat16_t": ml_dtypes.bfloat16, "float": np.float32}
+
+
+def _canonical(bits, fmt):
+    dtype = NUMPY[fmt]
+    out = bits.copy()
+    with np.errstate(invalid="ignore"):
+        out[np.isnan(bits.view(dtype))] = QNAN[fmt]
+    return out
+
+
+def _random_f32_pairs(n):
+    a = RNG.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    b = RNG.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32)
+    tiny = RNG.integers(0, 2**27, n, dtype=np.uint32) | (RNG.integers(0, 2, n, np.uint32) << 31)
+    a[::3] = tiny[::3]
+    b[::4] = tiny[1::4]
+    b[1::5] = a[1::5] ^ np.uint32(0x80000000) ^ RNG.integers(0, 4, a[1::5].size, np.uint32)
+    return a, b
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_carrier_add_is_ieee_float32(jit):
+    a, b = _random_f32_pairs(1 << 20)
+    with np.errstate(all="ignore"):
+        want = _canonical((a.view(np.float32) + b.view(np.float32)).view(np.uint32), "float")
+    add = jax.jit(arith.carrier_add) if jit else arith.carrier_add
+    got = np.asarray(add(jnp.asarray(a), jnp.asarray(b)))
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("fmt", ["half", "bfloat16_t"])
+def test_float_add_in_format(fmt):
+    """Every add: float32 RNE, then RNE to the format (exact for half, the spec for bfloat16)."""
+    f = FORMATS[fmt]
+    dtype = NUMPY[fmt]
+    a = RNG.integers(0, 2**16, 1 << 20, dtype=np.uint32).astype(np.uint16)
+    b = RNG.integers(0, 2**16, 1 << 20, dtype=np.uint32).astype(np.uint16)
+    b[::7] = a[::7] ^ 0x8000
+    with np.errstate(all="ignore"):
+        want = _canonical((a.view(dtype).astype(np.float32) + b.view(dtype).astype(np.float32))
+                          .astype(dtype).view(np.uint16), fmt)
+
+    @jax.jit
+    def add(x, y):
+        s = arith.float_add(arith.to_carrier(x, f), arith.to_carrier(y, f), f)
+        return arith.from_carrier(s, f)
+
+    np.testing.assert_array_equal(np.asarray(add(a, b)), want)
+
+
+@pytest.mark.parametrize("fmt", ["half", "bfloat16_t"])
+def test_round_carrier_matches_numpy_cast(fmt):
+    f = FORMATS[fmt]
+    x = RNG.integers(0, 2**32, 1 << 20, dtype=np.uint64).astype(np.uint32)
+    x[::2] = (x[::2] & 0x807FFFFF) | (RNG.integers(90, 145, x[::2].size, np.uint32) << 23)
+    with np.errstate(all="ignore"):
+        want = x.view(np.float32).astype(NUMPY[fmt]).astype(np.float32).view(np.uint32).copy()
+    with np.errstate(invalid="ignore"):
+        want[np.isnan(want.view(np.float32))] = 0x7FC00000
+    got = np.asarray(jax.jit(lambda c: arith.round_carrier(c, f))(x))
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("fmt", ["half", "bfloat16_t"])
+def test_carrier_round_trip_every_pattern(fmt):
+    f = FORMATS[fmt]
+    bits = np.arange(2**16, dtype=np.uint16)
+    carrier = np.asarray(jax.jit(lambda b: arith.to_carrier(b, f))(bits))
+    with np.errstate(invalid="ignore"):
+        finite = ~np.isnan(bits.view(NUMPY[fmt]))
+    np.testing.assert_array_equal(carrier[finite],
+                                  bits.view(NUMPY[fmt]).astype(np.float32).view(np.uint32)[finite])
+    np.testing.assert_array_equal(np.asarray(jax.jit(lambda c: arith.from_carrier(c, f))(carrier)),
+                                  bits)
+
+
+def test_half_saturation_mode():
+    f = FORMATS["half"]
+    config = Config(float_overflow="saturate")
+    c = arith.to_carrier(np.array([0x7C00, 0xFC00, 0x7E01, 0x7BFF], np.uint16), f)
+    got = arith.from_carrier(arith.float_add(c, c, f, config), f)
+    np.testing.assert_array_equal(np.asarray(got), [0x7BFF, 0xFBFF, 0x0000, 0x7BFF])
+
+
+def test_xla_cpu_flushes_subnormals_natively():
+    """The reason arith exists: a plain jitted float32 add loses 1e-40 on CPU."""
+    if jax.default_backend() != "cpu":
+        pytest.skip("flush-to-zero is a property of XLA's CPU backend")
+    x = np.float32(1e-40)
+    assert float(jax.jit(lambda a, b: a + b)(x, x)) == 0.0
+    got = arith.carrier_add(jnp.asarray(x).view(jnp.uint32), jnp.asarray(x).view(jnp.uint32))
+    assert int(got) == int((x + x).view(np.uint32))

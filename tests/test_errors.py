@@ -1,0 +1,155 @@
+"""Bad input: a clear error naming the instruction, the argument, the value and the valid range."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from jax.experimental import checkify
+
+import ascjax
+
+ALL16 = ascjax.create_mask("PAT_ALL", "half")
+ALL32 = ascjax.create_mask("PAT_ALL", "float")
+H = np.zeros(256, np.float16)
+
+
+@pytest.mark.parametrize("args, error, match", [
+    ((np.zeros(128, np.int8), np.ones(256, bool)), TypeError,
+     r"reduce_sum_datablock: src dtype int8_t is not supported; supported: \['int16_t'"),
+    ((np.zeros(100, np.float16), ALL16), ValueError,
+     r"reduce_sum_datablock: src has shape \(100,\); a vector_half register is \(\.\.\., 128\)"),
+    ((np.zeros(128, np.float16), np.ones(64, bool)), ValueError,
+     r"reduce_sum_datablock: mask has shape \(64,\)"),
+    ((np.zeros(64, np.complex64), ALL32), TypeError, "reduce_sum_datablock: src.dtype complex64"),
+])
+def test_reduce_sum_datablock_errors(args, error, match):
+    with pytest.raises(error, match=match):
+        ascjax.reduce_sum_datablock(*args)
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda: ascjax.pair_reduce_sum(H[:64], H, 256, 128, 1, 1, 8), ValueError,
+     r"pair_reduce_sum: repeat_time=256 is outside the valid range \[0, 255\]"),
+    (lambda: ascjax.pair_reduce_sum(H[:64], H, -1, 128, 1, 1, 8), ValueError,
+     r"repeat_time=-1 is outside the valid range \[0, 255\]"),
+    (lambda: ascjax.pair_reduce_sum(H[:64], H, 1, 129, 1, 1, 8), ValueError,
+     r"mask \(continuous mode\)=129 is outside the valid range \[1, 128\]"),
+    (lambda: ascjax.pair_reduce_sum(H[:64], H, 1, 0, 1, 1, 8), ValueError,
+     r"mask \(continuous mode\)=0 is outside the valid range \[1, 128\]"),
+    (lambda: ascjax.pair_reduce_sum(np.zeros(32, np.float32), np.zeros(64, np.float32), 1, 65, 1,
+                                    1, 8), ValueError, r"\[1, 64\]"),
+    (lambda: ascjax.pair_reduce_sum(H[:64], H, 1, [0, 0], 1, 1, 8), ValueError,
+     "pair_reduce_sum: bit-mode mask words are all 0"),
+    (lambda: ascjax.pair_reduce_sum(H[:64], H, 1, [1], 1, 1, 8), ValueError,
+     r"bit-mode mask for half has 2 uint64 word\(s\), got 1"),
+    (lambda: ascjax.pair_reduce_sum(H[:64], H, 1, [2**64, 0], 1, 1, 8), ValueError,
+     r"mask\[0\]=18446744073709551616 is outside the valid range \[0, 18446744073709551615\]"),
+    (lambda: ascjax.pair_reduce_sum(H[:64], H[:100], 1, 128, 1, 1, 8), ValueError,
+     "pair_reduce_sum: src has 100 elements but repeat 0 reads element 127"),
+    (lambda: ascjax.pair_reduce_sum(H[:64], H, 2, 128, 1, 1, 8), ValueError,
+     "pair_reduce_sum: src has 256 elements but repeat 2 reads element 383|dst has 64 elements"),
+    (lambda: ascjax.pair_reduce_sum(H[:10], H, 1, 128, 1, 1, 8), ValueError,
+     "pair_reduce_sum: dst has 10 elements but the repeats write element 63"),
+    (lambda: ascjax.pair_reduce_sum(H[:64], H, 1, 128, -1, 1, 8), ValueError,
+     r"dst_rep_stride=-1 is outside the valid range \[0, 65535\]"),
+    (lambda: ascjax.pair_reduce_sum(np.zeros(64, np.int32), np.zeros(64, np.int32), 1, 64, 1,
+                                    1, 8), TypeError,
+     r"pair_reduce_sum: T on product '950' int32_t is not supported; supported: \['half', 'float'\]"),
+    (lambda: ascjax.pair_reduce_sum(np.zeros(32, np.float32), np.zeros(64, np.float32), 1, 64, 1,
+                                    1, 8, product="training"), TypeError,
+     r"T on product 'training' float is not supported; supported: \['half'\]"),
+    (lambda: ascjax.pair_reduce_sum(H[:64], H, 1, 128, 1, 1, 8, product="Atlas 9"), ValueError,
+     "Config: unknown product 'Atlas 9'"),
+    (lambda: ascjax.pair_reduce_sum(H[:64], H, 1.5, 128, 1, 1, 8), TypeError,
+     "repeat_time must be a Python int"),
+    (lambda: ascjax.pair_reduce_sum(np.zeros(64, np.float32), H, 1, 128, 1, 1, 8), TypeError,
+     "pair_reduce_sum: dst dtype float differs from src dtype half"),
+])
+def test_pair_reduce_sum_errors(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
+
+
+def test_gather_errors():
+    src = np.arange(10, dtype=np.float32)
+    idx = np.zeros(64, np.uint32)
+    with pytest.raises(TypeError, match=r"gather: \(dst=float, src=float, index=uint16_t\) is "
+                       r"not a supported combination"):
+        ascjax.gather(src, np.zeros(128, np.uint16), ALL16)
+    with pytest.raises(TypeError, match="dst=int16_t, src=uint8_t"):
+        ascjax.gather(np.zeros(4, np.uint8), np.zeros(128, np.uint16), ALL16, dst_dtype="int16_t")
+    with pytest.raises(ValueError, match="gather: src must be 1-D"):
+        ascjax.gather(src.reshape(2, 5), idx, ALL32)
+    with pytest.raises(TypeError, match="but hifloat8_t is stored as uint8"):
+        ascjax.gather(src, idx, ALL32, dtype="hifloat8_t")
+    bad = idx.copy()
+    bad[3] = 10
+    with pytest.raises(IndexError, match="gather: an active index lane reads element 10 but src "
+                       "has 10 elements"):
+        ascjax.gather(src, bad, ALL32)
+    big = idx.copy()
+    big[0] = 2**32 - 1  # far past the end: no wrap-around to a valid element
+    with pytest.raises(IndexError, match="reads element 4294967295"):
+        ascjax.gather(src, big, ALL32)
+
+
+def test_gather_out_of_range_under_jit():
+    src = np.arange(10, dtype=np.float32)
+    idx = np.zeros(64, np.uint32)
+    idx[5] = 12
+    with pytest.raises(jax.errors.JaxRuntimeError, match="reads element 12 but src has 10"):
+        jax.jit(ascjax.gather)(src, idx, ALL32).block_until_ready()
+    checked = checkify.checkify(jax.jit(lambda s, i, m: ascjax.gather(
+        s, i, m, config=ascjax.Config(out_of_range="checkify"))))
+    err, _ = checked(src, idx, ALL32)
+    assert "reads element 12 but src has 10" in err.get()
+    err, _ = checked(src, np.zeros(64, np.uint32), ALL32)
+    assert err.get() is None
+    ignore = ascjax.Config(out_of_range="ignore")
+    out = jax.jit(lambda s, i, m: ascjax.gather(s, i, m, config=ignore))(src, idx, ALL32)
+    assert float(out[5]) == 0 and float(out[6]) == 0
+
+
+def test_squeeze_errors():
+    state = ascjax.squeeze_and_storeunalign_init()
+    reg = np.ones(64, np.float32)
+    ub = np.zeros(512, np.uint8)
+    with pytest.raises(ValueError, match=r"squeeze_and_storeunalign: dst_addr=2 must be a UB byte "
+                       r"address in \[0, 512\) aligned to sizeof\(dtype\) = 4"):
+        ascjax.squeeze_and_storeunalign(ub, 2, state, reg, ALL32)
+    with pytest.raises(IndexError, match="squeeze_and_storeunalign: the store reaches UB byte 640"):
+        ascjax.squeeze_and_storeunalign(ub, 384, state, reg, ALL32)
+    with pytest.raises(TypeError, match=r"src1 dtype int8_t|squeeze_and_storeunalign: ub must be"):
+        ascjax.squeeze_and_storeunalign(ub.astype(np.int8), 0, state, reg, ALL32)
+    with pytest.raises(jax.errors.JaxRuntimeError, match="the store reaches UB byte 640"):
+        jax.jit(lambda u, s: ascjax.squeeze_and_storeunalign(u, 384, s, reg, ALL32))(ub, state)[
+            0].block_until_ready()
+
+
+def test_memory_errors():
+    ub = ascjax.make_ub(1024)
+    with pytest.raises(ValueError, match="loadalign: addr=16 is not aligned to 32 bytes"):
+        ascjax.loadalign(ub, 16, "float")
+    with pytest.raises(ValueError, match=r"loadalign: addr=1024 with 256 bytes is outside the UB"):
+        ascjax.loadalign(ub, 1024, "float")
+    with pytest.raises(ValueError, match=r"make_ub: size=300000 must be an int in \[1, 262144\]"):
+        ascjax.make_ub(300000)
+    with pytest.raises(ValueError, match="copy_gm2ub_align: size=100 must be in"):
+        ascjax.copy_gm2ub_align(ub, 0, np.zeros(4, np.float32), 100)
+
+
+def test_config_errors():
+    with pytest.raises(ValueError, match=r"Config: masked_pair='drop' is not one of"):
+        ascjax.Config(masked_pair="drop")
+    with pytest.raises(ValueError, match="Config: ub_bytes=100"):
+        ascjax.Config(ub_bytes=100)
+    with pytest.raises(TypeError, match="config must be an ascjax.Config"):
+        ascjax.reduce_sum_datablock(np.zeros(64, np.float32), ALL32, config={"product": "950"})
+
+
+def test_unknown_dtype_names_the_table():
+    with pytest.raises(TypeError, match=r"update_mask: unknown dtype 'fp16'; supported Ascend "
+                       r"types: int8_t, uint8_t"):
+        ascjax.update_mask(3, "fp16")
+    with pytest.raises(TypeError, match="gather: unknown dtype 'hif8'"):
+        ascjax.gather(jnp.zeros(4, jnp.uint8), np.zeros(128, np.uint16), ALL16, dtype="hif8")
