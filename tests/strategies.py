@@ -10,7 +10,7 @@ import numpy as np
 
 import ascjax
 
-_UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32}
+UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 
 
 def lane_bytes(name: str) -> int:
@@ -29,7 +29,7 @@ def storage(name: str) -> np.dtype:
 def bits_of(x) -> np.ndarray:
     """The bit patterns of an array (NumPy or JAX) as unsigned integers of the same width."""
     x = np.asarray(x)
-    return x.view(_UINT[x.dtype.itemsize])
+    return x.view(UINT[x.dtype.itemsize])
 
 
 def assert_bits_equal(got, want, what: str = "") -> None:
@@ -59,7 +59,7 @@ def float_specials(name: str) -> np.ndarray:
            exp_all | 1, exp_all | (1 << (m - 1)),             # sNaN, qNaN
            exp_all | (1 << (m - 1)) | 1, exp_all | ((1 << m) - 1),  # NaN payloads
            one, one | 1, one - 1, one + (1 << m)]             # 1, 1+ulp, 1-ulp/2, 2
-    return np.array(pos + [p | sign for p in pos], _UINT[(e + m + 1) // 8])
+    return np.array(pos + [p | sign for p in pos], UINT[(e + m + 1) // 8])
 
 
 def int_specials(name: str) -> np.ndarray:
@@ -95,7 +95,7 @@ def _float_values(rng, name: str, n: int) -> np.ndarray:
         return bits_of(vals).copy()
     else:                                                 # specials only
         bits = rng.choice(float_specials(name).astype(np.uint64), n)
-    return bits.astype(_UINT[width])
+    return bits.astype(UINT[width])
 
 
 def register_values(rng, name: str, shape: tuple[int, ...], p_special: float) -> np.ndarray:
@@ -109,7 +109,7 @@ def register_values(rng, name: str, shape: tuple[int, ...], p_special: float) ->
         specials = float_specials(name)
     else:
         # Data-movement formats and integers: uniform bits, plus integer extremes.
-        bits = rng.integers(0, 1 << (8 * width), (rows, n), dtype=np.uint64).astype(_UINT[width])
+        bits = rng.integers(0, 1 << (8 * width), (rows, n), dtype=np.uint64).astype(UINT[width])
         for r in range(rows):
             if fmt.kind in ("int", "uint") and not fmt.packed and rng.integers(3) == 0:
                 lo = rng.integers(0, 2)          # near the top or the bottom of the range
@@ -118,9 +118,9 @@ def register_values(rng, name: str, shape: tuple[int, ...], p_special: float) ->
                     0, 64, n)
                 bits[r] = bits_of(near.astype(storage(name)))
         specials = (bits_of(int_specials(name)) if fmt.kind in ("int", "uint")
-                    and not fmt.packed else np.array([0, (1 << (8 * width)) - 1], _UINT[width]))
+                    and not fmt.packed else np.array([0, (1 << (8 * width)) - 1], UINT[width]))
     inject = rng.random(bits.shape) < p_special
-    bits = np.where(inject, rng.choice(specials, bits.shape), bits).astype(_UINT[width])
+    bits = np.where(inject, rng.choice(specials, bits.shape), bits).astype(UINT[width])
     return bits.reshape(shape).view(storage(name))
 
 

@@ -85,8 +85,11 @@ def test_carrier_round_trip_every_pattern(fmt):
         finite = ~np.isnan(bits.view(NUMPY[fmt]))
     np.testing.assert_array_equal(carrier[finite],
                                   bits.view(NUMPY[fmt]).astype(np.float32).view(np.uint32)[finite])
-    np.testing.assert_array_equal(np.asarray(jax.jit(lambda c: arith.from_carrier(c, f))(carrier)),
-                                  bits)
+    back = np.asarray(jax.jit(lambda c: arith.from_carrier(c, f))(carrier))
+    # Values survive; NaNs stay NaN (carriers feed arithmetic, whose NaNs are canonical).
+    np.testing.assert_array_equal(back[finite], bits[finite])
+    with np.errstate(invalid="ignore"):
+        assert np.isnan(back[~finite].view(NUMPY[fmt])).all()
 
 
 def test_half_saturation_mode():

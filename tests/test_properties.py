@@ -11,15 +11,25 @@ A second group of tests checks, per instruction, that eager, ``jit``, batched, o
 from __future__ import annotations
 
 import functools
+import warnings
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
-from strategies import (assert_bits_equal, hardware_mask, lane_bytes, lanes_of, masks,
-                        register_values, storage)
+from strategies import (
+    UINT,
+    assert_bits_equal,
+    float_specials,
+    hardware_mask,
+    lane_bytes,
+    lanes_of,
+    masks,
+    register_values,
+    storage,
+)
 
 import ascjax
 from ascjax import Config, reference
@@ -27,7 +37,17 @@ from ascjax._src.gather import GATHER_TYPES
 from ascjax._src.reduce import PAIR_REDUCE_SUM_TYPES, REDUCE_SUM_DATABLOCK_TYPES
 from ascjax._src.squeeze import SQUEEZE_TYPES
 
-BATCH = 16                                   # registers per example
+# When a Hypothesis test fails, its pytest plugin imports libcst to suggest a patch; libcst
+# trips a DeprecationWarning (mypy_extensions.TypedDict) that "filterwarnings = error" turns
+# into a pytest INTERNALERROR which ends the session. Import it once here, warnings off.
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)
+    try:
+        import hypothesis.extra._patching  # noqa: F401
+    except ImportError:
+        pass
+
+BATCH = 24                                   # registers per example
 SEEDS = st.integers(0, 2**32 - 1)
 P_SPECIAL = st.sampled_from([0.0, 0.03, 0.3])
 
@@ -48,8 +68,8 @@ def _block(name: str) -> int:
     return 32 // lane_bytes(name)
 
 
-def _stack(rows, dtype) -> np.ndarray:
-    return np.stack([np.asarray(r) for r in rows]).astype(dtype, copy=False)
+def _stack(rows) -> np.ndarray:
+    return np.stack([np.asarray(r) for r in rows])
 
 
 def _noisy_hardware_mask(rng, elements: np.ndarray, width: int) -> np.ndarray:
@@ -74,7 +94,7 @@ def _jit_reduce(config_name: str):
 
 def _reduce_reference(src, mask, config):
     return _stack([reference.reduce_sum_datablock(s, m, config=config)
-                   for s, m in zip(src, mask)], None)
+                   for s, m in zip(src, mask)])
 
 
 @pytest.mark.parametrize("src_type,config_name", REDUCE_CASES)
@@ -101,7 +121,7 @@ def test_reduce_sum_datablock_forms_agree(src_type):
     assert_bits_equal(f(src, hw), want, "eager, hardware mask")
     assert_bits_equal(jf(src, mask), want, "jit, per-element mask")
     assert_bits_equal(jf(src, hw), want, "jit, hardware mask")
-    assert_bits_equal(_stack([jf(s, m) for s, m in zip(src, mask)], None), want, "one at a time")
+    assert_bits_equal(_stack([jf(s, m) for s, m in zip(src, mask)]), want, "one at a time")
     assert_bits_equal(jax.jit(jax.vmap(f))(src, hw), want, "vmap")
     assert_bits_equal(jf(src.reshape(1, 5, -1), mask.reshape(1, 5, -1)), want.reshape(1, 5, -1),
                       "two leading axes")
@@ -112,7 +132,10 @@ def test_reduce_sum_datablock_signed_zero_and_overflow():
     neg0 = np.full(128, -0.0, np.float16)
     one_off = np.ones(128, bool)
     one_off[3] = False
-    bits = lambda x: np.asarray(x).view(np.uint16)[:8].tolist()   # noqa: E731
+
+    def bits(x):
+        return np.asarray(x).view(np.uint16)[:8].tolist()
+
     # SPEC 3: a masked lane enters as +0, so -0 ... -0 with one masked lane sums to +0.
     assert bits(ascjax.reduce_sum_datablock(neg0, one_off))[0] == 0x0000
     assert bits(ascjax.reduce_sum_datablock(neg0, one_off))[1] == 0x8000
@@ -199,7 +222,7 @@ def test_pair_reduce_sum_matches_reference(case):
     f = jax.jit(lambda d, s: ascjax.pair_reduce_sum(d, s, repeat, mask, *strides,
                                                     product=product, config=config))
     want = _stack([reference.pair_reduce_sum(d, s, repeat, mask, *strides, product=product,
-                                             config=config) for d, s in zip(dst, src)], None)
+                                             config=config) for d, s in zip(dst, src)])
     assert_bits_equal(f(dst, src), want,
                       f"pair_reduce_sum {t} repeat={repeat} mask={mask} strides={strides} "
                       f"product={product} {config}")
@@ -221,11 +244,11 @@ def test_pair_reduce_sum_forms_agree(t):
         return ascjax.pair_reduce_sum(d, s, repeat, m, *strides)
 
     want = _stack([reference.pair_reduce_sum(d, s, repeat, count, *strides)
-                   for d, s in zip(dst, src)], None)
+                   for d, s in zip(dst, src)])
     assert_bits_equal(f(dst, src), want, "eager")
     assert_bits_equal(jax.jit(f)(dst, src), want, "jit")
     assert_bits_equal(jax.jit(lambda d, s: f(d, s, words))(dst, src), want, "bit-mode words")
-    assert_bits_equal(_stack([jax.jit(f)(d, s) for d, s in zip(dst, src)], None), want,
+    assert_bits_equal(_stack([jax.jit(f)(d, s) for d, s in zip(dst, src)]), want,
                       "one at a time")
     assert_bits_equal(jax.jit(jax.vmap(f))(dst, src), want, "vmap")
 
@@ -248,20 +271,20 @@ def test_pair_reduce_sum_masked_pairs():
 
 
 @pytest.mark.parametrize("bad", [
-    dict(repeat_time=256), dict(repeat_time=-1), dict(mask=0), dict(mask=129),
-    dict(mask=[0, 0]), dict(src=np.zeros(100, np.float16)),
-    dict(product="training", dst_rep_stride=0),
-    dict(product="training", dst=np.zeros(64, np.float32), src=np.zeros(128, np.float32),
-         mask=64),
+    {"repeat_time": 256}, {"repeat_time": -1}, {"mask": 0}, {"mask": 129}, {"mask": [0, 0]},
+    {"src": np.zeros(100, np.float16)},
+    {"product": "training", "dst_rep_stride": 0},
+    {"product": "training", "dst": np.zeros(64, np.float32), "src": np.zeros(128, np.float32),
+     "mask": 64},
 ])
 def test_pair_reduce_sum_rejects_bad_arguments(bad):
-    args = dict(dst=np.zeros(64, np.float16), src=np.zeros(128, np.float16), repeat_time=1,
-                mask=128, dst_rep_stride=1, src_blk_stride=1, src_rep_stride=8)
+    args = {"dst": np.zeros(64, np.float16), "src": np.zeros(128, np.float16), "repeat_time": 1,
+            "mask": 128, "dst_rep_stride": 1, "src_blk_stride": 1, "src_rep_stride": 8,
+            "product": None}
     args.update(bad)
-    product = args.pop("product", None)
     for impl in (ascjax.pair_reduce_sum, reference.pair_reduce_sum):
         with pytest.raises((ValueError, TypeError, IndexError), match="pair_reduce_sum"):
-            impl(**args, product=product)
+            impl(**args)
 
 
 # ------------------------------------------------------------------ gather
@@ -300,7 +323,7 @@ def _gather_inputs(rng, combo, batch: int, p_special: float):
 
 def _gather_reference(src, index, mask, combo):
     return _stack([reference.gather(src, i, m, **_gather_kwargs(combo))
-                   for i, m in zip(index, mask)], None)
+                   for i, m in zip(index, mask)])
 
 
 GATHER_IDS = ["-".join(c) for c in GATHER_TYPES]
@@ -325,7 +348,7 @@ def test_gather_forms_agree(combo):
     jf = _jit_gather(combo)
     assert_bits_equal(ascjax.gather(src, index, hw, **kw), want, "eager, hardware mask")
     assert_bits_equal(jf(src, index, hw), want, "jit, hardware mask")
-    assert_bits_equal(_stack([jf(src, i, m) for i, m in zip(index, mask)], None), want,
+    assert_bits_equal(_stack([jf(src, i, m) for i, m in zip(index, mask)]), want,
                       "one at a time")
     vf = jax.jit(jax.vmap(functools.partial(ascjax.gather, **kw), in_axes=(None, 0, 0)))
     assert_bits_equal(vf(src, index, mask), want, "vmap")
@@ -334,8 +357,9 @@ def test_gather_forms_agree(combo):
 @pytest.mark.parametrize("combo", [GATHER_TYPES[0], GATHER_TYPES[-1]], ids=["b8", "b32"])
 def test_gather_active_lane_out_of_range_raises(combo):
     rng = np.random.default_rng(17)
-    src, index, mask = _gather_inputs(rng, combo, 1, 0.0)
-    src, index, mask = src, index[0], np.ones_like(mask[0])
+    src, _, mask = _gather_inputs(rng, combo, 1, 0.0)
+    mask = np.ones_like(mask[0])
+    index = rng.integers(0, N_SRC, mask.size).astype(combo[2].removesuffix("_t"))
     index[5] = N_SRC
     for impl in (ascjax.gather, reference.gather):
         with pytest.raises(IndexError):
@@ -376,8 +400,24 @@ def _squeeze_program(rng, name: str, steps: int, p_special: float):
     return src1, mask, dst_addr, finalize_after
 
 
-@pytest.mark.parametrize("name", SQUEEZE_TYPES)
+# Discrepancies found by these tests (the implementation, not SPEC, is wrong): xfail until fixed.
+SQUEEZE_NAN_BUG = ("squeeze_and_storeunalign canonicalizes NaN payloads of bfloat16_t / fp8_e5m2_t "
+                   "in dst and in the UB (0xFF81 -> 0xFFC0, 0xFF -> 0x7F); SPEC 8: data movement "
+                   "never canonicalizes NaN payloads")
+SQUEEZE_E8M0_BUG = ("squeeze_and_storeunalign fills the unselected dst lanes of fp8_e8m0_t with "
+                    "0xFF (NaN) instead of 0x00; SPEC 7: every other lane 0")
+SQUEEZE_BUGS = {"bfloat16_t": SQUEEZE_NAN_BUG, "fp8_e5m2_t": SQUEEZE_NAN_BUG,
+                "fp8_e8m0_t": SQUEEZE_E8M0_BUG}
+
+
+def _known_bugs(names, bugs):
+    return [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=bugs[n])) if n in bugs
+            else n for n in names]
+
+
+@pytest.mark.parametrize("name", _known_bugs(SQUEEZE_TYPES, SQUEEZE_BUGS))
 @given(seed=SEEDS, steps=st.integers(1, 4), p_special=P_SPECIAL)
+@example(seed=0, steps=1, p_special=0.0)      # fails deterministically on each known bug
 def test_squeeze_and_storeunalign_matches_reference(name, seed, steps, p_special):
     rng = np.random.default_rng(seed)
     src1, mask, dst_addr, finalize_after = _squeeze_program(rng, name, steps, p_special)
@@ -408,7 +448,7 @@ def _squeeze_run(call, finalize, ub, dst_addr, state, src1, mask):
     return ub1, jnp.stack([dst0, dst1], axis=-2), ub3, ascjax.get_squeeze_status(state)
 
 
-@pytest.mark.parametrize("name", ["int4b_t", "hifloat8_t", "bfloat16_t", "float"])
+@pytest.mark.parametrize("name", ["int4b_t", "half", "float"])
 def test_squeeze_and_storeunalign_forms_agree(name):
     rng = np.random.default_rng(19)
     lanes, width, kw = lanes_of(name), lane_bytes(name), _squeeze_kwargs(name)
@@ -441,7 +481,7 @@ def test_squeeze_and_storeunalign_forms_agree(name):
     results = {
         "eager, batch, hardware mask": _squeeze_run(eager, fin, ub, dst_addr, init, src1, hw),
         "jit, batch": _squeeze_run(jitted, _jit_finalize, ub, dst_addr, init, src1, mask),
-        "one at a time": [_stack(r, None) for r in zip(*[single(ub[b], src1[b], mask[b])
+        "one at a time": [_stack(r) for r in zip(*[single(ub[b], src1[b], mask[b])
                                                          for b in range(5)])],
         "vmap": jax.jit(vmapped)(ub, src1, mask),
     }
@@ -459,3 +499,37 @@ def test_squeeze_and_storeunalign_past_ub_end_raises():
                          reference.squeeze_and_storeunalign_init())):
         with pytest.raises(IndexError):
             impl(ub, 4, state, src1, mask)
+
+
+FLOAT_SQUEEZE_TYPES = [n for n in SQUEEZE_TYPES if ascjax.FORMATS[n].kind == "float"
+                       and not ascjax.FORMATS[n].packed and n != "hifloat8_t"]
+
+
+@pytest.mark.parametrize("name", _known_bugs(FLOAT_SQUEEZE_TYPES, {
+    "bfloat16_t": SQUEEZE_NAN_BUG, "fp8_e5m2_t": SQUEEZE_NAN_BUG}))
+def test_squeeze_and_storeunalign_keeps_nan_payloads(name):
+    """Every NaN bit pattern of the format survives, in dst and in the UB (SPEC 8)."""
+    width, lanes = lane_bytes(name), lanes_of(name)
+    nans = np.array([b for b in range(1 << (8 * width)) if np.isnan(
+        np.array(b, UINT[width]).view(storage(name)))] if width == 1 else [
+        b for b in float_specials(name) if np.isnan(np.array(b).view(storage(name)))],
+        UINT[width])
+    src1 = np.resize(nans, lanes).view(storage(name))
+    ub, dst, state = ascjax.squeeze_and_storeunalign(
+        np.zeros(512, np.uint8), 0, ascjax.squeeze_and_storeunalign_init(), src1,
+        np.ones(lanes, bool))
+    ub, _ = ascjax.squeeze_and_storeunalign_finalize(ub, 0, state)
+    assert_bits_equal(dst, src1, f"{name} dst")
+    assert_bits_equal(np.asarray(ub)[:256], src1.view(np.uint8), f"{name} UB")
+
+
+@pytest.mark.parametrize("name", _known_bugs(SQUEEZE_TYPES, {"fp8_e8m0_t": SQUEEZE_E8M0_BUG}))
+def test_squeeze_and_storeunalign_unselected_lanes_are_zero_bits(name):
+    lanes = lanes_of(name)
+    src1 = np.full(lanes, 0x5A5A5A5A, np.uint32).view(np.uint8)[:lanes * lane_bytes(name)]
+    src1 = src1.view(storage(name))
+    mask = np.arange(lanes) % 3 == 0
+    _, dst, _ = ascjax.squeeze_and_storeunalign(
+        np.zeros(512, np.uint8), 0, ascjax.squeeze_and_storeunalign_init(), src1, mask,
+        **_squeeze_kwargs(name))
+    assert not np.asarray(dst).view(np.uint8)[int(mask.sum()) * lane_bytes(name):].any()

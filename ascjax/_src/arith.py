@@ -78,16 +78,11 @@ def to_carrier(bits, fmt: Format):
         return _sll(bits.astype(U32), 16)
     if fmt.name != "half":
         raise NotImplementedError(f"no float32 carrier for {fmt.name}")
-    h = bits.astype(U32)
-    sign = _sll(h & 0x8000, 16)
-    exp = _srl(h, 10) & 0x1F
-    man = h & 0x3FF
-    normal = _sll(exp + (127 - 15), 23) | _sll(man, 13)
-    special = INF32 | _sll(man, 13)
-    # A subnormal half is man * 2^-24: float32(man) is exact, then scale by 2^-24 in the exponent.
-    sub = jnp.where(man == 0, u32(0), _int_to_f32_bits(man) - (24 << 23))
-    mag = jnp.where(exp == 31, special, jnp.where(exp == 0, sub, normal))
-    return sign | mag
+    # Every half is a normal float32 or zero, so the conversion is exact on every backend
+    # (flush-to-zero acts on float32 subnormals only); NaN payloads may be quieted, which
+    # arithmetic never sees (its NaN results are canonical).
+    half = lax.bitcast_convert_type(bits.astype(jnp.uint16), jnp.float16)
+    return lax.bitcast_convert_type(lax.convert_element_type(half, jnp.float32), U32)
 
 
 def from_carrier(c, fmt: Format):
@@ -173,29 +168,64 @@ def _scale_down(s):
     return (s & SIGN32) | out
 
 
-def _native_add(a, b):
+def native_add(a, b):
+    """The backend's float32 add on carriers: IEEE exactly when ``not is_tiny`` holds (below)."""
     fa = lax.bitcast_convert_type(a, jnp.float32)
     fb = lax.bitcast_convert_type(b, jnp.float32)
     return lax.bitcast_convert_type(fa + fb, U32)
 
 
-def carrier_add(a, b, *, may_be_tiny: bool = True):
-    """IEEE float32 a + b on carriers (RNE, subnormals kept), NaN canonical.
+def canonical_nan(c):
+    """Carriers with every NaN replaced by the canonical quiet NaN (assumption A8)."""
+    return jnp.where((c & MAG32) > INF32, u32(QNAN32), c)
 
-    ``may_be_tiny=False`` skips the subnormal path; it is valid when every nonzero operand is
-    known to be >= 2^-100 (sums of half values, which are multiples of 2^-24).
+
+_NORMAL_FLOOR = np.uint32(24 << 23)  # 2^-103
+
+
+def is_tiny(c):
+    """Nonzero carriers below 2^-103, where flush-to-zero could change a native add.
+
+    If no operand of a tree of adds is tiny, every value in it is a multiple of 2^-126 (so
+    nonzero partial sums are normal) and native adds are IEEE on every backend.
     """
-    r = _native_add(a, b)
-    if may_be_tiny:
-        tiny = jnp.maximum(a & MAG32, b & MAG32) < _SMALL32
-        r = jnp.where(tiny, _scale_down(_native_add(_scale_up(a), _scale_up(b))), r)
-    return jnp.where((r & MAG32) > INF32, u32(QNAN32), r)
+    return ((c & MAG32) - np.uint32(1)) < _NORMAL_FLOOR - np.uint32(1)
+
+
+def carrier_add(a, b):
+    """IEEE float32 a + b on carriers (RNE, subnormals kept), NaN canonical."""
+    r = native_add(a, b)
+    tiny = jnp.maximum(a & MAG32, b & MAG32) < _SMALL32
+    r = jnp.where(tiny, _scale_down(native_add(_scale_up(a), _scale_up(b))), r)
+    return canonical_nan(r)
+
+
+_HALF_MIN_NORMAL = np.uint32(0x38800000)  # 2^-14
+_HALF_MAX = np.uint32(0x477FE000)  # 65504
+
+
+def _round_half_sum(r):
+    """Carrier of the half nearest to r, where r = float32(a + b) for half values a, b.
+
+    Double rounding is innocuous (24 >= 2*11 + 2 bits) and a sum below 2^-14 is an exact
+    multiple of 2^-24, i.e. already a half subnormal; so only normal sums need rounding.
+    """
+    mag = r & MAG32
+    lsb = (r >> np.uint32(13)) & np.uint32(1)
+    rounded = (r + np.uint32(0xFFF) + lsb) & np.uint32(0xFFFFE000)
+    out = jnp.where(mag < _HALF_MIN_NORMAL, r, rounded)
+    out = jnp.where((out & MAG32) > _HALF_MAX, (r & SIGN32) | INF32, out)
+    return jnp.where(mag > INF32, u32(QNAN32), out)
 
 
 def float_add(a, b, fmt: Format, config: Config | None = None):
     """fmt a + b on carriers, rounded once to ``fmt`` (bfloat16: float32 RNE, then bfloat16 RNE)."""
-    s = carrier_add(a, b, may_be_tiny=fmt.name != "half")
-    return round_carrier(s, fmt, config)
+    if fmt.name == "half":
+        # Half values are multiples of 2^-24: the native float32 add is exact on every backend.
+        if config is None or config.float_overflow == "ieee":
+            return _round_half_sum(native_add(a, b))
+        return round_carrier(canonical_nan(native_add(a, b)), fmt, config)
+    return round_carrier(carrier_add(a, b), fmt, config)
 
 
 def int_add(a, b, fmt: Format, config: Config | None = None):

@@ -48,6 +48,87 @@ def _conformance(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_option(p: argparse.ArgumentParser, option) -> None:
+    flag = "--" + option.name.replace("_", "-")
+    if option.flag:
+        p.add_argument(flag, dest=option.name, action="store_true", help=option.help)
+        return
+    choices = [c for c in option.choices if c is not None] if option.choices else None
+    p.add_argument(flag, dest=option.name, type=option.type, default=option.default,
+                   choices=choices, required=option.required, help=option.help)
+
+
+def _run_args(p: argparse.ArgumentParser) -> None:
+    from .bulk import CHUNK, CONFIG_OPTIONS, RUNNERS
+
+    sub = p.add_subparsers(dest="instruction", metavar="INSTRUCTION", required=True)
+    for name, runner in RUNNERS.items():
+        q = sub.add_parser(name, help=f"{runner.instruction.ascend} (SPEC {runner.instruction.spec})",
+                           description=(runner.instruction.function.__doc__ or "").split("\n")[0])
+        for option in runner.options:
+            _add_option(q, option)
+        config = q.add_argument_group("emulation options (ascjax.Config)")
+        for option in CONFIG_OPTIONS:
+            _add_option(config, option)
+        engine = q.add_argument_group("execution")
+        engine.add_argument("--chunk", type=int, default=CHUNK,
+                            help=f"registers per compiled call (default {CHUNK})")
+        engine.add_argument("--devices", type=int, default=None,
+                            help="use the first N local devices (default: all)")
+        engine.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                            help="progress bar on stderr (default: when stderr is a terminal)")
+
+
+def _fail(name: str, error: BaseException) -> int:
+    print(f"ascjax {name}: {str(error).removeprefix(name + ': ')}", file=sys.stderr)
+    return 2
+
+
+# Errors that mean bad input (files, sizes, options, addresses): exit code 2.
+BAD_INPUT = (OSError, ValueError, TypeError, IndexError)
+
+
+@command("run", "compute goldens for whole .bin files of registers (streamed, sharded)")(_run_args)
+def _run(args: argparse.Namespace) -> int:
+    import jax
+
+    from .bulk import CONFIG_OPTIONS, RUNNERS, run_bin
+
+    names = [o.name for o in RUNNERS[args.instruction].options + CONFIG_OPTIONS]
+    progress = sys.stderr.isatty() if args.progress is None else args.progress
+    try:
+        devices = jax.local_devices()[: args.devices] if args.devices else None
+        summary = run_bin(args.instruction, chunk=args.chunk, devices=devices,
+                          progress=progress, **{n: getattr(args, n) for n in names})
+    except BAD_INPUT as error:
+        return _fail("run", error)
+    print(summary, file=sys.stderr)
+    return 0
+
+
+def _compare_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("actual", help="output to check (.bin, e.g. the NPU dump)")
+    p.add_argument("golden", help="golden (.bin)")
+    p.add_argument("--dtype", required=True, help="Ascend type of both files (e.g. half)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--bit-exact", action="store_true", help="any mismatch fails")
+    p.add_argument("--first", type=int, default=10, help="mismatches to locate (default 10)")
+
+
+@command("compare", "compare an output .bin with a golden: ULPs, locations, CANN criteria")(
+    _compare_args)
+def _compare(args: argparse.Namespace) -> int:
+    from .compare import compare
+
+    try:
+        report = compare(args.actual, args.golden, dtype=args.dtype, first=args.first,
+                         bit_exact=args.bit_exact)
+    except BAD_INPUT as error:
+        return _fail("compare", error)
+    print(report.to_json() if args.json else report)
+    return 0 if report.passed else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ascjax", description="Bit-exact JAX emulator of Ascend C vector instructions.")

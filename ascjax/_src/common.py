@@ -9,6 +9,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 from jax.experimental import checkify
 
 from . import arith
@@ -61,6 +62,27 @@ class Adder:
             return arith.float_add(a, b, self.dst, self.config)
         return arith.int_add(a, b, self.dst, self.config)
 
+    def tree(self, values, *, levels: list | None = None, depth: int | None = None):
+        """``pair_tree`` of ``add`` over the last axis, bit-exact, with a fast path.
+
+        For float and bfloat16 the exact add pays for subnormal handling on every element.
+        When no input is tiny (``arith.is_tiny``), native float32 adds are already exact, so
+        the tree runs on them and the exact tree runs only if some input needs it.
+        """
+        if levels is not None or self.dst.name not in ("float", "bfloat16_t"):
+            return pair_tree(values, self.add, levels=levels, depth=depth)
+
+        def fast_add(a, b):
+            return arith.round_carrier(arith.native_add(a, b), self.dst)
+
+        def fast():
+            return arith.canonical_nan(pair_tree(values, fast_add, depth=depth))
+
+        def exact():
+            return pair_tree(values, self.add, depth=depth)
+
+        return lax.cond(jnp.any(arith.is_tiny(values)), exact, fast)
+
     def store(self, w):
         if self.dst.is_float:
             return arith.from_bits(arith.from_carrier(w, self.dst), self.dst)
@@ -77,20 +99,93 @@ class Adder:
             fill = arith.SIGN32  # -0: x + (-0) == x for every x, so the lane takes no part
         return jnp.where(active, values, fill)
 
+    def reduce_blocks(self, src, active, block: int, *, levels: list | None = None):
+        """Adjacent-pair tree sums of each ``block`` consecutive lanes of ``src`` (masked).
 
-def pair_tree(values, add: Callable, *, levels: list | None = None):
+        Returns working values ``(..., lanes // block)``. For 16-bit half/int16/uint16 sources
+        the first level reads each (even, odd) pair as one 32-bit word: the same adds, but
+        contiguous loads instead of stride-2 ones, which XLA's CPU backend vectorizes badly.
+        """
+        lanes = src.shape[-1]
+        if levels is None and self.src.name in ("half", "int16_t", "uint16_t") and block > 1:
+            even, odd = self._load_pairs(src, active)
+            pairs = self.add(even, odd).reshape(src.shape[:-1] + (lanes // block, block // 2))
+            return self.tree(pairs)
+        w = self.masked(self.load(src), active)
+        return self.tree(w.reshape(src.shape[:-1] + (lanes // block, block)), levels=levels)
+
+    def _load_pairs(self, src, active):
+        fill = np.uint16(0)
+        if self.src.is_float and self.config.masked_lanes == "skip":
+            fill = np.uint16(0x8000)
+        bits = jnp.where(active, arith.to_bits(src, self.src), fill)
+        words = lax.bitcast_convert_type(bits.reshape(bits.shape[:-1] + (-1, 2)), arith.U32)
+        if self.src.is_float:  # little-endian: element 2k is the low half of word k
+            return (arith.to_carrier(words & np.uint32(0xFFFF), self.src),
+                    arith.to_carrier(words >> np.uint32(16), self.src))
+        if self.src.kind == "uint":
+            return words & np.uint32(0xFFFF), words >> np.uint32(16)
+        signed = lax.bitcast_convert_type(words, jnp.int32)
+        return (signed << 16) >> 16, signed >> 16
+
+
+def materialize(x):
+    """``x``, computed into its own buffer before any consumer runs.
+
+    XLA's CPU backend fuses a reduction tree into a padded output's loop, where it loses
+    vectorization (5x slower), and it expands ``optimization_barrier`` away. A ``cond`` on a
+    predicate it cannot fold (always true) keeps the fusion boundary on every backend.
+    """
+    if x.size == 0:
+        return x
+    opaque_true = (lax.bitcast_convert_type(x.reshape(-1)[0], arith.U32) | 1) != 0 \
+        if x.dtype.itemsize == 4 else (x.reshape(-1)[0].astype(jnp.int32) | 1) != 0
+    return lax.cond(opaque_true, lambda a: a, jnp.zeros_like, x)
+
+
+def pair_tree(values, add: Callable, *, levels: list | None = None, depth: int | None = None):
     """Adjacent-pair tree over the last axis (a power of two): (e0+e1), (e2+e3), ... per level.
 
     The order is written out so that no compiler can reassociate it. If ``levels`` is a list,
-    every level's values (the input first) are appended to it.
+    every level's values (the input first) are appended to it. ``depth`` stops after that many
+    levels and returns the last level whole (``depth=1``: the pair sums); by default the tree
+    runs to one value, returned without its axis.
     """
     if levels is not None:
         levels.append(values)
-    while values.shape[-1] > 1:
+    for _ in range(depth if depth is not None else values.shape[-1].bit_length() - 1):
         values = add(values[..., 0::2], values[..., 1::2])
         if levels is not None:
             levels.append(values)
-    return values[..., 0]
+    return values if depth is not None else values[..., 0]
+
+
+def padded_pair_tree(values, add: Callable, zero):
+    """Adjacent-pair tree over the last axis of any length >= 1, padded with ``zero``.
+
+    The hardware sums a partly filled register, or a count of repeat results that is not a
+    power of two, with the empty lanes as +0: padding to the next power of two *is* its order.
+    """
+    n = values.shape[-1]
+    width = 1 << (n - 1).bit_length()
+    if width != n:
+        pad = jnp.broadcast_to(jnp.asarray(zero, values.dtype), values.shape[:-1] + (width - n,))
+        values = jnp.concatenate([values, pad], axis=-1)
+    return pair_tree(values, add)
+
+
+def sequential_sum(values, add: Callable, *, unroll: int = 8):
+    """``(((v0 + v1) + v2) + ...)`` over the last axis (length >= 1), as a ``lax.scan``.
+
+    One add per step in index order; a scan compiles to a loop, so a long sum does not unroll
+    into a huge program.
+    """
+    if values.shape[-1] == 1:
+        return values[..., 0]
+    rest = jnp.moveaxis(values[..., 1:], -1, 0)
+    total, _ = jax.lax.scan(lambda acc, v: (add(acc, v), None), values[..., 0], rest,
+                            unroll=min(unroll, rest.shape[0]))
+    return total
 
 
 def kernel(forward: Callable, linear: Callable | None = None, *, num_diff: int = 1) -> Callable:

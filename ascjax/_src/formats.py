@@ -27,6 +27,16 @@ class Format:
     formats give their layout (``exponent_bits``, ``mantissa_bits``, ``bias``); ``specials``
     says in words how inf, NaN and zero are coded. ``library`` names an existing implementation
     of the value format, where one exists.
+
+    Codec fields (``ascjax.encode`` / ``ascjax.decode``; a type without ``round_modes`` has no
+    codec): ``round_modes`` are the hardware Cast round modes into the type, the default first;
+    ``cast_from`` the source types the Cast table lists for them (empty: none documented, the
+    modes are assumed); ``max_code``, ``inf_code``, ``nan_code`` the bit patterns (sign clear)
+    of the largest finite value, of +inf and of the NaN that ``encode`` writes (None: the type
+    has none); ``sign_bit`` False for unsigned fp8_e8m0. ``reference`` is an importable NumPy
+    scalar type holding one unpacked element (tests and docs compare against it) and
+    ``reference_mode`` the round mode its float32 conversion agrees with. ``assumed`` says what
+    the codec assumes where the vendor documents are silent.
     """
 
     name: str
@@ -39,6 +49,15 @@ class Format:
     specials: str = ""
     library: str = ""
     aliases: tuple[str, ...] = ()
+    round_modes: tuple[str, ...] = ()
+    cast_from: tuple[str, ...] = ()
+    max_code: int = 0
+    inf_code: int | None = None
+    nan_code: int | None = None
+    sign_bit: bool = True
+    reference: str = ""
+    reference_mode: str = ""
+    assumed: str = ""
 
     @property
     def storage_dtype(self) -> np.dtype:
@@ -79,8 +98,15 @@ class Format:
         return self.kind == "float"
 
 
-def _ieee(name, bits, storage, e, m, specials, library, aliases=()):
-    return Format(name, bits, "float", storage, e, m, (1 << (e - 1)) - 1, specials, library, aliases)
+def _ieee(name, bits, storage, e, m, specials, library, aliases=(), **codec):
+    return Format(name, bits, "float", storage, e, m, (1 << (e - 1)) - 1, specials, library, aliases,
+                  **codec)
+
+
+# Round modes of the Ascend Cast (RoundMode::CAST_RINT, ...), as encode() names them.
+ROUND_MODES = ("rint", "round", "floor", "ceil", "trunc", "odd", "hybrid")
+ALL_CAST_MODES = ("rint", "round", "floor", "ceil", "trunc")
+_NAN_RULE = "NaN encodes as the type's canonical NaN (sign kept where the type has signed NaNs)"
 
 
 FORMATS: dict[str, Format] = {
@@ -93,31 +119,56 @@ FORMATS: dict[str, Format] = {
         Format("int32_t", 32, "int", np.int32, library="numpy.int32", aliases=("int32",)),
         Format("uint32_t", 32, "uint", np.uint32, library="numpy.uint32", aliases=("uint32",)),
         _ieee("half", 16, np.float16, 5, 10, "IEEE binary16: inf, NaN, -0, subnormals",
-              "numpy.float16", ("float16",)),
+              "numpy.float16", ("float16",), round_modes=(*ALL_CAST_MODES, "odd"),
+              cast_from=("float",), max_code=0x7BFF, inf_code=0x7C00, nan_code=0x7E00,
+              reference="numpy.float16", reference_mode="rint", assumed=_NAN_RULE),
         _ieee("float", 32, np.float32, 8, 23, "IEEE binary32: inf, NaN, -0, subnormals",
               "numpy.float32", ("float32",)),
         _ieee("bfloat16_t", 16, ml_dtypes.bfloat16, 8, 7, "1-8-7: inf, NaN, -0, subnormals",
-              "ml_dtypes.bfloat16", ("bfloat16",)),
+              "ml_dtypes.bfloat16", ("bfloat16",), round_modes=ALL_CAST_MODES,
+              cast_from=("float",), max_code=0x7F7F, inf_code=0x7F80, nan_code=0x7FC0,
+              reference="ml_dtypes.bfloat16", reference_mode="rint", assumed=_NAN_RULE),
         _ieee("fp8_e5m2_t", 8, ml_dtypes.float8_e5m2, 5, 2, "1-5-2: inf, NaN, -0",
-              "ml_dtypes.float8_e5m2", ("float8_e5m2",)),
+              "ml_dtypes.float8_e5m2", ("float8_e5m2",), round_modes=("rint",),
+              cast_from=("float",), max_code=0x7B, inf_code=0x7C, nan_code=0x7E,
+              reference="ml_dtypes.float8_e5m2", reference_mode="rint", assumed=_NAN_RULE),
         Format("fp8_e4m3fn_t", 8, "float", ml_dtypes.float8_e4m3fn, 4, 3, 7,
                "1-4-3: no inf, NaN 0x7F/0xFF, max 448, -0", "ml_dtypes.float8_e4m3fn",
-               ("float8_e4m3fn",)),
+               ("float8_e4m3fn",), round_modes=("rint",), cast_from=("float",), max_code=0x7E,
+               nan_code=0x7F, reference="ml_dtypes.float8_e4m3fn", reference_mode="rint",
+               assumed=_NAN_RULE + "; inf and overflow give NaN (no inf code)"),
         Format("fp8_e8m0_t", 8, "float", ml_dtypes.float8_e8m0fnu, 8, 0, 127,
                "exponent only 2^(e-127), 0xFF NaN; hardware cast decodes 0x00 as +0",
-               "ml_dtypes.float8_e8m0fnu", ("float8_e8m0fnu",)),
+               "ml_dtypes.float8_e8m0fnu", ("float8_e8m0fnu",), round_modes=ALL_CAST_MODES,
+               max_code=0xFE, nan_code=0xFF, sign_bit=False,
+               reference="ml_dtypes.float8_e8m0fnu", reference_mode="round",
+               assumed=("round modes (no Cast row lists e8m0); negative values, inf and "
+                        "overflow give NaN 0xFF; code 0x00 per the e8m0= option (SPEC 11.6)")),
         Format("hifloat8_t", 8, "float", np.uint8, specials=(
                "tapered dot-coded: 0x00 = 0, 0x80 = NaN, 0x6F/0xEF = +-inf, max 32768, "
                "min subnormal 2^-22"), library="en_dtypes.hifloat8 (independent check)",
-               aliases=("hifloat8",)),
+               aliases=("hifloat8",), round_modes=("round", "hybrid"),
+               cast_from=("float", "half"), max_code=0x6E, inf_code=0x6F, nan_code=0x80,
+               reference="en_dtypes.hifloat8", reference_mode="round",
+               assumed=("hybrid follows Huawei's host reference codec (F >= T test on "
+                        "source bits, see ascjax.encode)")),
         Format("int4b_t", 4, "int", np.uint8, specials="two's complement [-8, 7], two per byte",
-               library="ml_dtypes.int4 (unpacked)", aliases=("int4",)),
+               library="ml_dtypes.int4 (unpacked)", aliases=("int4",),
+               round_modes=ALL_CAST_MODES, cast_from=("half",), max_code=7,
+               reference="ml_dtypes.int4", reference_mode="trunc",
+               assumed="always saturates to [-8, 7]; NaN gives 0"),
         Format("fp4x2_e2m1_t", 4, "float", np.uint8, 2, 1, 1,
                "1-2-1: {0,.5,1,1.5,2,3,4,6}, no inf/NaN, two per byte",
-               "ml_dtypes.float4_e2m1fn (unpacked)", ("float4_e2m1fn",)),
+               "ml_dtypes.float4_e2m1fn (unpacked)", ("float4_e2m1fn",),
+               round_modes=ALL_CAST_MODES, cast_from=("bfloat16_t",), max_code=7,
+               reference="ml_dtypes.float4_e2m1fn", reference_mode="rint",
+               assumed="inf and overflow saturate to +-6; NaN gives +0 (no inf/NaN codes)"),
         Format("fp4x2_e1m2_t", 4, "float", np.uint8, 1, 2, 1,
                "1-1-2: {0,.25,...,1.75}, no inf/NaN, two per byte",
-               "en_dtypes.float4_e1m2 (unpacked, independent check)", ("float4_e1m2",)),
+               "en_dtypes.float4_e1m2 (unpacked, independent check)", ("float4_e1m2",),
+               round_modes=ALL_CAST_MODES, cast_from=("bfloat16_t",), max_code=7,
+               reference="en_dtypes.float4_e1m2", reference_mode="rint",
+               assumed="inf and overflow saturate to +-1.75; NaN gives +0 (no inf/NaN codes)"),
     )
 }
 
@@ -127,6 +178,10 @@ _BY_ALIAS = {alias: f for f in FORMATS.values() for alias in (f.name, *f.aliases
 _BY_DTYPE = {}
 for _f in FORMATS.values():
     _BY_DTYPE.setdefault(np.dtype(_f.storage), _f)
+
+
+# Types with a value codec (ascjax.encode / decode), in table order.
+CODEC_FORMATS: tuple[str, ...] = tuple(n for n, f in FORMATS.items() if f.round_modes)
 
 
 def format_names() -> list[str]:

@@ -9,10 +9,11 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from . import arith
-from .common import (Adder, check_int, check_register, check_supported, kernel, pair_tree,
-                     resolve_dtypes)
+from .common import (Adder, check_int, check_register, check_supported, kernel, materialize,
+                     pair_tree, resolve_dtypes)
 from .config import Config, resolve_config
 from .formats import BLOCKS_PER_REGISTER, FORMATS, Format
 from .masks import element_mask
@@ -26,18 +27,23 @@ REDUCE_SUM_DATABLOCK_TYPES = {
 
 def _block_sums(adder: Adder, src, emask, levels=None):
     """Per-DataBlock adjacent-pair sums of the masked register, as ``adder`` working values."""
-    w = adder.masked(adder.load(src), emask)
-    shape = w.shape[:-1] + (BLOCKS_PER_REGISTER, adder.src.per_block)
-    sums = pair_tree(w.reshape(shape), adder.add, levels=levels)
+    sums = adder.reduce_blocks(src, emask, adder.src.per_block, levels=levels)
     if adder.dst.is_float and adder.config.masked_lanes == "skip":  # an empty block is +0
+        shape = emask.shape[:-1] + (BLOCKS_PER_REGISTER, adder.src.per_block)
         sums = jnp.where(jnp.any(emask.reshape(shape), axis=-1), sums, adder.zeros(()))
     return sums
 
 
 def _place_low(values, lanes: int):
-    """Registers whose lowest lanes hold ``values`` (..., k) and whose other lanes are 0."""
+    """Registers whose lowest lanes hold ``values`` (..., k) and whose other lanes are 0.
+
+    The padding moves bit patterns (a float pad could meet flush-to-zero).
+    """
+    bits = materialize(lax.bitcast_convert_type(values, np.dtype(f"uint{values.dtype.itemsize * 8}"))
+                       if jnp.issubdtype(values.dtype, jnp.floating) else values)
     pad = [(0, 0)] * (values.ndim - 1) + [(0, lanes - values.shape[-1])]
-    return jnp.pad(values, pad)
+    out = jnp.pad(bits, pad)
+    return lax.bitcast_convert_type(out, values.dtype) if out.dtype != values.dtype else out
 
 
 def reduce_sum_datablock(src: Any, mask: Any, *, dtype: Any = None,
@@ -74,7 +80,7 @@ def reduce_sum_datablock(src: Any, mask: Any, *, dtype: Any = None,
 
 
 def _reduce_forward(adder: Adder, src, emask):
-    return adder.store(_place_low(_block_sums(adder, src, emask), adder.dst.lanes))
+    return _place_low(adder.store(_block_sums(adder, src, emask)), adder.dst.lanes)
 
 
 def _reduce_linear(adder: Adder, t, emask):
@@ -87,7 +93,7 @@ def _reduce_linear(adder: Adder, t, emask):
 def _reduce_partials(adder: Adder, src, emask):
     levels: list = []
     sums = _block_sums(adder, src, emask, levels)
-    return adder.store(_place_low(sums, adder.dst.lanes)), [adder.store(v) for v in levels]
+    return _place_low(adder.store(sums), adder.dst.lanes), [adder.store(v) for v in levels]
 
 
 _reduce = kernel(_reduce_forward, _reduce_linear)
@@ -194,7 +200,7 @@ def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_str
 
 def _pair_forward(adder: Adder, d, s, reads, active, pair_active, sel, pos):
     w = adder.masked(adder.load(s[..., reads]), active)
-    sums = jnp.where(pair_active, adder.add(w[..., 0::2], w[..., 1::2]), adder.zeros(()))
+    sums = jnp.where(pair_active, adder.tree(w, depth=1), adder.zeros(()))
     sums = sums.reshape(sums.shape[:-2] + (-1,))[..., sel]
     bits = arith.to_bits(d, adder.dst).at[..., pos].set(arith.to_bits(adder.store(sums), adder.dst),
                                                          unique_indices=True)

@@ -1,0 +1,406 @@
+"""Compare an NPU output dump with a golden: where, by how much, and the CANN verdicts.
+
+Bits first: a mismatch is an element whose bit patterns differ, except two NaNs, which count as
+equal whatever their payloads (reported apart). The ULP distance is taken on the ordered
+integers of the patterns (sign-magnitude turned into two's-complement order), so +0 and -0 are
+0 apart and inf is one past the largest finite value; formats of 8 bits or fewer use the rank
+of the value among all the format's values, which is the same thing for the IEEE-like ones and
+also right for the tapered hifloat8. A NaN against a number is infinitely far (``math.inf``;
+``null`` in JSON). Integers are |a - b| apart.
+
+The verdicts (``criteria``):
+
+* ``thousandth``: the Ascend samples' ``verify_result.py`` (LOSS = 1e-3, "absolute and
+  relative error both within one thousandth"), computed as the script computes it::
+
+      diff = |actual - golden|;  deno = max(|actual|, |golden|)
+      atol_ok = diff <= LOSS;    rtol_ok = diff / (deno + 10e-10) <= LOSS
+      fail if count(!rtol_ok) > n * LOSS and count(!atol_ok) > n * LOSS
+
+  in the NumPy type ``np.fromfile`` gives (float16 for half, so 10e-10 rounds to 0 there and
+  an exact 0 fails the relative test; float32 otherwise, float64 for 32-bit integers). As in
+  the script, an element with a NaN or an inf on either side fails both tests, even when the
+  bits agree (inf - inf is NaN).
+* ``mere_mare``: the CANN precision standard's threshold test. With
+  ``rel = |actual - golden| / (|golden| + 1e-7)`` (float64), MERE = mean(rel), MARE = max(rel);
+  pass when MERE < T and MARE < 10 T, T = 2^-10 (half), 2^-7 (bfloat16), 2^-13 (float),
+  2^-3 (fp8 e4m3), 2^-2 (fp8 e5m2); other types have no T and no such verdict. Equal values
+  and NaN pairs have rel = 0; a NaN against a number, or an inf against a different value, has
+  rel = inf.
+* ``bit_exact`` (only when asked for): no mismatch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import math
+import os
+from typing import Any
+
+import numpy as np
+
+from .binio import read_bin
+from .codecs import decode
+from .formats import FORMATS, Format, resolve
+
+LOSS = 1e-3  # verify_result.py: "fp16: absolute and relative error both within 1/1000"
+MINIMUM = 10e-10  # verify_result.py's guard in the relative error's denominator
+MERE_EPS = 1e-7  # CANN precision standard: rel = |a - g| / (|g| + 1e-7)
+THRESHOLDS = {  # CANN precision standard, threshold T per output type
+    "half": 2.0**-10, "bfloat16_t": 2.0**-7, "float": 2.0**-13,
+    "fp8_e4m3fn_t": 2.0**-3, "fp8_e5m2_t": 2.0**-2,
+}
+CHUNK_ELEMENTS = 1 << 22  # elements compared per step: bounded memory for any file size
+_INF_ULP = -1  # the integer stand-in for "a NaN against a number" inside the arrays
+
+
+# --- per-format element model: codes, values, NaN/inf, order --------------------------------
+
+@functools.cache
+def _code_table(name: str) -> tuple[np.ndarray, np.ndarray]:
+    """(float64 value, rank among the format's values) of every code of an 8- or 4-bit float
+    type. Ranks count distinct values in increasing order (+0 and -0 share one); NaN ranks -1."""
+    fmt = FORMATS[name]
+    values = np.asarray(decode(np.arange(1 << fmt.bits, dtype=np.uint8), name), np.float64)
+    numbers = ~np.isnan(values)
+    rank = np.full(values.shape, -1, np.int64)
+    rank[numbers] = np.searchsorted(np.unique(values[numbers]), values[numbers])
+    return values, rank
+
+
+def _codes(data: np.ndarray, fmt: Format) -> np.ndarray:
+    """Unsigned per-element codes: the lane bit patterns, nibbles unpacked (element 2k low)."""
+    bits = data.view(fmt.bits_dtype) if data.dtype != fmt.bits_dtype else data
+    if fmt.packed:
+        return np.stack([bits & 0xF, bits >> 4], axis=-1).reshape(-1)
+    return bits.reshape(-1)
+
+
+def _elements_per_register(fmt: Format) -> int:
+    return fmt.lanes * (2 if fmt.packed else 1)
+
+
+def _small_float(fmt: Format) -> bool:
+    return fmt.is_float and fmt.bits <= 8
+
+
+def _values(codes: np.ndarray, fmt: Format) -> np.ndarray:
+    """float64 values of the codes (exact for every format)."""
+    if _small_float(fmt) or fmt.name == "int4b_t":
+        return _code_table(fmt.name)[0][codes]
+    return codes.view(fmt.storage_dtype).astype(np.float64)
+
+
+def _ieee_fields(fmt: Format) -> tuple[int, int]:
+    man = (1 << fmt.mantissa_bits) - 1
+    return (((1 << fmt.exponent_bits) - 1) << fmt.mantissa_bits), man
+
+
+def _nan_inf(codes: np.ndarray, fmt: Format) -> tuple[np.ndarray, np.ndarray]:
+    if not fmt.is_float:
+        none = np.zeros(codes.shape, bool)
+        return none, none
+    if _small_float(fmt):
+        values = _code_table(fmt.name)[0][codes]
+        return np.isnan(values), np.isinf(values)
+    exp, man = _ieee_fields(fmt)
+    special = (codes & exp) == exp
+    return special & ((codes & man) != 0), special & ((codes & man) == 0)
+
+
+def _order(codes: np.ndarray, fmt: Format) -> np.ndarray:
+    """int64 keys whose differences are ULP distances (NaNs excluded by the caller)."""
+    if _small_float(fmt):
+        return _code_table(fmt.name)[1][codes]
+    if not fmt.is_float:
+        if fmt.name == "int4b_t":
+            return _code_table(fmt.name)[0][codes].astype(np.int64)
+        return codes.view(fmt.storage_dtype).astype(np.int64)
+    top = fmt.register_bits - 1
+    wide = codes.astype(np.int64)
+    mag = wide & ((1 << top) - 1)
+    return np.where(wide >> top, -mag, mag)
+
+
+# --- the report -----------------------------------------------------------------------------
+
+def _json_value(x: Any) -> Any:
+    """A value for JSON: numbers as numbers, nan/inf/-inf as strings (JSON has none)."""
+    if isinstance(x, float) and not math.isfinite(x):
+        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+    return x
+
+
+def _json_ulp(x: float) -> int | None:
+    return None if x == math.inf else int(x)
+
+
+@dataclasses.dataclass(frozen=True)
+class Mismatch:
+    """One element whose bits differ: where it is, both values and bit patterns, ULPs apart.
+
+    ``register`` = index // elements per register; ``lane`` the register lane (the byte-pair
+    lane for 4-bit types); ``block`` the 32-byte DataBlock of that lane. ``ulp`` is
+    ``math.inf`` for a NaN against a number.
+    """
+
+    index: int
+    register: int
+    block: int
+    lane: int
+    actual: float
+    golden: float
+    actual_bits: str
+    golden_bits: str
+    ulp: float | int
+
+    def as_dict(self) -> dict:
+        d = dataclasses.asdict(self)
+        d.update(actual=_json_value(self.actual), golden=_json_value(self.golden),
+                 ulp=_json_ulp(self.ulp))
+        return d
+
+
+@dataclasses.dataclass(frozen=True)
+class Criterion:
+    """One verdict: its name, whether it passed, the figures it rests on, and the rule."""
+
+    name: str
+    passed: bool
+    figures: dict
+    rule: str
+
+    def as_dict(self) -> dict:
+        figures = {k: _json_value(v) for k, v in self.figures.items()}
+        return {"name": self.name, "pass": self.passed, "figures": figures, "rule": self.rule}
+
+
+@dataclasses.dataclass(frozen=True)
+class CompareReport:
+    """What ``compare`` found (see the module doc for every rule).
+
+    ``mismatches`` counts elements whose bits differ (NaN pairs excluded); ``max_ulp`` is their
+    largest ULP distance (``math.inf`` if a NaN meets a number); ``ulp_histogram`` maps bins
+    ("0", "1", "2", "3-4", "5-8", ..., "inf") to counts of mismatches; ``passed`` is True when
+    every criterion passes. ``str(report)`` is a table for people; ``as_dict()`` /
+    ``to_json()`` the data (JSON keys as ``ascjax compare --json`` prints them).
+    """
+
+    dtype: str
+    elements: int
+    mismatches: int
+    max_ulp: float | int
+    ulp_histogram: dict
+    nan_pairs: int
+    nan_payload_differs: int
+    nan_vs_number: int
+    inf_mismatches: int
+    first_mismatches: tuple[Mismatch, ...]
+    criteria: tuple[Criterion, ...]
+    passed: bool
+
+    def as_dict(self) -> dict:
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        d.pop("passed")
+        d.update(max_ulp=_json_ulp(self.max_ulp),
+                 first_mismatches=[m.as_dict() for m in self.first_mismatches],
+                 criteria={c.name: c.as_dict() for c in self.criteria},
+                 ulp_histogram=dict(self.ulp_histogram))
+        d["pass"] = self.passed
+        return d
+
+    def to_json(self, **kwargs: Any) -> str:
+        return json.dumps(self.as_dict(), **kwargs)
+
+    def __str__(self) -> str:
+        ulp = "inf" if self.max_ulp == math.inf else str(self.max_ulp)
+        lines = [(f"compare {self.dtype}: {self.elements} elements, {self.mismatches} bit "
+                  f"mismatches, max {ulp} ulp")]
+        if self.ulp_histogram:
+            lines.append("  ulp histogram: " + "  ".join(
+                f"{k}: {v}" for k, v in self.ulp_histogram.items()))
+        lines.append(f"  NaN pairs {self.nan_pairs} ({self.nan_payload_differs} with other "
+                     f"payloads), NaN vs number {self.nan_vs_number}, inf mismatches "
+                     f"{self.inf_mismatches}")
+        if self.first_mismatches:
+            lines.append(f"  first mismatches:\n    {'index':>10} {'register':>8} {'block':>5} "
+                         f"{'lane':>4}  {'actual':>24}  {'golden':>24}  {'ulp':>6}")
+            for m in self.first_mismatches:
+                a, g = f"{m.actual!r} ({m.actual_bits})", f"{m.golden!r} ({m.golden_bits})"
+                u = "inf" if m.ulp == math.inf else str(m.ulp)
+                lines.append(f"    {m.index:>10} {m.register:>8} {m.block:>5} {m.lane:>4}  "
+                             f"{a:>24}  {g:>24}  {u:>6}")
+        lines.append("  criteria:")
+        for c in self.criteria:
+            figures = ", ".join(f"{k} {_fmt(v)}" for k, v in c.figures.items())
+            lines.append(f"    {c.name:<10} {'pass' if c.passed else 'FAIL'}  ({figures})")
+        lines.append("  PASS" if self.passed else "  FAIL")
+        return "\n".join(lines)
+
+
+def _fmt(v: Any) -> str:
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+def _bin_label(ulp: int) -> str:
+    if ulp == _INF_ULP:
+        return "inf"
+    if ulp <= 2:
+        return str(ulp)
+    hi = 1 << (ulp - 1).bit_length()
+    return f"{hi // 2 + 1}-{hi}"
+
+
+def _bin_key(label: str) -> float:
+    return math.inf if label == "inf" else int(label.split("-")[0])
+
+
+# --- the comparison -------------------------------------------------------------------------
+
+class _Tally:
+    """Running totals over chunks, so files of any size are compared in bounded memory."""
+
+    def __init__(self, fmt: Format, first: int):
+        self.fmt, self.first = fmt, first
+        self.n = self.mismatches = self.max_ulp = 0
+        self.nan_pairs = self.nan_payload = self.nan_vs_number = self.inf_mismatches = 0
+        self.hist: dict[str, int] = {}
+        self.found: list[Mismatch] = []
+        self.rtol_fail = self.atol_fail = 0
+        self.rel_sum, self.rel_max = 0.0, 0.0
+
+    def add(self, a: np.ndarray, g: np.ndarray, offset: int) -> None:
+        fmt = self.fmt
+        nan_a, inf_a = _nan_inf(a, fmt)
+        nan_g, inf_g = _nan_inf(g, fmt)
+        both_nan = nan_a & nan_g
+        one_nan = nan_a ^ nan_g
+        differ = (a != g) & ~both_nan
+        ulp = np.abs(_order(a, fmt) - _order(g, fmt))
+        ulp = np.where(one_nan, _INF_ULP, ulp)
+        self.n += a.size
+        self.nan_pairs += int(both_nan.sum())
+        self.nan_payload += int((both_nan & (a != g)).sum())
+        self.nan_vs_number += int(one_nan.sum())
+        self.inf_mismatches += int((differ & ~one_nan & (inf_a | inf_g)).sum())
+        where = np.flatnonzero(differ)
+        self.mismatches += where.size
+        if where.size:
+            d = ulp[where]
+            self.max_ulp = math.inf if (d == _INF_ULP).any() or self.max_ulp == math.inf \
+                else max(self.max_ulp, int(d.max()))
+            labels, counts = np.unique(d, return_counts=True)
+            for value, count in zip(labels.tolist(), counts.tolist()):
+                key = _bin_label(value)
+                self.hist[key] = self.hist.get(key, 0) + count
+            for i in where[: max(self.first - len(self.found), 0)].tolist():
+                self.found.append(self._mismatch(offset + i, a[i], g[i], int(ulp[i])))
+        va, vg = _values(a, fmt), _values(g, fmt)
+        self._thousandth(va, vg)
+        self._relative(va, vg, both_nan, one_nan)
+
+    def _mismatch(self, index: int, a, g, ulp: int) -> Mismatch:
+        fmt, per = self.fmt, _elements_per_register(self.fmt)
+        lane = (index % per) // (2 if fmt.packed else 1)
+        digits = max(fmt.bits // 4, 1)
+        kind = float if fmt.is_float else int
+        va, vg = (kind(_values(np.array([x]), fmt)[0]) for x in (a, g))
+        return Mismatch(index, index // per, lane // fmt.per_block, lane, va, vg,
+                        f"0x{int(a):0{digits}x}", f"0x{int(g):0{digits}x}",
+                        math.inf if ulp == _INF_ULP else ulp)
+
+    def _thousandth(self, va: np.ndarray, vg: np.ndarray) -> None:
+        # The script's own arithmetic, in the type np.fromfile would give it.
+        kind = {"half": np.float16}.get(self.fmt.name, np.float32)
+        if self.fmt.bits == 32 and not self.fmt.is_float:
+            kind = np.float64
+        a, g = va.astype(kind), vg.astype(kind)
+        with np.errstate(all="ignore"):
+            result = np.abs(a - g)
+            deno = np.maximum(np.abs(a), np.abs(g))
+            atol_ok = np.less_equal(result, LOSS)
+            rtol_ok = np.less_equal(result / np.add(deno, MINIMUM), LOSS)
+        self.atol_fail += int(a.size - atol_ok.sum())
+        self.rtol_fail += int(a.size - rtol_ok.sum())
+
+    def _relative(self, va, vg, both_nan, one_nan) -> None:
+        with np.errstate(all="ignore"):
+            rel = np.abs(va - vg) / (np.abs(vg) + MERE_EPS)
+        rel = np.where((va == vg) | both_nan, 0.0, np.where(one_nan, np.inf, rel))
+        rel = np.where(np.isnan(rel), np.inf, rel)  # inf against -inf
+        if rel.size:
+            self.rel_sum += float(rel.sum())
+            self.rel_max = max(self.rel_max, float(rel.max()))
+
+    def report(self, bit_exact: bool) -> CompareReport:
+        n, name = self.n, self.fmt.name
+        criteria = [Criterion(
+            "thousandth",
+            not (self.rtol_fail > n * LOSS and self.atol_fail > n * LOSS),
+            {"rtol_failures": self.rtol_fail, "atol_failures": self.atol_fail,
+             "limit": n * LOSS},
+            "Ascend samples verify_result.py: fail when both the relative and the absolute "
+            "error exceed LOSS=1e-3 on more than n*LOSS elements")]
+        if name in THRESHOLDS:
+            t = THRESHOLDS[name]
+            mere = self.rel_sum / n if n else 0.0
+            criteria.append(Criterion(
+                "mere_mare", mere < t and self.rel_max < 10 * t,
+                {"mere": mere, "mare": self.rel_max, "threshold": t, "mare_threshold": 10 * t},
+                "CANN precision standard: MERE < T and MARE < 10T, "
+                "rel = |a-g|/(|g|+1e-7)"))
+        if bit_exact:
+            criteria.append(Criterion("bit_exact", self.mismatches == 0,
+                                      {"mismatches": self.mismatches},
+                                      "every element's bits equal (NaN pairs equal)"))
+        hist = dict(sorted(self.hist.items(), key=lambda kv: _bin_key(kv[0])))
+        return CompareReport(name, n, self.mismatches, self.max_ulp, hist, self.nan_pairs,
+                             self.nan_payload, self.nan_vs_number, self.inf_mismatches,
+                             tuple(self.found), tuple(criteria),
+                             all(c.passed for c in criteria))
+
+
+def _load(x: Any, fmt: Format, arg: str) -> np.ndarray:
+    if isinstance(x, (str, os.PathLike)):
+        return read_bin(x, fmt, mmap=True, arg=arg)
+    x = np.asarray(x)
+    if x.dtype not in (fmt.storage_dtype, fmt.bits_dtype):
+        raise TypeError(f"compare: {arg} has dtype {x.dtype}; {fmt.name} is stored as "
+                        f"{fmt.storage_dtype} (or give its bits as {fmt.bits_dtype})")
+    return x.reshape(-1)
+
+
+def compare(actual: Any, golden: Any, *, dtype: Any, first: int = 10, bit_exact: bool = False,
+            chunk: int = CHUNK_ELEMENTS) -> CompareReport:
+    """Compare ``actual`` (e.g. an NPU dump) with ``golden`` element by element.
+
+    ``actual`` and ``golden`` are .bin paths (read as ``dtype``, memory-mapped) or arrays in
+    ``dtype``'s storage type (or its unsigned bits); any shape, compared flat. ``first``
+    mismatches are located (index, register, block, lane). ``bit_exact=True`` adds the
+    criterion "no mismatch". Files of any size are compared ``chunk`` elements at a time.
+    Raises ``ValueError`` when the element counts differ. Rules: the module doc.
+
+    >>> import numpy as np, ascjax
+    >>> g = np.ones(128, np.float16)
+    >>> a = g.copy(); a[5] = np.nextafter(a[5], np.float16(2))
+    >>> r = ascjax.compare(a, g, dtype="half")
+    >>> r.mismatches, r.max_ulp, r.first_mismatches[0].lane, r.passed
+    (1, 1, 5, True)
+    """
+    fmt = resolve(dtype, where="compare")
+    a, g = _load(actual, fmt, "actual"), _load(golden, fmt, "golden")
+    if a.size != g.size:
+        unit = "bytes" if fmt.packed else f"{fmt.name} elements"
+        raise ValueError(f"compare: actual has {a.size} {unit} but golden has {g.size}; the "
+                         f"lengths must match")
+    if not (isinstance(first, int) and first >= 0):
+        raise ValueError(f"compare: first={first!r} must be an int >= 0")
+    tally = _Tally(fmt, first)
+    step = max(chunk // (2 if fmt.packed else 1), 1)
+    for start in range(0, a.size, step):
+        scale = 2 if fmt.packed else 1
+        tally.add(_codes(np.asarray(a[start:start + step]), fmt),
+                  _codes(np.asarray(g[start:start + step]), fmt), start * scale)
+    return tally.report(bit_exact)

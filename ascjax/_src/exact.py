@@ -1,0 +1,160 @@
+"""The exact sum of floating-point values, rounded once: integer limbs, no float arithmetic.
+
+Every value of a format is an integer multiple of its least subnormal 2^qe, so a sum of them
+is an integer times 2^qe. Each value's significand (at most 24 bits) is cut into 14-bit digits
+at its bit position; the digits of all n values are added per limb in int32 (at most 2^16
+values per pass, so no limb sum can overflow), carries are propagated, and the resulting big
+integer is rounded once to the target format, ties to even, with integer shifts only. Nothing
+depends on float behaviour (flush-to-zero, excess precision, NaN payloads), so the result is
+the same eager, under jit, on CPU and GPU.
+"""
+
+from __future__ import annotations
+
+import math
+
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from . import arith
+from .formats import Format
+
+LIMB_BITS = 14
+_MASK = (1 << LIMB_BITS) - 1
+CHUNK = 1 << 16  # values per int32 pass: CHUNK * (2^14 - 1) < 2^30
+I32 = jnp.int32
+
+
+def _layout(fmt: Format, n: int) -> tuple[int, int, int]:
+    """(least exponent qe, limbs, digits per value) for sums of n values of ``fmt``."""
+    sig_bits = fmt.mantissa_bits + 1
+    qe = 1 - fmt.bias - fmt.mantissa_bits
+    emax = (1 << fmt.exponent_bits) - 2 - fmt.bias
+    top = emax - fmt.mantissa_bits - qe + sig_bits + max(n, 1).bit_length() + 1
+    return qe, -(-top // LIMB_BITS) + 1, -(-(sig_bits + LIMB_BITS - 1) // LIMB_BITS)
+
+
+def _digits(c, fmt: Format, qe: int, pieces: int):
+    """Limb index q and signed digits of each finite carrier's value / 2^qe."""
+    mag = c & arith.MAG32
+    field = arith._srl(mag, 23)
+    sig = (mag & 0x7FFFFF) | jnp.where(field > 0, arith.u32(0x800000), arith.u32(0))
+    drop = 23 - fmt.mantissa_bits  # zero bits below a format value's significand
+    pos = jnp.maximum(field, 1).astype(I32) - 150 - qe + drop
+    sig = arith._srl(sig, arith.u32(drop))
+    # A format subnormal sits below its normal grid; its low bits are zero, so this is exact.
+    sig = arith._srl(sig, jnp.clip(-pos, 0, 31).astype(arith.U32))
+    pos = jnp.maximum(pos, 0)
+    q, r = pos // LIMB_BITS, (pos % LIMB_BITS).astype(arith.U32)
+    digits = [arith._sll(sig, r) & _MASK]
+    digits += [arith._srl(sig, j * LIMB_BITS - r) & _MASK for j in range(1, pieces)]
+    negative = (c & arith.SIGN32) != 0
+    finite = mag < arith.INF32
+    digits = [jnp.where(finite, jnp.where(negative, -d.astype(I32), d.astype(I32)), 0)
+              for d in digits]
+    return q, digits
+
+
+def _normalise(acc):
+    """Carry-propagate limb sums (..., L): digits in [0, 2^14) below a signed top limb."""
+    out, carry = [], jnp.zeros(acc.shape[:-1], I32)
+    for k in range(acc.shape[-1] - 1):
+        v = acc[..., k] + carry
+        out.append(v & _MASK)
+        carry = v >> LIMB_BITS  # arithmetic shift: floor division
+    out.append(acc[..., -1] + carry)
+    return jnp.stack(out, axis=-1)
+
+
+def exact_limbs(c, fmt: Format):
+    """The exact sum of carriers ``c`` (..., n) of ``fmt`` values, as (magnitude limbs, negative).
+
+    ``limbs`` (..., L) int32: digit k in [0, 2^14) weighs 2^(14k + qe); ``negative`` bool.
+    Non-finite inputs are left out (callers handle them).
+    """
+    n = c.shape[-1]
+    qe, limbs, pieces = _layout(fmt, n)
+    chunks = -(-n // CHUNK)
+    if chunks * CHUNK != n and chunks > 1:
+        c = jnp.pad(c, [(0, 0)] * (c.ndim - 1) + [(0, chunks * CHUNK - n)])
+    c = c.reshape(c.shape[:-1] + (chunks, -1))
+    q, digits = _digits(c, fmt, qe, pieces)
+    k = jnp.arange(limbs, dtype=I32)
+    # Integer adds are exact and associative, so a plain sum per limb is the exact sum.
+    acc = sum(jnp.sum(jnp.where((q + j)[..., None] == k, d[..., None], 0), axis=-2)
+              for j, d in enumerate(digits))
+    total = jnp.sum(_normalise(acc), axis=-2)
+    signed = _normalise(total)
+    negative = signed[..., -1] < 0
+    return jnp.where(negative[..., None], _normalise(-total), signed), negative
+
+
+def _round_limbs(mag, negative, fmt: Format, qe: int):
+    """``fmt`` bit patterns (uint32) of +-(magnitude limbs), rounded to nearest, ties to even."""
+    limbs = mag.shape[-1]
+    nonzero = mag != 0
+    t = limbs - 1 - jnp.argmax(nonzero[..., ::-1], axis=-1).astype(I32)
+
+    def digit(i):
+        d = jnp.take_along_axis(mag, jnp.clip(i, 0, limbs - 1)[..., None], axis=-1)[..., 0]
+        return jnp.where(i >= 0, d, 0).astype(arith.U32)
+
+    d0, d1, d2 = digit(t), digit(t - 1), digit(t - 2)
+    b = (32 - lax.clz(d0)).astype(I32)  # bits of the top digit, 1..14
+    low = jnp.clip(b - 2, 0, 31).astype(arith.U32)
+    x = (arith._sll(d0, (30 - b).astype(arith.U32)) | arith._sll(d1, (16 - b).astype(arith.U32))
+         | jnp.where(b >= 2, arith._srl(d2, low), arith._sll(d2, arith.u32(1))))
+    sticky = ((d2 & (arith._sll(arith.u32(1), low) - 1)) != 0) | jnp.any(
+        nonzero & (jnp.arange(limbs) < (t - 2)[..., None]), axis=-1)
+    e0 = LIMB_BITS * (t - 2) + (b - 2) + qe  # exponent of x's last bit; x has 30 bits
+
+    p = fmt.mantissa_bits + 1
+    emin = 1 - fmt.bias
+    normal = e0 + 29 >= emin
+    shift = jnp.where(normal, 30 - p, jnp.minimum(qe - e0, 31)).astype(arith.U32)
+    kept = arith._srl(x, shift)
+    rem = x & (arith._sll(arith.u32(1), shift) - 1)
+    half = arith._sll(arith.u32(1), shift - 1)
+    kept = kept + ((rem > half) | ((rem == half) & (sticky | ((kept & 1) == 1)))).astype(
+        arith.U32)
+    # (biased exponent - 1) * 2^mantissa_bits + significand: a carry out of the significand
+    # moves into the exponent field by itself.
+    field = jnp.clip(e0 + shift.astype(I32) - qe, 0, (1 << fmt.exponent_bits) - 1).astype(arith.U32)
+    pattern = jnp.where(normal, arith._sll(field, arith.u32(fmt.mantissa_bits)) + kept, kept)
+    inf = np.uint32(((1 << fmt.exponent_bits) - 1) << fmt.mantissa_bits)
+    pattern = jnp.where(jnp.any(nonzero, axis=-1), jnp.minimum(pattern, inf), arith.u32(0))
+    sign = np.uint32(1 << (fmt.exponent_bits + fmt.mantissa_bits))
+    return jnp.where(negative, pattern | sign, pattern)
+
+
+def exact_sum_bits(c, fmt: Format):
+    """``fmt`` patterns (uint32) of the exact sum of carriers ``c`` (..., n), rounded once.
+
+    inf + -inf or a NaN input give the canonical NaN; an exact zero is +0 unless every input
+    is -0 (IEEE's sign rules for a sum that is exactly zero).
+    """
+    qe = _layout(fmt, c.shape[-1])[0]
+    mag, negative = exact_limbs(c, fmt)
+    pattern = _round_limbs(mag, negative, fmt, qe)
+    sign = np.uint32(1 << (fmt.exponent_bits + fmt.mantissa_bits))
+    inf = np.uint32(((1 << fmt.exponent_bits) - 1) << fmt.mantissa_bits)
+    nan = inf | np.uint32(1 << (fmt.mantissa_bits - 1))
+    pos_inf = jnp.any(c == arith.INF32, axis=-1)
+    neg_inf = jnp.any(c == (arith.INF32 | arith.SIGN32), axis=-1)
+    any_nan = jnp.any((c & arith.MAG32) > arith.INF32, axis=-1)
+    all_neg_zero = jnp.all(c == arith.SIGN32, axis=-1)
+    pattern = jnp.where(all_neg_zero, arith.u32(sign), pattern)
+    pattern = jnp.where(pos_inf, arith.u32(inf), jnp.where(neg_inf, arith.u32(inf | sign), pattern))
+    return jnp.where(any_nan | (pos_inf & neg_inf), arith.u32(nan), pattern)
+
+
+def limbs_to_float64(mag, negative, fmt: Format, n: int) -> np.ndarray:
+    """Host-side: the exact sums, correctly rounded to float64 (``math.fsum`` of exact terms)."""
+    qe = _layout(fmt, n)[0]
+    mag = np.asarray(mag)
+    weights = [math.ldexp(1.0, LIMB_BITS * k + qe) for k in range(mag.shape[-1])]
+    flat = mag.reshape(-1, mag.shape[-1])
+    out = np.array([math.fsum(float(d) * w for d, w in zip(row, weights) if d) for row in flat])
+    out = np.where(np.asarray(negative).reshape(-1), -out, out)
+    return out.reshape(mag.shape[:-1])

@@ -1,0 +1,339 @@
+"""Summation orders, bit-exact on float32 carriers: the engine behind ``ascjax.precision.sum``.
+
+Each order is a fixed sequence of adds over the last axis, written out (slices, a scan, a
+static tree schedule) so that no compiler can reassociate it; every add is ``arith``'s IEEE add
+rounded to the format (or to float32 where the order accumulates in float32). ``order_tree``
+gives the same orders as nested tuples of input indices, the form ``reveal_order`` returns.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import arith
+from .common import pair_tree, sequential_sum
+from .config import Config, resolve_config
+from .formats import FORMATS, Format
+from .reduce_family import tensor_sum
+
+ORDERS = ("sequential", "adjacent_tree", "datablock_mode1", "datablock_mode2", "numpy_pairwise",
+          "kahan")
+# Formats a sum can be emulated in: those with an exact float32 carrier. fp8_e5m2 is the top
+# byte of a half, so it rides on half's carrier; formats without inf (fp8_e4m3fn) or with a
+# tapered layout (hifloat8) would need their own rounding and are not offered.
+SUM_FORMATS = ("half", "bfloat16_t", "float", "fp8_e5m2_t")
+
+PW_BLOCKSIZE = 128  # NumPy's pairwise_sum block (numpy/_core/src/umath/loops_utils.h.src)
+
+
+# --- formats on carriers --------------------------------------------------------------------
+
+def unit_roundoff(fmt: Format) -> float:
+    """u = 2^-p, half the spacing of the format's numbers in [1, 2) (p = mantissa bits + 1)."""
+    return 2.0 ** -(fmt.mantissa_bits + 1)
+
+
+def least_exponent(fmt: Format) -> int:
+    """Exponent of the format's least subnormal (every value is a multiple of it)."""
+    return 1 - fmt.bias - fmt.mantissa_bits
+
+
+def load(x, fmt: Format):
+    """Carriers of an array held in ``fmt``'s storage dtype (exact)."""
+    bits = arith.to_bits(x, fmt)
+    if fmt.name == "fp8_e5m2_t":
+        return arith.to_carrier(arith._sll(bits.astype(jnp.uint16), 8), FORMATS["half"])
+    return arith.to_carrier(bits, fmt)
+
+
+def store(c, fmt: Format):
+    """The ``fmt`` array of carriers that hold ``fmt`` values exactly."""
+    if fmt.name == "fp8_e5m2_t":
+        half = arith.from_carrier(c, FORMATS["half"])
+        return arith.from_bits(arith._srl(half, 8).astype(jnp.uint8), fmt)
+    return arith.from_bits(arith.from_carrier(c, fmt), fmt)
+
+
+def _may_be_tiny(fmt: Format) -> bool:
+    """Can a sum of fmt values be nonzero and below 2^-100 (carrier_add's slow path)?"""
+    return least_exponent(fmt) < -100
+
+
+@dataclasses.dataclass(frozen=True)
+class Arith:
+    """The adds of one order: in the format, and in the float32 accumulator where one is used."""
+
+    fmt: Format
+    config: Config
+
+    def add(self, a, b):
+        s = arith.carrier_add(a, b, may_be_tiny=_may_be_tiny(self.fmt))
+        return arith.round_carrier(s, self.fmt, self.config)
+
+    def add_f32(self, a, b):
+        return arith.carrier_add(a, b, may_be_tiny=_may_be_tiny(self.fmt))
+
+    def round(self, c):
+        return arith.round_carrier(c, self.fmt, self.config)
+
+    def zeros(self, shape):
+        return jnp.zeros(shape, arith.U32)
+
+
+def _neg(c):
+    return c ^ arith.SIGN32
+
+
+# --- the orders -----------------------------------------------------------------------------
+
+def _sequential(c, ar: Arith):
+    return sequential_sum(c, ar.add)
+
+
+def adjacent_tree(c, add: Callable):
+    """Adjacent pairs level by level; an odd element at the end of a level moves up unchanged.
+
+    Same values as padding with +0 to a power of two (what the hardware does), except that a
+    lone -0 stays -0 instead of becoming -0 + +0 = +0.
+    """
+    while c.shape[-1] > 1:
+        m = c.shape[-1]
+        s = add(c[..., 0:m - 1:2], c[..., 1:m:2])
+        c = jnp.concatenate([s, c[..., m - 1:]], axis=-1) if m % 2 else s
+    return c[..., 0]
+
+
+def _datablock(c, ar: Arith, mode: int):
+    lanes = ar.fmt.lanes
+    n = c.shape[-1]
+    repeats = -(-n // lanes)
+    pad = [(0, 0)] * (c.ndim - 1) + [(0, repeats * lanes - n)]
+    w = jnp.pad(c, pad).reshape(c.shape[:-1] + (repeats, lanes))
+    return tensor_sum(w, ar, mode)
+
+
+def _kahan(c, ar: Arith):
+    """Kahan's compensated sum: s = x0, e = +0; then y = x - e; t = s + y; e = (t - s) - y; s = t."""
+    if c.shape[-1] == 1:
+        return c[..., 0]
+
+    def step(carry, x):
+        s, e = carry
+        y = ar.add(x, _neg(e))
+        t = ar.add(s, y)
+        return (t, ar.add(ar.add(t, _neg(s)), _neg(y))), None
+
+    rest = jnp.moveaxis(c[..., 1:], -1, 0)
+    (s, _), _ = jax.lax.scan(step, (c[..., 0], jnp.zeros_like(c[..., 0])), rest,
+                             unroll=min(8, rest.shape[0]))
+    return s
+
+
+# --- NumPy's pairwise_sum -------------------------------------------------------------------
+
+def numpy_plan(n: int, start: int = 0):
+    """NumPy's recursion over ``n`` elements: a leaf is ``(start, size)`` (size <= 128), a node
+    a pair ``(left, right)``. Split: n2 = n // 2 rounded down to a multiple of 8."""
+    if n <= PW_BLOCKSIZE:
+        return (start, n)
+    half = n // 2
+    half -= half % 8
+    return (numpy_plan(half, start), numpy_plan(n - half, start + half))
+
+
+def _leaves(plan) -> list:
+    out, stack = [], [plan]
+    while stack:
+        node = stack.pop()
+        if isinstance(node[0], int):
+            out.append(node)
+        else:
+            stack += [node[1], node[0]]
+    return out
+
+
+def _numpy_leaf(v, add: Callable):
+    """pairwise_sum on a block ``(..., size)``: below 8, -0 + v0 + v1 + ...; else 8 accumulators
+    r[j] += v[i + j], then ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)), then the rest one by one."""
+    size = v.shape[-1]
+    if size < 8:
+        res = jnp.full(v.shape[:-1], arith.SIGN32, arith.U32)
+        for i in range(size):
+            res = add(res, v[..., i])
+        return res
+    r = v[..., 0:8]
+    end = size - size % 8
+    for i in range(8, end, 8):
+        r = add(r, v[..., i:i + 8])
+    res = pair_tree(r, add)
+    for i in range(end, size):
+        res = add(res, v[..., i])
+    return res
+
+
+def _numpy_pairwise(c, ar: Arith):
+    """NumPy's np.sum: 0 + pairwise_sum(x), accumulated in float32, rounded once to the format."""
+    plan = numpy_plan(c.shape[-1])
+    leaves = _leaves(plan)
+    index = {leaf: i for i, leaf in enumerate(leaves)}
+    by_size: dict[int, list] = {}
+    for leaf in leaves:
+        by_size.setdefault(leaf[1], []).append(leaf)
+    values = jnp.zeros(c.shape[:-1] + (len(leaves),), arith.U32)
+    for size, group in by_size.items():
+        idx = np.array([start for start, _ in group])[:, None] + np.arange(size)
+        values = values.at[..., np.array([index[g] for g in group])].set(
+            _numpy_leaf(c[..., idx], ar.add_f32))
+    total = run_tree(values, _relabel(plan, index), ar.add_f32)
+    return ar.round(ar.add_f32(jnp.zeros_like(total), total))
+
+
+def _relabel(plan, index):
+    if isinstance(plan[0], int):
+        return index[plan]
+    return (_relabel(plan[0], index), _relabel(plan[1], index))
+
+
+# --- any tree -------------------------------------------------------------------------------
+
+def tree_schedule(tree, n: int):
+    """Level-by-level schedule of a summation tree over n leaves.
+
+    Returns a list of ``(left, right)`` index arrays; level k's results get the buffer indices
+    after all earlier ones. A node with more than two children adds them left to right.
+    """
+    nodes = []  # (left id, right id, height); ids >= n are nodes, in creation order
+    stack = [(tree, False)]
+    done: list = []
+    while stack:
+        t, expanded = stack.pop()
+        if isinstance(t, (int, np.integer)):
+            done.append((int(t), 0))
+        elif not expanded:
+            stack.append((t, True))
+            stack += [(child, False) for child in reversed(t)]
+        else:
+            kids = [done.pop() for _ in t][::-1]
+            node, height = kids[0]
+            for kid, kid_height in kids[1:]:
+                height = max(height, kid_height) + 1
+                nodes.append((node, kid, height))
+                node = n + len(nodes) - 1
+            done.append((node, height))
+    heights = np.array([h for _, _, h in nodes], int)
+    rank = np.argsort(heights, kind="stable")
+    new_id = np.arange(n + len(nodes))
+    new_id[n + rank] = n + np.arange(len(nodes))
+    levels = []
+    for h in np.unique(heights):
+        members = rank[heights[rank] == h]
+        levels.append((new_id[[nodes[m][0] for m in members]],
+                       new_id[[nodes[m][1] for m in members]]))
+    return levels
+
+
+def run_tree(values, tree, add: Callable):
+    """Sum ``values`` (..., n) along a summation tree (nested tuples of indices), level by level.
+
+    Each level is one vectorised add of gathered operands, so a tree of height h costs h
+    steps: meant for trees of modest height (a sequential tree of n leaves has height n-1).
+    """
+    n = values.shape[-1]
+    if isinstance(tree, (int, np.integer)):
+        return values[..., int(tree)]
+    for left, right in tree_schedule(tree, n):
+        values = jnp.concatenate([values, add(values[..., left], values[..., right])], axis=-1)
+    return values[..., -1]
+
+
+# --- dispatch -------------------------------------------------------------------------------
+
+def run_order(c, order: str, fmt: Format, config: Config | None = None):
+    """The sum of carriers ``c`` (..., n), n >= 1, in ``fmt`` along ``order``, as carriers."""
+    ar = Arith(fmt, resolve_config(config))
+    if order == "sequential":
+        return _sequential(c, ar)
+    if order == "adjacent_tree":
+        return adjacent_tree(c, ar.add)
+    if order in ("datablock_mode1", "datablock_mode2"):
+        return _datablock(c, ar, int(order[-1]))
+    if order == "numpy_pairwise":
+        return _numpy_pairwise(c, ar)
+    if order == "kahan":
+        return _kahan(c, ar)
+    raise ValueError(f"unknown order {order!r}; valid: {ORDERS}")
+
+
+def order_tree(order: str, n: int, fmt: Format):
+    """The summation tree of ``order`` over n inputs, as nested tuples (None for kahan)."""
+    leaves = list(range(n))
+    if order == "kahan":
+        return None
+    if order == "sequential":
+        t = 0
+        for i in range(1, n):
+            t = (t, i)
+        return t
+    if order == "adjacent_tree":
+        return _pairs(leaves)
+    if order in ("datablock_mode1", "datablock_mode2"):
+        lanes = fmt.lanes
+        repeats = [_pairs(leaves[r:r + lanes]) for r in range(0, n, lanes)]
+        if order == "datablock_mode1":
+            return _pairs(repeats)
+        t = repeats[0]
+        for r in repeats[1:]:
+            t = (t, r)
+        return t
+    if order == "numpy_pairwise":
+        return _numpy_tree(numpy_plan(n))
+    raise ValueError(f"unknown order {order!r}; valid: {ORDERS}")
+
+
+def _pairs(items: list):
+    """Adjacent-pair tree over items, an odd last item moving up unchanged."""
+    while len(items) > 1:
+        nxt = [(items[i], items[i + 1]) for i in range(0, len(items) - 1, 2)]
+        items = nxt + items[len(items) - len(items) % 2:] if len(items) % 2 else nxt
+    return items[0]
+
+
+def _numpy_tree(plan):
+    if not isinstance(plan[0], int):
+        return (_numpy_tree(plan[0]), _numpy_tree(plan[1]))
+    start, size = plan
+    idx = list(range(start, start + size))
+    if size < 8:  # -0 + v0 is exact: the -0 start is no node of the tree
+        t = idx[0]
+        for i in idx[1:]:
+            t = (t, i)
+        return t
+    end = size - size % 8
+    r = list(idx[:8])
+    for i in range(8, end, 8):
+        r = [(r[j], idx[i + j]) for j in range(8)]
+    t = _pairs(r)
+    for i in idx[end:]:
+        t = (t, i)
+    return t
+
+
+def tree_depth(tree) -> int:
+    """Largest number of adds on a path from a leaf to the root (a k-ary node counts k-1)."""
+    if tree is None:
+        raise ValueError("no summation tree")
+    stack, best = [(tree, 0)], 0
+    while stack:
+        t, d = stack.pop()
+        if isinstance(t, (int, np.integer)):
+            best = max(best, d)
+        else:
+            k = len(t)
+            # child i of a k-ary node (added left to right) passes through k-1 adds at most
+            stack += [(child, d + k - max(i, 1)) for i, child in enumerate(t)]
+    return best

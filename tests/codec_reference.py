@@ -1,0 +1,146 @@
+"""Slow, obvious NumPy references for ``ascjax.encode`` / ``ascjax.decode`` (test use only).
+
+Written from SPEC 8 and the vendor rules, independently of ``ascjax._src``: the values of a
+type come from its independent library (ml_dtypes, en_dtypes, NumPy), and rounding is a search
+in that sorted value list in float64 (which holds every float32 and every midpoint exactly),
+then a choice between the two neighbours as the round mode says.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+
+import numpy as np
+
+from ascjax import FORMATS
+
+_UINT = {1: np.uint8, 2: np.uint16}
+_NEXT = {"hifloat8_t": 49152.0, "fp8_e8m0_t": 2.0 ** 128}  # where the next code would sit
+
+
+def library_type(name: str):
+    module, attr = FORMATS[name].reference.split(".")
+    return getattr(importlib.import_module(module), attr)
+
+
+def decode(bits, name: str, *, e8m0: str = "cast") -> np.ndarray:
+    """float32 values of codes ``bits`` by the type's library (one unpacked element a byte)."""
+    t = np.dtype(library_type(name))
+    values = np.asarray(bits).astype(_UINT[t.itemsize]).view(t).astype(np.float32)
+    if name == "fp8_e8m0_t" and e8m0 == "cast":
+        values = np.where(np.asarray(bits) == 0, np.float32(0), values)
+    return values
+
+
+@functools.cache
+def value_grid(name: str, e8m0: str = "cast"):
+    """(finite values >= 0 ascending, float64; their codes; the would-be next value)."""
+    f = FORMATS[name]
+    codes = np.arange(1 << (f.bits - 1 if f.sign_bit else f.bits))
+    values = decode(codes, name, e8m0=e8m0).astype(np.float64)
+    keep = np.isfinite(values)
+    values, codes = values[keep], codes[keep]
+    order = np.argsort(values, kind="stable")
+    values, codes = values[order], codes[order]
+    return values, codes, _NEXT.get(name, 2 * values[-1] - values[-2])
+
+
+def _int4(x: np.ndarray, mode: str) -> np.ndarray:
+    v = x.astype(np.float64)
+    rounders = {"rint": np.rint, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc,
+                "round": lambda a: np.sign(a) * np.floor(np.abs(a) + 0.5)}
+    with np.errstate(invalid="ignore"):
+        r = np.clip(np.nan_to_num(rounders[mode](v), nan=0.0), -8, 7)
+    return (r.astype(np.int64) & 0xF).astype(np.uint8)
+
+
+def encode(values, name: str, *, round_mode: str, saturate: bool = False,
+           e8m0: str = "cast") -> np.ndarray:
+    """Codes of float32 ``values`` in ``name`` by the documented rules (see ``ascjax.encode``)."""
+    f = FORMATS[name]
+    x = np.asarray(values, np.float32)
+    if name == "int4b_t":
+        return _int4(x, round_mode)
+    grid, codes, nxt = value_grid(name, e8m0)
+    neg = np.signbit(x)
+    finite = np.isfinite(x)
+    a = np.where(finite, np.abs(x.astype(np.float64)), 0.0)
+    i = np.searchsorted(grid, a, side="right") - 1
+    below = i < 0  # only e8m0 read as the format has no zero: below 2**-127
+    i = np.clip(i, 0, grid.size - 1)
+    top = i == grid.size - 1
+    lo, hi = grid[i], np.where(top, nxt, grid[np.minimum(i + 1, grid.size - 1)])
+    exact, mid, lo_odd = a == lo, (lo + hi) / 2, (codes[i] & 1) == 1
+    up = {"rint": (a > mid) | ((a == mid) & lo_odd), "round": a >= mid,
+          "trunc": np.zeros_like(exact), "floor": neg & ~exact, "ceil": ~neg & ~exact,
+          "odd": ~exact & ~lo_odd}[round_mode] & ~below
+    code = np.where(up & ~top, codes[np.minimum(i + 1, grid.size - 1)], codes[i])
+    toward_zero = {"trunc": True, "odd": True, "floor": ~neg, "ceil": neg}.get(round_mode, False)
+    special = f.inf_code if f.inf_code is not None else f.nan_code
+    big = f.max_code if saturate or special is None else special
+    code = np.where(up & top, np.where(toward_zero, f.max_code, big), code)
+    code = np.where(np.isinf(x), big, code)
+    nan = np.isnan(x)
+    if f.sign_bit:
+        has_negative_zero = name != "hifloat8_t"
+        sign = 1 << (f.bits - 1)
+        code = np.where(neg & ((code != 0) | has_negative_zero), code | sign, code)
+    else:  # unsigned e8m0
+        nan = nan | (neg & (x != 0)) | ((x == 0) & (e8m0 == "format"))
+    nan_code = 0 if saturate or f.nan_code is None else f.nan_code
+    if f.sign_bit and name != "hifloat8_t" and not saturate and f.nan_code is not None:
+        nan_code = np.where(neg, nan_code | (1 << (f.bits - 1)), nan_code)
+    return np.where(nan, nan_code, code).astype(_UINT[max(f.bits // 8, 1)])
+
+
+def _hif8_code(e: np.ndarray, frac: np.ndarray, frac_bits: np.ndarray) -> np.ndarray:
+    """The code of 2**e * (1 + frac / 2**frac_bits), assembled as in the vendor's codec."""
+    a = np.abs(e)
+    d = np.select([e < -15, a == 0, a == 1, a <= 3, a <= 7], [0, 0, 1, 2, 3], 4)
+    dot = np.array([1, 2, 4, 8, 12])[d]
+    exp_bits = np.maximum(d, 1)
+    sign_exp = (e < 0).astype(np.int64) << (exp_bits - 1 + frac_bits)
+    tail = (a - (1 << (exp_bits - 1))) << frac_bits
+    normal = np.where(d == 0, (dot << 3) + frac, (dot << 3) + sign_exp + tail + frac)
+    return np.where(e < -22, 0, np.where(e < -15, e + 23, normal))
+
+
+def hifloat8_hybrid(values, half_lsb=None) -> np.ndarray:
+    """CAST_HYBRID codes, transcribed from Huawei's host reference codec (saturate off).
+
+    |e| < 4, or |x| >= 40960: CAST_ROUND. Otherwise the magnitude's fraction below the kept
+    mantissa bits is cut into F (its top 14 bits; half source: top 2 bits) and compared with T
+    (float32: the fraction's low 14 bits; half: 2 * mantissa lsb + 1); F >= T rounds up.
+    """
+    x = np.asarray(values, np.float32)
+    out = encode(x, "hifloat8_t", round_mode="round").astype(np.int64)
+    a = np.abs(x.astype(np.float64))
+    nonzero = np.isfinite(a) & (a > 0)
+    e = np.frexp(np.where(nonzero, a, 1.0))[1].astype(np.int64) - 1
+    use = nonzero & (np.abs(e) >= 4) & (a < 40960.0)
+    a, e = np.where(use, a, 1.0), np.where(use, e, 0)
+    frac_bits = np.select([np.abs(e) <= 3, np.abs(e) <= 7, np.abs(e) <= 15], [3, 2, 1], 0)
+    frac_bits = np.where(e < -15, 0, frac_bits)
+    src_bits, keep = (23, 14) if half_lsb is None else (10, 2)
+    fraction = np.ldexp(a, src_bits - e).astype(np.int64) - (1 << src_bits)
+    shift = src_bits - frac_bits
+    kept = fraction >> shift
+    rest = fraction - (kept << shift)
+    f = rest >> (shift - keep)
+    midpoint = e == -23  # [2**-23, 2**-22): the rest is measured against 2**-22
+    f = np.where(midpoint, (fraction >> (src_bits - keep + 1)) + (1 << (keep - 1)), f)
+    kept = np.where(midpoint, 0, kept)
+    if half_lsb is None:
+        t = np.where(midpoint, fraction, rest) & ((1 << keep) - 1)
+    else:
+        t = 2 * np.asarray(half_lsb, np.int64) + 1
+    up = f >= t
+    carry = up & (kept == (1 << frac_bits) - 1)
+    frac = np.where(carry, 0, kept + up)
+    e2 = np.where(carry, e + 1, e)
+    frac_bits2 = np.where(carry, np.select([np.abs(e2) <= 3, np.abs(e2) <= 7], [3, 2], 1),
+                          frac_bits)
+    code = _hif8_code(e2, frac, np.where(e2 < -15, 0, frac_bits2))
+    code = np.where(code != 0, code | (np.signbit(x) << 7), code)
+    return np.where(use, code, out).astype(np.uint8)
