@@ -41,9 +41,12 @@ def _place_low(values, lanes: int):
     """
     bits = materialize(lax.bitcast_convert_type(values, np.dtype(f"uint{values.dtype.itemsize * 8}"))
                        if jnp.issubdtype(values.dtype, jnp.floating) else values)
-    pad = [(0, 0)] * (values.ndim - 1) + [(0, lanes - values.shape[-1])]
-    out = jnp.pad(bits, pad)
+    out = _pad_low(bits, lanes)
     return lax.bitcast_convert_type(out, values.dtype) if out.dtype != values.dtype else out
+
+
+def _pad_low(values, lanes: int):
+    return jnp.pad(values, [(0, 0)] * (values.ndim - 1) + [(0, lanes - values.shape[-1])])
 
 
 def reduce_sum_datablock(src: Any, mask: Any, *, dtype: Any = None,
@@ -86,7 +89,7 @@ def _reduce_forward(adder: Adder, src, emask):
 def _reduce_linear(adder: Adder, t, emask):
     t = jnp.where(emask, t, jnp.zeros((), t.dtype))
     blocks = t.reshape(t.shape[:-1] + (BLOCKS_PER_REGISTER, adder.src.per_block))
-    return _place_low(pair_tree(blocks, jnp.add), adder.dst.lanes)
+    return _pad_low(pair_tree(blocks, jnp.add), adder.dst.lanes)
 
 
 @functools.partial(jax.jit, static_argnums=0)

@@ -1,0 +1,260 @@
+"""Bulk goldens from .bin files: streamed in chunks, sharded over devices, atomic outputs.
+
+Expected bits come from the public single-register API looped in Python (and the scalar
+reference model for a few registers), never from the bulk path itself.
+"""
+
+import os
+import pathlib
+import socket
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import ascjax
+import ascjax.reference as ref
+from ascjax._src.cli import main
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+RNG = np.random.default_rng(11)
+
+
+def _bits(x):
+    x = np.asarray(x)
+    return x.view(np.dtype(f"u{x.dtype.itemsize}"))
+
+
+def _random(fmt_name, shape):
+    """Every bit pattern is fair game: NaNs, infs, -0 and subnormals included."""
+    fmt = ascjax.FORMATS[fmt_name]
+    return RNG.integers(0, 1 << 16, shape, dtype=np.uint64).astype(fmt.bits_dtype).view(
+        fmt.storage_dtype)
+
+
+def _loop(fn, *per_register):
+    return np.stack([np.asarray(fn(*args)) for args in zip(*per_register)])
+
+
+@pytest.mark.parametrize("dtype", ["half", "float", "int16_t"])
+def test_reduce_sum_datablock_file_equals_register_loop(tmp_path, dtype):
+    fmt = ascjax.FORMATS[dtype]
+    x = _random(dtype, (37, fmt.lanes))
+    mask = (RNG.random((37, fmt.lanes)) < 0.8).astype(np.uint8)
+    x.tofile(tmp_path / "src.bin")
+    mask.tofile(tmp_path / "mask.bin")
+    summary = ascjax.run_bin("reduce_sum_datablock", src=str(tmp_path / "src.bin"), dtype=dtype,
+                             mask=str(tmp_path / "mask.bin"), out=str(tmp_path / "dst.bin"),
+                             chunk=8)  # 5 chunks, the last one padded
+    assert (summary.rows, summary.outputs) == (37, (str(tmp_path / "dst.bin"),))
+    dst_name = {"int16_t": "int32_t"}.get(dtype, dtype)
+    got = ascjax.read_bin(tmp_path / "dst.bin", dst_name, registers=True)
+    want = _loop(lambda s, m: ascjax.reduce_sum_datablock(s, m.astype(bool)), x, mask)
+    assert np.array_equal(_bits(got), _bits(want))
+    for i in range(3):  # the plain scalar model agrees too
+        assert np.array_equal(_bits(got[i]), _bits(ref.reduce_sum_datablock(x[i],
+                                                                             mask[i] == 1)))
+
+
+def test_mask_file_forms_and_patterns_agree(tmp_path):
+    x = _random("half", (20, 128))
+    x.tofile(tmp_path / "src.bin")
+    hw = np.asarray(ascjax.create_mask("PAT_M3", "half"))  # hardware form, 256 bools
+    np.packbits(np.tile(hw, (20, 1)), axis=1, bitorder="little").tofile(tmp_path / "bits.bin")
+    np.packbits(hw, bitorder="little").tofile(tmp_path / "bits1.bin")
+    np.tile(hw[::2], (20, 1)).astype(np.uint8).tofile(tmp_path / "elems.bin")
+    hw[::2].astype(np.uint8).tofile(tmp_path / "elems1.bin")
+    want = np.asarray(ascjax.reduce_sum_datablock(x, hw))
+    runs = [dict(mask="bits.bin", mask_bits=True), dict(mask="bits1.bin", mask_bits=True),
+            dict(mask="elems.bin"), dict(mask="elems1.bin"), dict(pattern="PAT_M3")]
+    for i, opts in enumerate(runs):
+        if "mask" in opts:
+            opts["mask"] = str(tmp_path / opts["mask"])
+        out = tmp_path / f"dst{i}.bin"
+        ascjax.run_bin("reduce_sum_datablock", src=str(tmp_path / "src.bin"), dtype="half",
+                       out=str(out), **opts)
+        assert np.array_equal(_bits(ascjax.read_bin(out, "half", registers=True)), _bits(want))
+
+
+def test_pair_reduce_sum_tensors_with_initial_dst(tmp_path):
+    src = _random("half", (3, 512))
+    dst = _random("half", (3, 320))
+    src.tofile(tmp_path / "src.bin")
+    dst.tofile(tmp_path / "dst.bin")
+    ascjax.run_bin("pair_reduce_sum", src=str(tmp_path / "src.bin"), dtype="half", tensors=3,
+                   dst=str(tmp_path / "dst.bin"), repeat_time=3, mask="0xFFFF0000FFFF,0x1",
+                   dst_rep_stride=2, src_blk_stride=1, src_rep_stride=10,
+                   out=str(tmp_path / "out.bin"))
+    got = ascjax.read_bin(tmp_path / "out.bin", "half").reshape(3, -1)
+    mask = [0xFFFF0000FFFF, 0x1]
+    want = _loop(lambda d, s: ascjax.pair_reduce_sum(d, s, 3, mask, 2, 1, 10), dst, src)
+    assert np.array_equal(_bits(got), _bits(want))
+    assert np.array_equal(_bits(got[0]), _bits(ref.pair_reduce_sum(dst[0], src[0], 3, mask,
+                                                                   2, 1, 10)))
+
+
+def test_gather_widening_and_index_type_from_the_registry(tmp_path):
+    data = RNG.integers(-128, 128, 1000, dtype=np.int16).astype(np.int8)
+    index = RNG.integers(0, 1000, (9, 128)).astype(np.uint16)
+    mask = (RNG.random((9, 128)) < 0.5).astype(np.uint8)
+    for name, arr in (("src", data), ("index", index), ("mask", mask)):
+        arr.tofile(tmp_path / f"{name}.bin")
+    ascjax.run_bin("gather", src=str(tmp_path / "src.bin"), dtype="int8_t",
+                   dst_dtype="int16_t", index=str(tmp_path / "index.bin"),
+                   mask=str(tmp_path / "mask.bin"), out=str(tmp_path / "out.bin"))
+    got = ascjax.read_bin(tmp_path / "out.bin", "int16_t", registers=True)
+    want = _loop(lambda i, m: ascjax.gather(data, i, m.astype(bool), dst_dtype="int16_t"),
+                 index, mask)
+    assert np.array_equal(got, want)
+    with pytest.raises(TypeError, match=r"give --index-dtype; the seed's table allows "
+                                        r"\['uint16_t', 'uint32_t'\]"):
+        ascjax.run_bin("gather", src=str(tmp_path / "src.bin"), dtype="half",
+                       index=str(tmp_path / "index.bin"), out=str(tmp_path / "x.bin"))
+
+
+def _squeeze_loop(x, mask, addr, finalize=True):
+    ub, state = ascjax.make_ub(), ascjax.squeeze_and_storeunalign_init()
+    dsts = []
+    for reg, m in zip(x, mask):
+        ub, dst, state = ascjax.squeeze_and_storeunalign(ub, addr, state, reg, m.astype(bool))
+        dsts.append(np.asarray(dst))
+    if finalize:
+        ub, state = ascjax.squeeze_and_storeunalign_finalize(ub, addr, state)
+    ar = int(ascjax.get_squeeze_status(state))
+    return np.stack(dsts), np.asarray(ub)[addr:addr + ar], ar
+
+
+@pytest.mark.parametrize("finalize", [True, False])
+def test_squeeze_groups_ub_region_and_ar(tmp_path, finalize):
+    x = _random("half", (8, 128))
+    mask = (RNG.random((8, 128)) < 0.3).astype(np.uint8)
+    x.tofile(tmp_path / "src.bin")
+    mask.tofile(tmp_path / "mask.bin")
+    paths = {k: str(tmp_path / f"{k}.bin") for k in ("out", "ub", "ar")}
+    ascjax.run_bin("squeeze_and_storeunalign", src=str(tmp_path / "src.bin"), dtype="half",
+                   mask=str(tmp_path / "mask.bin"), group=4, dst_addr=70,
+                   no_finalize=not finalize, out=paths["out"], ub_out=paths["ub"],
+                   ar_out=paths["ar"], chunk=4)
+    dst = ascjax.read_bin(paths["out"], "half", registers=True)
+    ub = ascjax.read_bin(paths["ub"], "uint8_t")
+    ars = ascjax.read_bin(paths["ar"], "uint32_t")
+    want_ub = []
+    for g in range(2):
+        d, region, ar = _squeeze_loop(x[4 * g:4 * g + 4], mask[4 * g:4 * g + 4], 70, finalize)
+        assert np.array_equal(_bits(dst[4 * g:4 * g + 4]), _bits(d))
+        assert ars[g] == ar
+        want_ub.append(region)
+    assert np.array_equal(ub, np.concatenate(want_ub))
+    if finalize:  # the regions hold exactly the selected elements, in order
+        assert np.array_equal(ub.view(np.uint16), _bits(x)[mask == 1])
+
+
+def test_squeeze_past_the_ub_end_fails_and_writes_nothing(tmp_path):
+    np.ones((4, 64), np.float32).tofile(tmp_path / "src.bin")
+    with pytest.raises(IndexError, match="reaches UB byte 1056, past the end of the 1024-byte"):
+        ascjax.run_bin("squeeze_and_storeunalign", src=str(tmp_path / "src.bin"),
+                       dtype="float", dst_addr=32, ub_bytes=1024, out=str(tmp_path / "o.bin"),
+                       ub_out=str(tmp_path / "u.bin"))
+    assert sorted(os.listdir(tmp_path)) == ["src.bin"]
+
+
+def test_map_registers_and_progress(capsys):
+    x = _random("float", (300, 64))
+    mask = ascjax.create_mask("PAT_H", "float")
+    got = ascjax.map_registers(lambda s, m: ascjax.reduce_sum_datablock(s, m), x,
+                               shared=[mask], chunk=64, progress=True)
+    assert np.array_equal(_bits(got), _bits(ascjax.reduce_sum_datablock(x, mask)))
+    assert "100.0% 300/300 registers" in capsys.readouterr().err
+
+
+def test_cli_run_and_bad_files(tmp_path, capsys):
+    x = _random("half", (4, 128))
+    x.tofile(tmp_path / "src.bin")
+    out = str(tmp_path / "dst.bin")
+    assert main(["run", "reduce_sum_datablock", "--src", str(tmp_path / "src.bin"),
+                 "--dtype", "half", "--pattern", "PAT_VL8", "--out", out]) == 0
+    want = ascjax.reduce_sum_datablock(x, ascjax.create_mask("PAT_VL8", "half"))
+    assert np.array_equal(_bits(ascjax.read_bin(out, "half", registers=True)), _bits(want))
+    os.unlink(out)
+    (tmp_path / "odd.bin").write_bytes(b"\0" * 300)  # 150 halfs: not whole registers
+    (tmp_path / "mask.bin").write_bytes(b"\1" * 129)  # neither 1 nor 4 masks
+    (tmp_path / "two.bin").write_bytes(b"\2" * 128)  # not 0/1
+    src = ["--src", str(tmp_path / "src.bin")]
+    cases = [
+        (["--src", str(tmp_path / "odd.bin")], "not a whole number of vector_half registers"),
+        (["--src", str(tmp_path / "missing.bin")], "missing.bin: no such file"),
+        (src + ["--mask", str(tmp_path / "mask.bin")], "129 bytes is neither one mask"),
+        (src + ["--mask", str(tmp_path / "two.bin")], "values must be 0 or 1"),
+        (src + ["--pattern", "PAT_XX"], "unknown pattern 'PAT_XX'"),
+    ]
+    for args, message in cases:
+        code = main(["run", "reduce_sum_datablock", "--dtype", "half", "--out", out, *args])
+        assert code == 2 and message in capsys.readouterr().err, message
+    with pytest.raises(SystemExit) as exit_info:  # argparse: unknown dtype
+        main(["run", "reduce_sum_datablock", "--dtype", "bfloat16_t", "--out", out, *src])
+    assert exit_info.value.code == 2
+    assert main(["run", "pair_reduce_sum", "--src", str(tmp_path / "src.bin"), "--dtype", "half",
+                 "--repeat-time", "300", "--mask", "128", "--out", out]) == 2
+    assert "repeat_time=300 is outside the valid range [0, 255]" in capsys.readouterr().err
+    assert sorted(os.listdir(tmp_path)) == ["mask.bin", "odd.bin", "src.bin", "two.bin"]
+
+
+_FOUR_DEVICES = """
+import sys, jax
+from ascjax._src.cli import main
+assert len(jax.devices()) == 4, jax.devices()
+d = sys.argv[1]
+codes = [
+    main(["run", "gather", "--src", d + "/g_src.bin", "--dtype", "float", "--index",
+          d + "/g_idx.bin", "--mask", d + "/g_mask.bin", "--out", d + "/g4.bin", "--chunk", "8"]),
+    main(["run", "squeeze_and_storeunalign", "--src", d + "/s_src.bin", "--dtype", "float",
+          "--pattern", "PAT_M3", "--group", "2", "--out", d + "/s4.bin", "--ub-out",
+          d + "/u4.bin"]),
+]
+sys.exit(max(codes))
+"""
+
+
+def test_bits_identical_on_one_and_four_devices(tmp_path):
+    """1 device in this process; 4 host devices in subprocesses (XLA_FLAGS must precede jax)."""
+    d = str(tmp_path)
+    x = _random("half", (203, 128))
+    x.tofile(tmp_path / "src.bin")
+    data = _random("float", (500,))
+    data.tofile(tmp_path / "g_src.bin")
+    RNG.integers(0, 500, (61, 64)).astype(np.uint32).tofile(tmp_path / "g_idx.bin")
+    (RNG.random((61, 64)) < 0.7).astype(np.uint8).tofile(tmp_path / "g_mask.bin")
+    _random("float", (10, 64)).tofile(tmp_path / "s_src.bin")
+    one = [main(["run", "reduce_sum_datablock", "--src", d + "/src.bin", "--dtype", "half",
+                 "--out", d + "/r1.bin", "--chunk", "16"]),
+           main(["run", "gather", "--src", d + "/g_src.bin", "--dtype", "float", "--index",
+                 d + "/g_idx.bin", "--mask", d + "/g_mask.bin", "--out", d + "/g1.bin"]),
+           main(["run", "squeeze_and_storeunalign", "--src", d + "/s_src.bin", "--dtype",
+                 "float", "--pattern", "PAT_M3", "--group", "2", "--out", d + "/s1.bin",
+                 "--ub-out", d + "/u1.bin"])]
+    assert one == [0, 0, 0]
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4")
+    console = subprocess.run(
+        [sys.executable, "-m", "ascjax", "run", "reduce_sum_datablock", "--src", d + "/src.bin",
+         "--dtype", "half", "--out", d + "/r4.bin", "--chunk", "16"],
+        env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert console.returncode == 0, console.stderr
+    assert "on 4 device(s)" in console.stderr
+    script = subprocess.run([sys.executable, "-c", _FOUR_DEVICES, d], env=env,
+                            capture_output=True, text=True, timeout=300, check=False)
+    assert script.returncode == 0, script.stderr
+    for a, b in (("r1", "r4"), ("g1", "g4"), ("s1", "s4"), ("u1", "u4")):
+        assert (tmp_path / f"{a}.bin").read_bytes() == (tmp_path / f"{b}.bin").read_bytes(), a
+
+
+def test_distributed_example_runs_with_one_process():
+    with socket.socket() as s:
+        s.bind(("localhost", 0))
+        port = s.getsockname()[1]
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "distributed_run.py"), "--coordinator",
+         f"localhost:{port}", "--num-processes", "1", "--process-id", "0", "--registers", "300"],
+        capture_output=True, text=True, timeout=300, check=False)
+    assert run.returncode == 0, run.stderr
+    assert "bit-exact against one reduce_sum_datablock call: True" in run.stdout

@@ -1,0 +1,205 @@
+"""``ascjax.compare`` / ``ascjax compare``: bit mismatches, ULPs, locations, CANN verdicts."""
+
+import json
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import ascjax
+from ascjax._src.cli import main
+
+RNG = np.random.default_rng(7)
+
+
+def _half(n=1024):
+    return RNG.uniform(0.5, 4, n).astype(np.float16)
+
+
+def _samples_verdict(real, golden):
+    """The samples' verify_result.py decision, written out as the script does it."""
+    loss, minimum = 1e-3, 10e-10
+    with np.errstate(all="ignore"):
+        result = np.abs(real - golden)
+        deno = np.maximum(np.abs(real), np.abs(golden))
+        atol_ok = np.less_equal(result, loss)
+        rtol_ok = np.less_equal(result / np.add(deno, minimum), loss)
+    if not rtol_ok.all() and not atol_ok.all():
+        if (np.sum(~rtol_ok) > real.size * loss) and (np.sum(~atol_ok) > real.size * loss):
+            return False
+    return True
+
+
+def test_one_ulp_differences_are_found_and_located():
+    golden = _half()
+    actual = golden.copy()
+    where = [3, 130, 777]
+    actual[where] = np.nextafter(golden[where], np.float16(np.inf))
+    r = ascjax.compare(actual, golden, dtype="half")
+    assert (r.elements, r.mismatches, r.max_ulp, r.ulp_histogram) == (1024, 3, 1, {"1": 3})
+    # half: 128 lanes a register, 16 lanes a block.
+    got = [(m.index, m.register, m.block, m.lane, m.ulp) for m in r.first_mismatches]
+    assert got == [(3, 0, 0, 3, 1), (130, 1, 0, 2, 1), (777, 6, 0, 777 - 768, 1)]
+    m = r.first_mismatches[1]
+    assert (m.actual, m.golden) == (float(actual[130]), float(golden[130]))
+    assert m.golden_bits == f"0x{int(golden.view(np.uint16)[130]):04x}"
+    assert r.passed and {c.name: c.passed for c in r.criteria} == {"thousandth": True,
+                                                                   "mere_mare": True}
+    strict = ascjax.compare(actual, golden, dtype="half", bit_exact=True)
+    assert not strict.passed and strict.criteria[-1].name == "bit_exact"
+
+
+def test_block_and_lane_for_float_and_packed_nibbles():
+    g = np.zeros(128, np.float32)
+    a = g.copy()
+    a[64 + 8 * 5 + 3] = 1.0  # register 1, block 5, lane 43
+    m = ascjax.compare(a, g, dtype="float").first_mismatches[0]
+    assert (m.register, m.block, m.lane) == (1, 5, 43)
+    g4 = np.zeros(512, np.uint8)
+    a4 = g4.copy()
+    a4[300] = 0x20  # high nibble of byte 300 of register 1: element 2*300 + 1, byte lane 44
+    m = ascjax.compare(a4, g4, dtype="fp4x2_e2m1_t").first_mismatches[0]
+    assert (m.index, m.register, m.block, m.lane, m.actual, m.golden) == (601, 1, 1, 44, 1.0, 0.0)
+
+
+@pytest.mark.parametrize("a, g, ulp", [
+    (0x0000, 0x8000, 0),  # +0 vs -0: bits differ, same value
+    (0x0001, 0x8001, 2),  # smallest subnormals either side of zero
+    (0x7C00, 0x7BFF, 1),  # inf is one past the largest finite value
+    (0x3C00, 0xBC00, 2 * 0x3C00),
+])
+def test_ulp_on_ordered_integers(a, g, ulp):
+    r = ascjax.compare(np.array([a], np.uint16), np.array([g], np.uint16), dtype="half")
+    assert (r.mismatches, r.max_ulp) == (1, ulp)
+
+
+def test_nan_and_inf_are_compared_explicitly():
+    g = np.array([0x7E00, 0x7E00, 0x3C00, 0x7C00, 0x7C00, 0x3C00], np.uint16)
+    a = np.array([0x7E00, 0x7D01, 0x7E00, 0x7C00, 0xFC00, 0x3C00], np.uint16)
+    r = ascjax.compare(a, g, dtype="half")
+    assert (r.nan_pairs, r.nan_payload_differs, r.nan_vs_number) == (2, 1, 1)
+    assert (r.mismatches, r.inf_mismatches, r.max_ulp) == (2, 1, math.inf)
+    assert r.ulp_histogram == {"32769-65536": 1, "inf": 1}  # +inf vs -inf: 2 * 0x7C00 apart
+    d = json.loads(r.to_json())
+    assert d["max_ulp"] is None and d["first_mismatches"][0]["ulp"] is None
+    assert d["first_mismatches"][0]["actual"] == "nan"
+    assert d["first_mismatches"][1]["actual"] == "-inf"
+    assert d["criteria"]["mere_mare"]["figures"]["mare"] == "inf" and not d["pass"]
+
+
+def test_hifloat8_ulps_follow_values_not_codes():
+    # 0x0F = 1.875 and 0x10 = 2.0 are neighbours; between 0x18 = 0.5 and 0x08 = 1.0 lie the
+    # seven values 0.5 * (1 + m/8), codes 0x19..0x1F.
+    a = np.array([0x0F, 0x18], np.uint8)
+    g = np.array([0x10, 0x08], np.uint8)
+    r = ascjax.compare(a, g, dtype="hifloat8_t", first=2)
+    assert [m.ulp for m in r.first_mismatches] == [1, 8]
+    assert [m.golden for m in r.first_mismatches] == [2.0, 1.0]
+
+
+@pytest.mark.parametrize("name", list(ascjax.FORMATS))
+def test_identical_files_pass_for_every_format(name):
+    fmt = ascjax.FORMATS[name]
+    data = RNG.integers(0, 256, 512, dtype=np.uint8).view(fmt.storage_dtype)
+    r = ascjax.compare(data, data.copy(), dtype=name, bit_exact=True)
+    assert r.mismatches == 0 and r.max_ulp == 0 and r.first_mismatches == ()
+    assert r.criteria[-1].passed
+
+
+@pytest.mark.parametrize("dtype, np_dtype", [("half", np.float16), ("float", np.float32)])
+@pytest.mark.parametrize("bad", [0, 10, 11, 200])
+def test_thousandth_verdict_is_verify_result_py(dtype, np_dtype, bad):
+    golden = RNG.uniform(-2, 2, 10_000).astype(np_dtype)
+    golden[:50] = 0  # exact zeros: in float16 10e-10 rounds away and 0/0 fails rtol
+    actual = golden.copy()
+    idx = RNG.choice(np.arange(50, 10_000), bad, replace=False)
+    actual[idx] = golden[idx] + np_dtype(0.05)  # fails both tests: |d| > 1e-3, |d|/2.05 too
+    r = ascjax.compare(actual, golden, dtype=dtype)
+    thousandth = r.criteria[0]
+    assert thousandth.name == "thousandth"
+    assert thousandth.passed == _samples_verdict(actual, golden) == (bad <= 10)
+
+
+def test_mere_mare_by_hand_and_real_errors_fail():
+    golden = RNG.uniform(0.5, 2, 4096).astype(np.float32)
+    actual = (golden * np.float32(1 + 2**-12)).astype(np.float32)
+    a64, g64 = actual.astype(np.float64), golden.astype(np.float64)
+    rel = np.abs(a64 - g64) / (np.abs(g64) + 1e-7)
+    r = ascjax.compare(actual, golden, dtype="float")
+    c = {x.name: x for x in r.criteria}["mere_mare"]
+    assert c.figures["mere"] == pytest.approx(rel.mean(), rel=1e-12)
+    assert c.figures["mare"] == rel.max()
+    assert c.figures["threshold"] == 2.0**-13
+    assert not c.passed and not r.passed  # MERE 2^-12 > 2^-13
+    assert r.criteria[0].passed  # ... while within one thousandth
+
+
+@pytest.mark.parametrize("name, t", [("bfloat16_t", 2**-7), ("fp8_e4m3fn_t", 2**-3),
+                                     ("fp8_e5m2_t", 2**-2), ("half", 2**-10)])
+def test_thresholds_per_dtype(name, t):
+    x = np.zeros(4, ascjax.FORMATS[name].storage_dtype)
+    c = {x.name: x for x in ascjax.compare(x, x, dtype=name).criteria}
+    assert c["mere_mare"].figures["threshold"] == t
+    assert "mere_mare" not in {x.name for x in ascjax.compare(np.zeros(4, np.int32),
+                                                               np.zeros(4, np.int32),
+                                                               dtype="int32_t").criteria}
+
+
+def test_chunked_comparison_equals_whole():
+    golden = _half(5000)
+    actual = golden.copy()
+    actual[::7] = np.nextafter(actual[::7], np.float16(0))
+    whole = ascjax.compare(actual, golden, dtype="half", first=50)
+    pieces = ascjax.compare(actual, golden, dtype="half", first=50, chunk=333)
+    assert whole.as_dict() == pieces.as_dict()
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="actual has 3 half elements but golden has 4"):
+        ascjax.compare(np.zeros(3, np.float16), np.zeros(4, np.float16), dtype="half")
+    with pytest.raises(TypeError, match="actual has dtype float32; half is stored as float16"):
+        ascjax.compare(np.zeros(4, np.float32), np.zeros(4, np.float16), dtype="half")
+
+
+def test_cli_exit_codes_json_and_table(tmp_path, capsys):
+    golden = _half()
+    actual = golden.copy()
+    actual[5] = np.nextafter(golden[5], np.float16(0))
+    g, a = tmp_path / "golden.bin", tmp_path / "actual.bin"
+    golden.tofile(g)
+    actual.tofile(a)
+    assert main(["compare", str(a), str(g), "--dtype", "half", "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    for key in ("elements", "mismatches", "max_ulp", "first_mismatches", "criteria", "pass"):
+        assert key in d
+    assert d["first_mismatches"] == [{"index": 5, "register": 0, "block": 0, "lane": 5,
+                                      "actual": float(actual[5]), "golden": float(golden[5]),
+                                      "actual_bits": f"0x{int(actual.view(np.uint16)[5]):04x}",
+                                      "golden_bits": f"0x{int(golden.view(np.uint16)[5]):04x}",
+                                      "ulp": 1}]
+    assert main(["compare", str(a), str(g), "--dtype", "half", "--bit-exact"]) == 1
+    table = capsys.readouterr().out
+    assert "first mismatches" in table and "FAIL" in table
+    (golden * np.float16(1.5)).tofile(a)
+    assert main(["compare", str(a), str(g), "--dtype", "half"]) == 1
+    capsys.readouterr()
+    golden[:-1].tofile(a)
+    assert main(["compare", str(a), str(g), "--dtype", "half"]) == 2
+    assert "lengths must match" in capsys.readouterr().err
+    assert main(["compare", str(a), str(tmp_path / "none.bin"), "--dtype", "half"]) == 2
+    assert main(["compare", str(a), str(g), "--dtype", "half7"]) == 2
+    (tmp_path / "odd.bin").write_bytes(b"\0" * 3)
+    assert main(["compare", str(tmp_path / "odd.bin"), str(g), "--dtype", "half"]) == 2
+    assert "not a whole number of half elements" in capsys.readouterr().err
+
+
+def test_cli_subprocess_json(tmp_path):
+    x = np.arange(256, dtype=np.float32)
+    x.tofile(tmp_path / "x.bin")
+    out = subprocess.run([sys.executable, "-m", "ascjax", "compare", str(tmp_path / "x.bin"),
+                          str(tmp_path / "x.bin"), "--dtype", "float", "--json"],
+                         capture_output=True, text=True, check=False, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["pass"] is True
