@@ -12,20 +12,20 @@ from ascjax._src.bulk import RUNNERS as RUNNERS
 from ascjax._src.bulk import RunSummary as RunSummary
 from ascjax._src.bulk import map_registers as map_registers
 from ascjax._src.bulk import run_bin as run_bin
-from ascjax._src.compare import CompareReport as CompareReport
-from ascjax._src.compare import compare as compare
-from ascjax._src.config import PRODUCTS as PRODUCTS
-from ascjax._src.config import Config as Config
 from ascjax._src.codecs import decode as decode
 from ascjax._src.codecs import encode as encode
 from ascjax._src.codecs import pack_nibbles as pack_nibbles
 from ascjax._src.codecs import unpack_nibbles as unpack_nibbles
+from ascjax._src.compare import CompareReport as CompareReport
+from ascjax._src.compare import compare as compare
+from ascjax._src.config import PRODUCTS as PRODUCTS
+from ascjax._src.config import Config as Config
 from ascjax._src.formats import CODEC_FORMATS as CODEC_FORMATS
 from ascjax._src.formats import DATABLOCK_BYTES as DATABLOCK_BYTES
 from ascjax._src.formats import FORMATS as FORMATS
+from ascjax._src.formats import ROUND_MODES as ROUND_MODES
 from ascjax._src.formats import UB_BYTES as UB_BYTES
 from ascjax._src.formats import VL_BYTES as VL_BYTES
-from ascjax._src.formats import ROUND_MODES as ROUND_MODES
 from ascjax._src.formats import Format as Format
 from ascjax._src.formats import resolve as resolve_format
 from ascjax._src.gather import gather as gather
@@ -49,8 +49,11 @@ from ascjax._src.registry import conformance_table as conformance_table
 from ascjax._src.squeeze import SqueezeState as SqueezeState
 from ascjax._src.squeeze import get_squeeze_status as get_squeeze_status
 from ascjax._src.squeeze import squeeze_and_storeunalign as squeeze_and_storeunalign
-from ascjax._src.squeeze import squeeze_and_storeunalign_finalize as squeeze_and_storeunalign_finalize
+from ascjax._src.squeeze import (
+                                               squeeze_and_storeunalign_finalize as squeeze_and_storeunalign_finalize,
+)
 from ascjax._src.squeeze import squeeze_and_storeunalign_init as squeeze_and_storeunalign_init
+from ascjax._src.squeeze import squeeze_register as squeeze_register
 from ascjax._src.tables import format_spacing as format_spacing
 from ascjax._src.tables import format_table as format_table
 from ascjax._src.tables import value_table as value_table

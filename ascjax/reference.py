@@ -74,7 +74,11 @@ def _adder(dtype: np.dtype, config: Config):
 
 
 def _masked_value(dtype: np.dtype, config: Config):
-    """What a masked-off lane enters a sum as: +0, or -0 (the exact identity) under "skip"."""
+    """What a masked-off lane enters a sum as: +0 (SPEC 3), or -0 under ``masked_lanes="skip"``.
+
+    -0 is the exact identity of IEEE addition, Config's reading of "takes no part". The adds
+    still happen, so a lone active NaN still comes out canonical and a lone inf still saturates.
+    """
     if dtype.kind == "f" and config.masked_lanes == "skip":
         return dtype.type(-0.0)
     return dtype.type(0)

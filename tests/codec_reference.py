@@ -38,7 +38,8 @@ def value_grid(name: str, e8m0: str = "cast"):
     """(finite values >= 0 ascending, float64; their codes; the would-be next value)."""
     f = FORMATS[name]
     codes = np.arange(1 << (f.bits - 1 if f.sign_bit else f.bits))
-    values = decode(codes, name, e8m0=e8m0).astype(np.float64)
+    with np.errstate(invalid="ignore"):  # signalling NaNs widen with a warning
+        values = decode(codes, name, e8m0=e8m0).astype(np.float64)
     keep = np.isfinite(values)
     values, codes = values[keep], codes[keep]
     order = np.argsort(values, kind="stable")
@@ -50,16 +51,20 @@ def _int4(x: np.ndarray, mode: str) -> np.ndarray:
     v = x.astype(np.float64)
     rounders = {"rint": np.rint, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc,
                 "round": lambda a: np.sign(a) * np.floor(np.abs(a) + 0.5)}
-    with np.errstate(invalid="ignore"):
-        r = np.clip(np.nan_to_num(rounders[mode](v), nan=0.0), -8, 7)
+    r = np.clip(np.nan_to_num(rounders[mode](v), nan=0.0), -8, 7)
     return (r.astype(np.int64) & 0xF).astype(np.uint8)
 
 
 def encode(values, name: str, *, round_mode: str, saturate: bool = False,
            e8m0: str = "cast") -> np.ndarray:
     """Codes of float32 ``values`` in ``name`` by the documented rules (see ``ascjax.encode``)."""
-    f = FORMATS[name]
     x = np.asarray(values, np.float32)
+    with np.errstate(invalid="ignore"):
+        return _encode(x, name, round_mode, saturate, e8m0)
+
+
+def _encode(x, name, round_mode, saturate, e8m0):
+    f = FORMATS[name]
     if name == "int4b_t":
         return _int4(x, round_mode)
     grid, codes, nxt = value_grid(name, e8m0)
@@ -115,7 +120,8 @@ def hifloat8_hybrid(values, half_lsb=None) -> np.ndarray:
     """
     x = np.asarray(values, np.float32)
     out = encode(x, "hifloat8_t", round_mode="round").astype(np.int64)
-    a = np.abs(x.astype(np.float64))
+    with np.errstate(invalid="ignore"):
+        a = np.abs(x.astype(np.float64))
     nonzero = np.isfinite(a) & (a > 0)
     e = np.frexp(np.where(nonzero, a, 1.0))[1].astype(np.int64) - 1
     use = nonzero & (np.abs(e) >= 4) & (a < 40960.0)

@@ -1,12 +1,23 @@
 """Strict settings for every test: JAX type promotion is explicit, warnings are errors."""
 
 import os
+import warnings
 
 import jax
 import pytest
 from hypothesis import HealthCheck, settings
 
 jax.config.update("jax_numpy_dtype_promotion", "strict")
+
+# When a Hypothesis test fails, its pytest plugin imports libcst to suggest a patch; libcst
+# trips a DeprecationWarning that "filterwarnings = error" turns into an INTERNALERROR ending
+# the session. Import it once here, with warnings off.
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)
+    try:
+        import hypothesis.extra._patching  # noqa: F401
+    except ImportError:
+        pass
 
 settings.register_profile(
     "default", deadline=None, max_examples=int(os.environ.get("ASCJAX_EXAMPLES", "60")),

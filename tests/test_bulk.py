@@ -66,8 +66,8 @@ def test_mask_file_forms_and_patterns_agree(tmp_path):
     np.tile(hw[::2], (20, 1)).astype(np.uint8).tofile(tmp_path / "elems.bin")
     hw[::2].astype(np.uint8).tofile(tmp_path / "elems1.bin")
     want = np.asarray(ascjax.reduce_sum_datablock(x, hw))
-    runs = [dict(mask="bits.bin", mask_bits=True), dict(mask="bits1.bin", mask_bits=True),
-            dict(mask="elems.bin"), dict(mask="elems1.bin"), dict(pattern="PAT_M3")]
+    runs = [{"mask": "bits.bin", "mask_bits": True}, {"mask": "bits1.bin", "mask_bits": True},
+            {"mask": "elems.bin"}, {"mask": "elems1.bin"}, {"pattern": "PAT_M3"}]
     for i, opts in enumerate(runs):
         if "mask" in opts:
             opts["mask"] = str(tmp_path / opts["mask"])

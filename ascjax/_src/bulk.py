@@ -524,6 +524,7 @@ def run_bin(instruction: str, *, chunk: int = CHUNK, devices: Sequence[Any] | No
         if o.choices is not None and opts[name] is not None and opts[name] not in o.choices:
             raise ValueError(f"{instruction}: {name}={opts[name]!r} is not one of "
                              f"{list(o.choices)}")
+    check_int(chunk, 1, 1 << 30, where=f"run {instruction}", arg="chunk")
     begin = time.perf_counter()
     plan = runner.plan(opts)
     devices = list(jax.local_devices() if devices is None else devices)

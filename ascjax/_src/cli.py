@@ -63,8 +63,9 @@ def _run_args(p: argparse.ArgumentParser) -> None:
 
     sub = p.add_subparsers(dest="instruction", metavar="INSTRUCTION", required=True)
     for name, runner in RUNNERS.items():
-        q = sub.add_parser(name, help=f"{runner.instruction.ascend} (SPEC {runner.instruction.spec})",
-                           description=(runner.instruction.function.__doc__ or "").split("\n")[0])
+        ins = runner.instruction
+        q = sub.add_parser(name, help=f"{ins.ascend} (SPEC {ins.spec})",
+                           description=(ins.function.__doc__ or "").split("\n")[0])
         for option in runner.options:
             _add_option(q, option)
         config = q.add_argument_group("emulation options (ascjax.Config)")

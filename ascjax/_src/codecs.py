@@ -16,7 +16,7 @@ import ml_dtypes
 import numpy as np
 from jax import lax
 
-from . import arith, hifloat8
+from . import hifloat8
 from .formats import CODEC_FORMATS, FORMATS, ROUND_MODES, Format, resolve
 from .rounding import U32, magnitude_rule, overflow_toward_zero, quantize, round_up, split
 
@@ -38,6 +38,24 @@ def _check_e8m0(e8m0: str, where: str) -> None:
 
 # --- encode ---------------------------------------------------------------------------------
 
+def _widen16(bits, name: str):
+    """uint32 float32 patterns of half / bfloat16 patterns, by integer operations only.
+
+    Exact for every value, and NaN payloads are kept (a native conversion may quiet them).
+    """
+    b = jnp.asarray(bits).astype(U32)
+    if name == "bfloat16_t":
+        return b << 16
+    sign, field, man = (b & 0x8000) << 16, (b >> 10) & 0x1F, b & 0x3FF
+    top = 31 - lax.clz(man).astype(jnp.int32)  # leading bit of a subnormal's mantissa
+    sub = (((top + 103) << 23).astype(U32)  # man * 2**-24 = 2**(top - 24) * 1.f
+           | ((man << (23 - top).astype(U32)) & 0x7FFFFF))
+    mag = jnp.where(field == 31, 0x7F800000 | (man << 13),
+                    jnp.where(field == 0, jnp.where(man == 0, 0, sub),
+                              ((field + 112) << 23) | (man << 13)))
+    return sign | mag.astype(U32)
+
+
 def _input_bits(values: Any, where: str):
     """(uint32 float32 patterns, half mantissa lsbs or None) of ``values``, exactly.
 
@@ -51,8 +69,7 @@ def _input_bits(values: Any, where: str):
         for name in ("half", "bfloat16_t"):
             if dtype == FORMATS[name].storage_dtype:
                 bits = lax.bitcast_convert_type(values, jnp.uint16)
-                lsb = bits & 1 if name == "half" else None
-                return arith.to_carrier(bits, FORMATS[name]), lsb
+                return _widen16(bits, name), (bits & 1 if name == "half" else None)
         raise TypeError(f"{where}: a JAX array of values must be float32, float16 or bfloat16, "
                         f"got {dtype}")
     x = np.asarray(values)
@@ -133,8 +150,13 @@ def encode(values: Any, fmt: Any, *, round_mode: str | None = None, saturate: bo
 
     - ``"rint"`` nearest, ties to even; ``"round"`` nearest, ties away from zero; ``"floor"``,
       ``"ceil"``, ``"trunc"``; ``"odd"`` (half only) round to odd (Von Neumann);
-    - ``"hybrid"`` (hifloat8 only): see ``hifloat8.encode``; the rule differs for a float16
-      source (Cast from half) and any other source (Cast from float).
+    - ``"hybrid"`` (hifloat8 only, CAST_HYBRID, a data-driven stochastic rounding): as
+      ``"round"`` for magnitudes in [2**-3, 2**4) or >= 40960; elsewhere it rounds up iff
+      F >= T, F being the top discarded bits and T bits of the source. A float32 source (Cast
+      from float): F = the top 14 discarded bits, T = the 14 low mantissa bits; a float16
+      array (Cast from half): F = the top 2 discarded bits, T = 2 * mantissa lsb + 1. This
+      follows Huawei's host reference codec (**assumed**); by it, an exact float32 value with
+      |e| >= 4 rounds up (F = T = 0).
 
     Each value is rounded once, from its exact value. Overflow (a result beyond the largest
     finite value) gives +-inf (NaN for fp8_e4m3fn and fp8_e8m0, which have no inf; the largest
@@ -209,7 +231,7 @@ def _decode_table(name: str, e8m0: str) -> np.ndarray:
 def _decode_kernel(bits, *, name: str, e8m0: str):
     fmt = FORMATS[name]
     if fmt.bits == 16:
-        carrier = arith.to_carrier(bits, fmt)
+        carrier = _widen16(bits, name)
     else:
         codes = (bits & ((1 << fmt.bits) - 1)).astype(jnp.int32)
         carrier = jnp.asarray(_decode_table(name, e8m0))[codes]
@@ -252,7 +274,7 @@ def decode(bits: Any, fmt: Any, *, e8m0: str = "cast") -> jax.Array:
     Jittable and vmappable.
 
     >>> ascjax.decode(np.array([0x08, 0x6E, 0x80], np.uint8), "hifloat8_t")
-    Array([1.0e+00, 3.2768e+04, nan], dtype=float32)
+    Array([1.0000e+00, 3.2768e+04,        nan], dtype=float32)
     """
     where = "decode"
     f = _codec_format(fmt, where)

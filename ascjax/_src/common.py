@@ -69,7 +69,8 @@ class Adder:
         When no input is tiny (``arith.is_tiny``), native float32 adds are already exact, so
         the tree runs on them and the exact tree runs only if some input needs it.
         """
-        if levels is not None or self.dst.name not in ("float", "bfloat16_t"):
+        if (levels is not None or self.dst.name not in ("float", "bfloat16_t")
+                or depth == 1 or values.shape[-1] == 2):  # one level: exact adds beat a cond
             return pair_tree(values, self.add, levels=levels, depth=depth)
 
         def fast_add(a, b):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
@@ -58,13 +59,30 @@ def _digits(c, fmt: Format, qe: int, pieces: int):
 
 def _normalise(acc):
     """Carry-propagate limb sums (..., L): digits in [0, 2^14) below a signed top limb."""
-    out, carry = [], jnp.zeros(acc.shape[:-1], I32)
-    for k in range(acc.shape[-1] - 1):
-        v = acc[..., k] + carry
-        out.append(v & _MASK)
-        carry = v >> LIMB_BITS  # arithmetic shift: floor division
-    out.append(acc[..., -1] + carry)
-    return jnp.stack(out, axis=-1)
+
+    def step(carry, v):
+        v = v + carry
+        return v >> LIMB_BITS, v & _MASK  # arithmetic shift: floor division
+
+    low = jnp.moveaxis(acc[..., :-1], -1, 0)
+    carry, digits = lax.scan(step, jnp.zeros(acc.shape[:-1], I32), low)
+    return jnp.concatenate([jnp.moveaxis(digits, 0, -1), (acc[..., -1] + carry)[..., None]],
+                           axis=-1)
+
+
+def _scatter_limbs(q, digits, limbs: int):
+    """Per-limb sums (..., L) of digits (..., m) at limbs q, q+1, ...: integer adds, exact and
+    associative, so any order of the scatter-add is the exact sum."""
+    batch = q.shape[:-1]
+    flat = [a.reshape(-1, a.shape[-1]) for a in (q, *digits)]
+
+    def one(q, *digits):
+        acc = jnp.zeros(limbs, I32)
+        for j, d in enumerate(digits):
+            acc = acc.at[q + j].add(d)
+        return acc
+
+    return jax.vmap(one)(*flat).reshape(batch + (limbs,))
 
 
 def exact_limbs(c, fmt: Format):
@@ -76,15 +94,13 @@ def exact_limbs(c, fmt: Format):
     n = c.shape[-1]
     qe, limbs, pieces = _layout(fmt, n)
     chunks = -(-n // CHUNK)
-    if chunks * CHUNK != n and chunks > 1:
+    if chunks > 1:
         c = jnp.pad(c, [(0, 0)] * (c.ndim - 1) + [(0, chunks * CHUNK - n)])
-    c = c.reshape(c.shape[:-1] + (chunks, -1))
+        c = c.reshape(c.shape[:-1] + (chunks, CHUNK))
     q, digits = _digits(c, fmt, qe, pieces)
-    k = jnp.arange(limbs, dtype=I32)
-    # Integer adds are exact and associative, so a plain sum per limb is the exact sum.
-    acc = sum(jnp.sum(jnp.where((q + j)[..., None] == k, d[..., None], 0), axis=-2)
-              for j, d in enumerate(digits))
-    total = jnp.sum(_normalise(acc), axis=-2)
+    total = _scatter_limbs(q, digits, limbs)
+    if chunks > 1:
+        total = jnp.sum(_normalise(total), axis=-2)
     signed = _normalise(total)
     negative = signed[..., -1] < 0
     return jnp.where(negative[..., None], _normalise(-total), signed), negative

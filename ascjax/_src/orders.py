@@ -60,7 +60,7 @@ def store(c, fmt: Format):
 
 
 def _may_be_tiny(fmt: Format) -> bool:
-    """Can a sum of fmt values be nonzero and below 2^-100 (carrier_add's slow path)?"""
+    """Can a float32 sum of fmt values be nonzero and below 2^-100 (carrier_add's slow path)?"""
     return least_exponent(fmt) < -100
 
 
@@ -72,11 +72,13 @@ class Arith:
     config: Config
 
     def add(self, a, b):
-        s = arith.carrier_add(a, b, may_be_tiny=_may_be_tiny(self.fmt))
-        return arith.round_carrier(s, self.fmt, self.config)
+        return arith.float_add(a, b, self.fmt, self.config)
 
     def add_f32(self, a, b):
-        return arith.carrier_add(a, b, may_be_tiny=_may_be_tiny(self.fmt))
+        if _may_be_tiny(self.fmt):
+            return arith.carrier_add(a, b)
+        # Sums of half (or fp8_e5m2) values are multiples of 2^-24: the native add is exact.
+        return arith.canonical_nan(arith.native_add(a, b))
 
     def round(self, c):
         return arith.round_carrier(c, self.fmt, self.config)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -173,48 +173,118 @@ def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_str
     if repeats == 0:
         return dst
 
-    lanes, epb, half = fmt.lanes, fmt.per_block, fmt.lanes // 2
-    e = np.arange(lanes)
-    reads = (np.arange(repeats)[:, None] * r_stride + (e // epb) * b_stride) * epb + e % epb
+    reads, writes = pair_reduce_sum_plan(fmt, repeats, active, d_stride, b_stride, r_stride,
+                                         config.zero_masked_pairs)
     needed = reads[:, active]
     if needed.max() >= src.shape[-1]:
         raise ValueError(f"{where}: src has {src.shape[-1]} elements but repeat "
                          f"{int(np.argmax(needed.max(axis=1) >= src.shape[-1]))} reads element "
                          f"{int(needed.max())}; the LocalTensor is too short")
-    pair_active = active[0::2] | active[1::2]
-    written = np.ones(half, bool) if config.zero_masked_pairs else pair_active
-    targets = np.arange(repeats)[:, None] * d_stride * half + np.arange(half)
-    # Keep only each element's last write: repeats overlap only when dst_rep_stride is 0.
-    flat = np.where(written[None, :], targets, -1).ravel()
-    last = np.zeros(flat.shape, bool)
-    _, first_from_end = np.unique(flat[::-1], return_index=True)
-    last[flat.size - 1 - first_from_end] = True
-    last &= flat >= 0
-    if flat[last].max(initial=-1) >= dst.shape[-1]:
+    if writes.max() >= dst.shape[-1]:
         raise ValueError(f"{where}: dst has {dst.shape[-1]} elements but the repeats write "
-                         f"element {int(flat[last].max())}; the LocalTensor is too short")
-    sel, pos = np.nonzero(last)[0], flat[last]
+                         f"element {int(writes.max())}; the LocalTensor is too short")
     batch = jnp.broadcast_shapes(dst.shape[:-1], src.shape[:-1])
     dst = jnp.broadcast_to(dst, batch + dst.shape[-1:])
     src = jnp.broadcast_to(src, batch + src.shape[-1:])
-    plan = (np.where(active, reads, 0), active, pair_active, sel, pos)
-    return _pair(Adder(fmt, fmt, config), dst, src, *plan)
+    spec = _PairSpec(Adder(fmt, fmt, config), repeats, d_stride, b_stride, r_stride,
+                     tuple(bool(a) for a in active), config.zero_masked_pairs)
+    return _pair(spec, dst, src)
 
 
-def _pair_forward(adder: Adder, d, s, reads, active, pair_active, sel, pos):
-    w = adder.masked(adder.load(s[..., reads]), active)
-    sums = jnp.where(pair_active, adder.tree(w, depth=1), adder.zeros(()))
-    sums = sums.reshape(sums.shape[:-2] + (-1,))[..., sel]
-    bits = arith.to_bits(d, adder.dst).at[..., pos].set(arith.to_bits(adder.store(sums), adder.dst),
-                                                         unique_indices=True)
+def pair_reduce_sum_plan(fmt: Format, repeats: int, active: np.ndarray, dst_rep_stride: int,
+                         src_blk_stride: int, src_rep_stride: int, zero_masked_pairs: bool):
+    """Where PairReduceSum reads and writes: ``(reads (R, lanes), writes (R, lanes/2))``.
+
+    ``reads[r, e]`` is the src element offset of element e of repeat r; ``writes[r, k]`` the
+    dst offset output k of repeat r lands at, or -1 where it writes nothing (both elements
+    masked and not ``zero_masked_pairs``) or a later repeat overwrites it.
+    """
+    lanes, epb, half = fmt.lanes, fmt.per_block, fmt.lanes // 2
+    e = np.arange(lanes)
+    reads = (np.arange(repeats)[:, None] * src_rep_stride + (e // epb) * src_blk_stride) * epb \
+        + e % epb
+    written = np.ones(half, bool) if zero_masked_pairs else active[0::2] | active[1::2]
+    writes = np.arange(repeats)[:, None] * dst_rep_stride * half + np.arange(half)
+    writes = np.where(written[None, :], writes, -1)
+    if dst_rep_stride == 0:  # every repeat writes the same outputs: the last one wins
+        writes[:-1] = -1
+    return reads, writes
+
+
+class _PairSpec(NamedTuple):
+    adder: Adder
+    repeats: int
+    d_stride: int
+    b_stride: int
+    r_stride: int
+    active: tuple
+    zero_masked_pairs: bool
+
+
+def _pair_rows(spec: _PairSpec, s):
+    """The repeats' source registers ``(..., R, lanes)``: 8 strided block slices, no gather."""
+    epb = spec.adder.src.per_block
+    if spec.b_stride == 1 and spec.r_stride == 8:  # contiguous repeats: a reshape
+        size = spec.repeats * 8 * epb
+        s = s[..., :size] if s.shape[-1] >= size else jnp.pad(
+            s, [(0, 0)] * (s.ndim - 1) + [(0, size - s.shape[-1])])
+        return s.reshape(s.shape[:-1] + (spec.repeats, 8 * epb))
+    r_span = (spec.repeats - 1) * spec.r_stride + 1
+    n_blocks = r_span + 7 * spec.b_stride
+    size = n_blocks * epb
+    s = s[..., :size] if s.shape[-1] >= size else jnp.pad(
+        s, [(0, 0)] * (s.ndim - 1) + [(0, size - s.shape[-1])])
+    blocks = s.reshape(s.shape[:-1] + (n_blocks, epb))
+    rows = []
+    for b in range(8):
+        first = b * spec.b_stride
+        if spec.r_stride:
+            rows.append(blocks[..., first:first + r_span:spec.r_stride, :])
+        else:
+            rows.append(jnp.broadcast_to(blocks[..., first:first + 1, :],
+                                         blocks.shape[:-2] + (spec.repeats, epb)))
+    rows = jnp.stack(rows, axis=-2)
+    return rows.reshape(rows.shape[:-2] + (8 * epb,))
+
+
+def _pair_write(spec: _PairSpec, d, sums, written):
+    """dst with the repeats' outputs ``(..., R, half)`` stored where ``written`` (per k)."""
+    half = sums.shape[-1]
+    n = d.shape[-1]
+    if written.all() and spec.d_stride == 1 and n == spec.repeats * half:  # dst fully rewritten
+        return sums.reshape(d.shape)
+    if spec.d_stride == 0:
+        new = jnp.where(written, sums[..., -1, :], d[..., :half])
+        return jnp.concatenate([new, d[..., half:]], axis=-1)
+    span = spec.repeats * spec.d_stride * half
+    padded = d if n >= span else jnp.pad(d, [(0, 0)] * (d.ndim - 1) + [(0, span - n)])
+    rows = padded[..., :span].reshape(d.shape[:-1] + (spec.repeats, spec.d_stride * half))
+    rows = jnp.concatenate([jnp.where(written, sums, rows[..., :half]), rows[..., half:]], -1)
+    return jnp.concatenate([rows.reshape(d.shape[:-1] + (span,)), padded[..., span:]], -1)[..., :n]
+
+
+def _pair_masks(spec: _PairSpec):
+    active = np.array(spec.active)
+    pair_active = active[0::2] | active[1::2]
+    written = np.ones_like(pair_active) if spec.zero_masked_pairs else pair_active
+    return active, pair_active, written
+
+
+def _pair_forward(spec: _PairSpec, d, s):
+    adder = spec.adder
+    active, pair_active, written = _pair_masks(spec)
+    sums = adder.reduce_blocks(_pair_rows(spec, s), active, 2)
+    sums = jnp.where(pair_active, sums, adder.zeros(()))
+    bits = _pair_write(spec, arith.to_bits(d, adder.dst),
+                       arith.to_bits(adder.store(sums), adder.dst), written)
     return arith.from_bits(bits, adder.dst)
 
 
-def _pair_linear(adder: Adder, td, ts, reads, active, pair_active, sel, pos):
-    t = jnp.where(active, ts[..., reads], jnp.zeros((), ts.dtype))
-    sums = (t[..., 0::2] + t[..., 1::2])
-    sums = sums.reshape(sums.shape[:-2] + (-1,))[..., sel]
-    return td.at[..., pos].set(sums, unique_indices=True)
+def _pair_linear(spec: _PairSpec, td, ts):
+    active, pair_active, written = _pair_masks(spec)
+    t = jnp.where(active, _pair_rows(spec, ts), jnp.zeros((), ts.dtype))
+    sums = jnp.where(pair_active, t[..., 0::2] + t[..., 1::2], jnp.zeros((), ts.dtype))
+    return _pair_write(spec, td, sums, written)
 
 
 _pair = kernel(_pair_forward, _pair_linear, num_diff=2)

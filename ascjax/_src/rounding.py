@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
 from jax import lax
 
@@ -26,13 +27,13 @@ NEAREST_EVEN, NEAREST_AWAY, TOWARD_ZERO, AWAY_FROM_ZERO, TO_ODD = range(5)
 class Split(NamedTuple):
     """A float32 pattern taken apart: |x| = sig * 2**exp2, 2**e <= |x| < 2**(e+1)."""
 
-    negative: object
-    zero: object
-    inf: object
-    nan: object
-    e: object  # floor(log2 |x|), int32 (meaningless for 0, inf, NaN)
-    sig: object  # uint32, < 2**24
-    exp2: object  # int32
+    negative: jax.Array
+    zero: jax.Array
+    inf: jax.Array
+    nan: jax.Array
+    e: jax.Array  # floor(log2 |x|), int32 (meaningless for 0, inf, NaN)
+    sig: jax.Array  # uint32, < 2**24
+    exp2: jax.Array  # int32
 
 
 def split(bits) -> Split:
@@ -63,20 +64,21 @@ def quantize(s: Split, qe):
     return kept, low, half, shift
 
 
+_FIXED_RULES = {"rint": NEAREST_EVEN, "round": NEAREST_AWAY, "trunc": TOWARD_ZERO,
+                "odd": TO_ODD}
+
+
 def magnitude_rule(mode: str, negative):
-    """The per-element magnitude rule of an Ascend round mode (floor/ceil depend on the sign)."""
-    if mode == "rint":
-        return jnp.full(jnp.shape(negative), NEAREST_EVEN, I32)
-    if mode == "round":
-        return jnp.full(jnp.shape(negative), NEAREST_AWAY, I32)
-    if mode == "trunc":
-        return jnp.full(jnp.shape(negative), TOWARD_ZERO, I32)
-    if mode == "odd":
-        return jnp.full(jnp.shape(negative), TO_ODD, I32)
+    """The magnitude rule of an Ascend round mode: a Python int, or per element for floor/ceil.
+
+    Fixed rules stay Python ints so that XLA sees no constant arrays (folding those is slow).
+    """
+    if mode in _FIXED_RULES:
+        return _FIXED_RULES[mode]
     if mode == "floor":
-        return jnp.where(negative, AWAY_FROM_ZERO, TOWARD_ZERO).astype(I32)
+        return jnp.where(negative, AWAY_FROM_ZERO, TOWARD_ZERO)
     if mode == "ceil":
-        return jnp.where(negative, TOWARD_ZERO, AWAY_FROM_ZERO).astype(I32)
+        return jnp.where(negative, TOWARD_ZERO, AWAY_FROM_ZERO)
     raise ValueError(f"no magnitude rule for round mode {mode!r}")
 
 
@@ -89,12 +91,16 @@ def round_up(rule, low, half, odd):
     inexact = low != 0
     above = low > half
     tie = (low == half) & (half != 0)
-    return jnp.select(
-        [rule == NEAREST_EVEN, rule == NEAREST_AWAY, rule == AWAY_FROM_ZERO, rule == TO_ODD],
-        [above | (tie & odd), above | tie, inexact, inexact & ~odd],
-        False)
+    ups = {NEAREST_EVEN: lambda: above | (tie & odd), NEAREST_AWAY: lambda: above | tie,
+           TOWARD_ZERO: lambda: jnp.zeros_like(inexact), AWAY_FROM_ZERO: lambda: inexact,
+           TO_ODD: lambda: inexact & ~odd}
+    if isinstance(rule, int):
+        return ups[rule]()
+    return jnp.where(rule == AWAY_FROM_ZERO, inexact, False)  # floor / ceil
 
 
 def overflow_toward_zero(rule):
     """Rules that never round a magnitude up: their overflow is the largest finite value (IEEE)."""
-    return (rule == TOWARD_ZERO) | (rule == TO_ODD)
+    if isinstance(rule, int):
+        return rule in (TOWARD_ZERO, TO_ODD)
+    return rule == TOWARD_ZERO

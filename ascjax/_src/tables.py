@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -24,8 +24,9 @@ def _codes(f: Format) -> np.ndarray:
 
 def format_table() -> str:
     """Markdown table of every type with a codec: layout, bias, specials, round modes, library."""
-    rows = ["| type | bits | layout | bias | specials | round modes (default first) | "
-            "Cast from | library | assumed |", "|---|---|---|---|---|---|---|---|---|"]
+    header = ("| type | bits | layout | bias | specials | round modes (default first) | "
+              "Cast from | library | assumed |")
+    rows = [header, "|---" * 9 + "|"]
     for name in CODEC_FORMATS:
         f = FORMATS[name]
         bias = f.bias if f.kind == "float" and f.name != "hifloat8_t" else ""
@@ -71,11 +72,22 @@ def _landmarks(f: Format) -> str:
     return "\n".join(rows)
 
 
-def format_spacing(fmt: Any, *, e8m0: str = "cast") -> tuple[np.ndarray, np.ndarray]:
-    """``(values, gaps)``: the finite positive values of ``fmt`` in order, and the distance from
-    each to the next one (the ULP at that magnitude). float64 arrays, one shorter than the set of
-    finite positive values (the largest has no next value)."""
+class Spacing(NamedTuple):
+    """The finite positive values of a type in order, the gap from each to the next (its ULP),
+    and the mantissa bits kept there: ``log2(2**floor(log2(value)) / ulp)``. float64 arrays,
+    without the largest value (it has no next one)."""
+
+    values: np.ndarray
+    ulp: np.ndarray
+    mantissa_bits: np.ndarray
+
+
+def format_spacing(fmt: Any, *, e8m0: str = "cast") -> Spacing:
+    """``Spacing(values, ulp, mantissa_bits)`` of ``fmt`` (``e8m0`` as in ``decode``)."""
     f = _codec_format(fmt, "format_spacing")
     values = np.asarray(decode(_codes(f), f, e8m0=e8m0)).astype(np.float64)
     values = np.unique(values[np.isfinite(values) & (values > 0)])
-    return values[:-1], np.diff(values)
+    ulp = np.diff(values)
+    # Every value and gap is a float with an exact binary exponent: frexp, not a rounded log.
+    bits = np.frexp(values[:-1])[1] - np.frexp(ulp)[1]
+    return Spacing(values[:-1], ulp, bits.astype(np.float64))

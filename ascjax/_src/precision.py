@@ -1,0 +1,230 @@
+"""Precision studies: sums in a chosen format along a chosen order, the exact sum, errors, bounds.
+
+``sum(x, dtype=..., order=...)`` rounds exactly where the order rounds (``orders``);
+``exact_sum`` rounds the exact sum once (``exact``). Errors are measured against the exact sum
+(correctly rounded to float64, far below any error of the formats studied) and reported next
+to Higham's a-priori bound for the same order.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from . import arith, exact, orders
+from .common import kernel
+from .config import Config, resolve_config
+from .formats import Format, resolve
+from .orders import ORDERS, SUM_FORMATS
+
+__all__ = ["ORDERS", "SUM_FORMATS", "error_bound", "errors", "exact_sum", "exact_sum_float64",
+           "gamma", "higham_gamma", "order_tree", "sum", "tree_depth", "ulp", "unit_roundoff"]
+
+
+def _format(x: Any, dtype: Any, where: str) -> tuple[Format, jax.Array]:
+    """The sum format and ``x`` in its storage dtype (rounded by NumPy / ml_dtypes if needed)."""
+    fmt = resolve(jnp.asarray(x).dtype if dtype is None else dtype, where=where)
+    if fmt.name not in SUM_FORMATS:
+        raise TypeError(f"{where}: dtype {fmt.name} is not supported; supported: "
+                        f"{list(SUM_FORMATS)}")
+    if np.dtype(jnp.asarray(x).dtype) != fmt.storage_dtype:
+        if isinstance(x, jax.core.Tracer):
+            raise TypeError(f"{where}: x has dtype {x.dtype} under a transformation; pass it "
+                            f"already in {fmt.name} ({fmt.storage_dtype})")
+        x = np.asarray(x).astype(fmt.storage_dtype)  # one host-side RNE cast
+    x = jnp.asarray(x)
+    if x.ndim == 0 or x.shape[-1] == 0:
+        raise ValueError(f"{where}: x must have shape (..., n) with n >= 1, got {x.shape}")
+    return fmt, x
+
+
+def sum(x: Any, *, dtype: Any = None, order: str = "sequential",
+        config: Config | None = None) -> jax.Array:
+    """The sum of the last axis of ``x`` (..., n) in format ``dtype``, along ``order``: (...,).
+
+    ``dtype``: "half", "bfloat16" (``bfloat16_t``), "float" or "fp8_e5m2" (default: x's own);
+    an ``x`` of another dtype is first rounded to it by NumPy's cast. Every add is one IEEE add
+    rounded to the format (RNE, subnormals kept, NaN canonical; ``config.float_overflow``),
+    exactly where the order adds:
+
+    * ``"sequential"``: ``((x0 + x1) + x2) + ...``.
+    * ``"adjacent_tree"``: (x0+x1), (x2+x3), ... then adjacent pairs of those, level by level,
+      over the whole vector; an odd element at the end of a level moves up unchanged (the
+      same values as the hardware's padding with +0, but a lone -0 stays -0).
+    * ``"datablock_mode1"`` / ``"datablock_mode2"``: what ``reduce_sum`` does on n elements:
+      an adjacent-pair tree per 256-byte repeat (128 lanes for 16-bit formats, 64 for float,
+      the last repeat padded with +0), then the repeat results by a tree padded with +0 to a
+      power of two (mode 1) or in order (mode 2).
+    * ``"numpy_pairwise"``: what ``np.sum`` does: ``0 + pairwise_sum(x)`` with NumPy's
+      recursion (halves rounded down to a multiple of 8 above 128 elements; blocks of <= 128
+      summed by 8 accumulators r[j] += x[i+j], combined as ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)),
+      then the rest added one by one; below 8, -0 + x0 + x1 + ...). Like NumPy's half loop,
+      formats narrower than float accumulate in float32 and round once at the end (NumPy
+      itself sums ml_dtypes bfloat16 sequentially: ``reveal_order`` shows it).
+    * ``"kahan"``: s = x0, e = +0; for each next x: y = x - e; t = s + y; e = (t - s) - y; s = t.
+
+    Differentiable (the derivative of the exact sum) and jittable (``dtype`` and ``order`` are
+    static).
+
+    >>> import numpy as np
+    >>> from ascjax import precision
+    >>> ones = np.ones(4096, np.float16)
+    >>> float(precision.sum(ones, order="sequential")), float(precision.sum(ones, order="adjacent_tree"))
+    (2048.0, 4096.0)
+    """
+    if order not in ORDERS:
+        raise ValueError(f"sum: unknown order {order!r}; valid: {list(ORDERS)}")
+    fmt, x = _format(x, dtype, "sum")
+    return _sum_kernel((fmt, order, resolve_config(config)), x)
+
+
+def _sum_forward(spec, x):
+    fmt, order, config = spec
+    return orders.store(orders.run_order(orders.load(x, fmt), order, fmt, config), fmt)
+
+
+def _sum_linear(spec, t):
+    return jnp.sum(t, axis=-1)  # tangents are real numbers: any order is the exact derivative
+
+
+_sum_kernel = kernel(_sum_forward, _sum_linear)
+
+
+def exact_sum(x: Any, *, dtype: Any = None) -> jax.Array:
+    """The exact sum of the last axis of ``x`` (..., n), rounded once to ``dtype``: (...,).
+
+    Computed with integer limbs (``exact``): no intermediate rounding at all, so cancelling
+    inputs lose nothing (``exact_sum([1e8, 1, -1e8])`` is 1 in float). Ties round to even;
+    beyond the format's range the result is inf; a NaN input, or +inf with -inf, gives NaN; a
+    sum that is exactly zero is +0 unless every input is -0. Jittable and differentiable.
+    """
+    fmt, x = _format(x, dtype, "exact_sum")
+    return _exact_kernel(fmt, x)
+
+
+def _exact_forward(fmt, x):
+    bits = exact.exact_sum_bits(orders.load(x, fmt), fmt).astype(fmt.bits_dtype)
+    return arith.from_bits(bits, fmt)
+
+
+_exact_kernel = kernel(_exact_forward, _sum_linear)
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _exact_limbs(fmt, x):
+    return exact.exact_limbs(orders.load(x, fmt), fmt)
+
+
+def exact_sum_float64(x: Any, *, dtype: Any = None) -> np.ndarray:
+    """The exact sum of the last axis of ``x``, correctly rounded to float64 (host NumPy).
+
+    The reference for error measurements: the exact integer-limb sum, each limb an exact
+    float64 term, combined by ``math.fsum``. Infinite or NaN inputs give NaN.
+    """
+    fmt, x = _format(x, dtype, "exact_sum_float64")
+    mag, negative = _exact_limbs(fmt, x)
+    out = exact.limbs_to_float64(mag, negative, fmt, x.shape[-1])
+    finite = np.all(np.isfinite(np.asarray(x, np.float64)), axis=-1)
+    return np.where(finite, out, np.nan)
+
+
+# --- error metrics and bounds ---------------------------------------------------------------
+
+def unit_roundoff(dtype: Any) -> float:
+    """u = 2^-p of a format (p = mantissa bits + 1): 2^-11 half, 2^-8 bfloat16, 2^-24 float."""
+    return orders.unit_roundoff(resolve(dtype, where="unit_roundoff"))
+
+
+def gamma(k: Any, u: float) -> Any:
+    """Higham's gamma_k = k u / (1 - k u) (inf where k u >= 1)."""
+    k = np.asarray(k, np.float64)
+    with np.errstate(divide="ignore"):
+        return np.where(k * u < 1, k * u / (1 - k * u), np.inf)
+
+
+def ulp(y: Any, dtype: Any) -> np.ndarray:
+    """Spacing of the format's numbers at |y| (float64 in, float64 out): 2^(e - mantissa bits)
+    for 2^e <= |y| < 2^(e+1), never below the least subnormal."""
+    fmt = resolve(dtype, where="ulp")
+    y = np.abs(np.asarray(y, np.float64))
+    emin = 1 - fmt.bias
+    with np.errstate(divide="ignore"):
+        e = np.where(y > 0, np.floor(np.log2(np.where(y > 0, y, 1.0))), emin)
+    return np.exp2(np.maximum(e, emin) - fmt.mantissa_bits)
+
+
+def errors(computed: Any, exact_value: Any, *, dtype: Any) -> dict[str, np.ndarray]:
+    """Errors of computed sums against exact ones (float64), per element.
+
+    ``abs`` = |computed - exact|; ``rel`` = abs / |exact| (0 when both are 0, inf when only the
+    exact sum is 0); ``ulps`` = abs / ulp(exact) in the format. A non-finite computed value
+    against a finite exact one gives inf everywhere.
+    """
+    c = np.asarray(np.asarray(computed).astype(np.float64))
+    e = np.asarray(exact_value, np.float64)
+    with np.errstate(invalid="ignore"):
+        err = np.abs(c - e)
+    err = np.where(np.isfinite(c) | ~np.isfinite(e), err, np.inf)
+    err = np.where(np.isnan(err) & np.isfinite(e), np.inf, err)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(err == 0, 0.0, err / np.abs(e))
+    return {"abs": err, "rel": rel, "ulps": err / ulp(e, dtype)}
+
+
+@functools.lru_cache(maxsize=256)
+def tree_depth(order: str, n: int, dtype: Any = "float") -> int:
+    """Most adds on any input's way to the result along ``order`` (n - 1 for sequential,
+    ceil(log2 n) for adjacent_tree); the k of Higham's gamma_k bound. Not defined for kahan."""
+    fmt = resolve(dtype, where="tree_depth")
+    if order == "sequential":
+        return n - 1
+    if order == "kahan":
+        raise ValueError("tree_depth: kahan is not a summation tree")
+    return orders.tree_depth(orders.order_tree(order, n, fmt))
+
+
+def order_tree(order: str, n: int, dtype: Any = "float") -> Any:
+    """The summation tree of ``order`` over n inputs as nested tuples of input indices (what
+    ``reveal_order`` recovers from the emulation); None for kahan."""
+    if order not in ORDERS:
+        raise ValueError(f"order_tree: unknown order {order!r}; valid: {list(ORDERS)}")
+    return orders.order_tree(order, n, resolve(dtype, where="order_tree"))
+
+
+def error_bound(x: Any, *, dtype: Any = None, order: str,
+                exact_value: Any = None) -> np.ndarray:
+    """Higham's a-priori bound on |computed - exact| for each sum of ``x`` (..., n): float64.
+
+    Trees (sequential, adjacent_tree, datablock modes): gamma_k(u) * sum|x|, k = ``tree_depth``
+    (n - 1 sequential, ceil(log2 n) adjacent_tree). numpy_pairwise: the same with float32's u
+    and its own depth, plus u |S| for the final rounding when the format is narrower than
+    float. kahan: the first-order term 2u * sum|x| only (Higham eq. 4.8; the O(n u^2) term has
+    no published constant), so it is not a strict bound for large n u.
+    """
+    fmt, x = _format(x, dtype, "error_bound")
+    xs = np.abs(np.asarray(x).astype(np.float64)).sum(axis=-1)
+    n = x.shape[-1]
+    u = orders.unit_roundoff(fmt)
+    if order == "kahan":
+        return 2 * u * xs
+    if order == "numpy_pairwise" and fmt.name != "float":
+        s = exact_sum_float64(x) if exact_value is None else np.asarray(exact_value)
+        g = gamma(tree_depth(order, n, fmt.name), 2.0 ** -24)
+        return u * np.abs(s) + (1 + u) * g * xs
+    return gamma(tree_depth(order, n, fmt.name), u) * xs
+
+
+def higham_gamma(order: str, n: int, dtype: Any) -> float:
+    """The bound of ``error_bound`` divided by sum|x| (kahan: 2u; numpy_pairwise in a narrow
+    format: float32's gamma plus u, since |S| <= sum|x|)."""
+    fmt = resolve(dtype, where="higham_gamma")
+    u = orders.unit_roundoff(fmt)
+    if order == "kahan":
+        return 2 * u
+    if order == "numpy_pairwise" and fmt.name != "float":
+        return float(u + (1 + u) * gamma(tree_depth(order, n, fmt.name), 2.0 ** -24))
+    return float(gamma(tree_depth(order, n, fmt.name), u))

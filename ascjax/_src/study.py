@@ -1,0 +1,286 @@
+"""The tree-versus-sequential study behind ``ascjax study``: workloads, measurements, reports.
+
+For each format, size n and input distribution, ``trials`` random vectors are summed along
+every order; each result is compared with the exact sum (``exact_sum_float64``) and with
+Higham's bound for its order. ``write_study`` turns the rows into a Markdown table, a CSV file
+and one PNG plot per format.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import math
+import re
+import sys
+import time
+import zlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import precision
+from .formats import resolve
+from .masks import create_mask
+from .orders import ORDERS
+from .reduce import reduce_sum_datablock
+
+DISTRIBUTIONS = {
+    "uniform": "uniform on [0, 1)",
+    "normal": "standard normal",
+    "ones": "all ones",
+    "cancelling": "n/2 standard normal values and their negatives, shuffled (exact sum 0)",
+}
+DEFAULT_FORMATS = ("half", "bfloat16_t", "float")
+DEFAULT_SIZES = (16, 128, 1024, 8192, 65536)
+DEFAULT_DISTRIBUTIONS = tuple(DISTRIBUTIONS)
+DEFAULT_TRIALS = 16
+_UNIFORM = re.compile(r"^uniform\(\s*([-+0-9.eE]+)\s*,\s*([-+0-9.eE]+)\s*\)$")
+
+
+def make_inputs(distribution: str, n: int, trials: int, dtype: Any, *, seed: int = 0
+                ) -> np.ndarray:
+    """``trials`` input vectors ``(trials, n)`` in ``dtype``'s storage dtype.
+
+    ``distribution``: one of ``DISTRIBUTIONS`` or ``"uniform(a, b)"``. Values are drawn in
+    float64 and rounded by NumPy's cast; the stream depends only on (seed, distribution, n).
+    """
+    fmt = resolve(dtype, where="make_inputs")
+    rng = np.random.default_rng([seed, zlib.crc32(distribution.encode()), n])
+    match = _UNIFORM.match(distribution)
+    if match:
+        x = rng.uniform(float(match[1]), float(match[2]), (trials, n))
+    elif distribution == "uniform":
+        x = rng.uniform(0.0, 1.0, (trials, n))
+    elif distribution == "normal":
+        x = rng.standard_normal((trials, n))
+    elif distribution == "ones":
+        x = np.ones((trials, n))
+    elif distribution == "cancelling":
+        v = rng.standard_normal((trials, n // 2)).astype(fmt.storage_dtype).astype(np.float64)
+        x = np.concatenate([v, -v, np.zeros((trials, n % 2))], axis=1)
+        x = rng.permuted(x, axis=1)
+    else:
+        raise ValueError(f"make_inputs: unknown distribution {distribution!r}; valid: "
+                         f"{list(DISTRIBUTIONS)} or 'uniform(a, b)'")
+    return x.astype(fmt.storage_dtype)
+
+
+def measure(x: Any, *, dtype: Any = None, orders: Sequence[str] = ORDERS) -> dict:
+    """Every order's sums of ``x`` (trials, n) with their errors and bounds.
+
+    Returns ``{"exact": float64 (trials,), "sum_abs": float64 (trials,), order: {"value",
+    "abs", "rel", "ulps", "bound", "correctly_rounded"}}`` (per-trial arrays).
+    """
+    fmt = resolve(np.asarray(x).dtype if dtype is None else dtype, where="measure")
+    x = np.asarray(x).astype(fmt.storage_dtype)
+    exact = precision.exact_sum_float64(x, dtype=fmt.name)
+    rounded = np.asarray(precision.exact_sum(x, dtype=fmt.name))
+    out: dict = {"exact": exact, "sum_abs": np.abs(x.astype(np.float64)).sum(axis=-1)}
+    for order in orders:
+        value = np.asarray(precision.sum(x, dtype=fmt.name, order=order))
+        metrics = precision.errors(value, exact, dtype=fmt.name)
+        bound = precision.error_bound(x, dtype=fmt.name, order=order, exact_value=exact)
+        same = _bits(value) == _bits(rounded)
+        out[order] = dict(metrics, value=value, bound=bound, correctly_rounded=same)
+    return out
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    return a.view(f"uint{a.dtype.itemsize * 8}")
+
+
+class Progress:
+    """A one-line progress bar on stderr (a terminal's carriage return redraws it)."""
+
+    def __init__(self, total: int, enabled: bool = True, width: int = 30):
+        self.total, self.done, self.enabled, self.width = total, 0, enabled, width
+        self.start = time.perf_counter()
+
+    def update(self, label: str) -> None:
+        self.done += 1
+        if not self.enabled:
+            return
+        filled = self.width * self.done // max(self.total, 1)
+        bar = "#" * filled + "-" * (self.width - filled)
+        elapsed = time.perf_counter() - self.start
+        end = "\n" if self.done == self.total else ""
+        print(f"\rstudy [{bar}] {self.done}/{self.total} {label:<24} {elapsed:6.1f} s",
+              end=end, file=sys.stderr, flush=True)
+
+
+@dataclasses.dataclass(frozen=True)
+class Study:
+    """The measured rows (one per format, distribution, n, order) and the settings."""
+
+    rows: list
+    formats: tuple
+    sizes: tuple
+    distributions: tuple
+    orders: tuple
+    trials: int
+    seed: int
+
+
+def run_study(*, formats: Sequence[str] = DEFAULT_FORMATS, sizes: Sequence[int] = DEFAULT_SIZES,
+              distributions: Sequence[str] = DEFAULT_DISTRIBUTIONS, trials: int = DEFAULT_TRIALS,
+              seed: int = 0, orders: Sequence[str] = ORDERS, progress: bool = False) -> Study:
+    """Measure every (format, n, distribution, order) cell over ``trials`` random inputs.
+
+    Each row holds the maxima and means over trials of the absolute, relative and ULP errors,
+    the largest error divided by sum|x| next to Higham's bound in the same unit
+    (``higham_gamma``), whether every trial met its bound, and the share of trials that gave
+    the correctly rounded sum.
+    """
+    formats = tuple(resolve(f, where="run_study").name for f in formats)
+    for order in orders:
+        if order not in ORDERS:
+            raise ValueError(f"run_study: unknown order {order!r}; valid: {list(ORDERS)}")
+    bar = Progress(len(formats) * len(sizes), progress)
+    rows = []
+    for fmt in formats:
+        for n in sizes:
+            x = np.concatenate([make_inputs(d, n, trials, fmt, seed=seed) for d in distributions])
+            m = measure(x, dtype=fmt, orders=orders)
+            for k, dist in enumerate(distributions):
+                part = slice(k * trials, (k + 1) * trials)
+                sum_abs = m["sum_abs"][part]
+                for order in orders:
+                    r = {key: v[part] for key, v in m[order].items()}
+                    with np.errstate(invalid="ignore", divide="ignore"):
+                        scaled = np.where(r["abs"] == 0, 0.0, r["abs"] / sum_abs)
+                    rows.append({
+                        "format": fmt, "distribution": dist, "n": n, "order": order,
+                        "trials": trials,
+                        "max_abs_err": float(np.max(r["abs"])),
+                        "mean_rel_err": float(np.mean(r["rel"])),
+                        "max_rel_err": float(np.max(r["rel"])),
+                        "mean_ulps": float(np.mean(r["ulps"])),
+                        "max_ulps": float(np.max(r["ulps"])),
+                        "max_err_over_sum_abs": float(np.max(scaled)),
+                        "bound_over_sum_abs": precision.higham_gamma(order, n, fmt),
+                        "within_bound": bool(np.all(r["abs"] <= r["bound"])),
+                        "correctly_rounded": float(np.mean(r["correctly_rounded"])),
+                        "mean_exact": float(np.mean(m["exact"][part])),
+                    })
+            bar.update(f"{fmt} n={n}")
+    return Study(rows, formats, tuple(sizes), tuple(distributions), tuple(orders), trials, seed)
+
+
+# --- reports --------------------------------------------------------------------------------
+
+def _fmt(v: float) -> str:
+    if v == 0:
+        return "0"
+    if math.isinf(v):
+        return "inf"
+    return f"{v:.1e}"
+
+
+def markdown(study: Study) -> str:
+    """The study as Markdown: per format, error / sum|x| against Higham's bound, and ULPs."""
+    lines = ["# Summation error: hardware trees vs sequential vs others", "",
+             f"{study.trials} trials per cell, seed {study.seed}. Each cell of the first table "
+             "is the largest |computed - exact| / sum|x| over the trials, then Higham's bound in "
+             "the same unit (gamma_k, k = most adds on a path; kahan: first-order 2u only); a "
+             "`!` marks a cell where some trial exceeded its bound. The second table gives the "
+             "largest error in ULPs of the format at the exact sum and, in brackets, the share "
+             "of trials that returned the correctly rounded sum.", ""]
+    by_key = {(r["format"], r["distribution"], r["n"], r["order"]): r for r in study.rows}
+    head = "| distribution | n | " + " | ".join(study.orders) + " |"
+    rule = "|---|---|" + "---|" * len(study.orders)
+    for fmt in study.formats:
+        for title, cell in (
+                ("error / sum|x| (bound)", lambda r: f"{_fmt(r['max_err_over_sum_abs'])} "
+                 f"({_fmt(r['bound_over_sum_abs'])}){'' if r['within_bound'] else ' !'}"),
+                ("max ULPs (correctly rounded)", lambda r: f"{_fmt(r['max_ulps'])} "
+                 f"({100 * r['correctly_rounded']:.0f}%)")):
+            lines += [f"## {fmt}: {title}", "", head, rule]
+            for dist in study.distributions:
+                for n in study.sizes:
+                    cells = [cell(by_key[fmt, dist, n, o]) for o in study.orders]
+                    lines.append(f"| {dist} | {n} | " + " | ".join(cells) + " |")
+            lines.append("")
+    return "\n".join(lines)
+
+
+def plot(study: Study, fmt: str) -> Any:
+    """A matplotlib Figure for one format: one panel per distribution, the largest error /
+    sum|x| against n for every order (solid), Higham's bound for it (dashed, same colour).
+    Exact results sit on the bottom edge, overflows (inf) on the top edge."""
+    import matplotlib
+
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    fmt = resolve(fmt, where="plot").name
+    u = precision.unit_roundoff(fmt)
+    floor, ceiling = u * u / 16, 4.0
+    dists = study.distributions
+    cols = min(len(dists), 2)
+    rows = -(-len(dists) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(6 * cols, 4 * rows), squeeze=False)
+    by_key = {(r["format"], r["distribution"], r["n"], r["order"]): r for r in study.rows}
+    for ax, dist in zip(axes.ravel(), dists):
+        for k, order in enumerate(study.orders):
+            color = f"C{k}"
+            ns = list(study.sizes)
+            err = [by_key[fmt, dist, n, order]["max_err_over_sum_abs"] for n in ns]
+            err = np.clip(np.nan_to_num(err, nan=ceiling, posinf=ceiling), floor, ceiling)
+            bound = [by_key[fmt, dist, n, order]["bound_over_sum_abs"] for n in ns]
+            ax.plot(ns, err, "o-", color=color, label=order, ms=3)
+            ax.plot(ns, np.clip(bound, floor, ceiling), "--", color=color, lw=0.8)
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_ylim(floor / 2, ceiling * 2)
+        ax.set_title(f"{fmt}, {dist}")
+        ax.set_xlabel("n")
+        ax.set_ylabel("max |error| / sum|x|")
+    for ax in axes.ravel()[len(dists):]:
+        ax.set_axis_off()
+    axes[0, 0].legend(fontsize=7, title="solid: measured, dashed: bound", title_fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def write_study(study: Study, out: str | Path) -> list[Path]:
+    """Write ``study.md``, ``study.csv`` and ``error_vs_n_<format>.png`` under ``out``."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = [out / "study.md", out / "study.csv"]
+    paths[0].write_text(markdown(study) + "\n")
+    with paths[1].open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(study.rows[0]))
+        writer.writeheader()
+        writer.writerows(study.rows)
+    import matplotlib.pyplot as plt
+
+    for fmt in study.formats:
+        fig = plot(study, fmt)
+        path = out / f"error_vs_n_{fmt}.png"
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        paths.append(path)
+    return paths
+
+
+def golden_mismatch(distribution: str, dtype: Any, *, blocks: int = 4096, seed: int = 0
+                    ) -> float:
+    """Share of DataBlocks whose NumPy golden differs in bits from the hardware's sum.
+
+    A sample ``gen_data.py`` writes its golden as ``np.sum`` over each 32-byte DataBlock;
+    ``reduce_sum_datablock`` sums the block by an adjacent-pair tree, rounding every add to
+    the format. ``dtype``: half or float (the instruction's float types).
+    """
+    fmt = resolve(dtype, where="golden_mismatch")
+    if fmt.name not in ("half", "float"):
+        raise TypeError(f"golden_mismatch: reduce_sum_datablock sums half or float, not {fmt.name}")
+    per_register = 8 * fmt.per_block
+    registers = -(-blocks // 8)
+    x = make_inputs(distribution, per_register, registers, fmt, seed=seed)
+    golden = np.sum(x.reshape(registers, 8, fmt.per_block), axis=-1)
+    hardware = np.asarray(reduce_sum_datablock(x, create_mask("PAT_ALL", fmt.name)))
+    hardware = hardware[:, :8]
+    return float(np.mean((_bits(golden) != _bits(hardware)).ravel()[:blocks]))

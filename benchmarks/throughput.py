@@ -1,0 +1,335 @@
+"""Throughput of every instruction against the machine's memory-traffic limit, in one run.
+
+For each instruction and main dtype, and batches of 2^10 .. 2^MAX registers, this measures on
+the same data and in the same process:
+
+* ascjax: the jitted instruction (registers/s and GB/s of src + mask + dst traffic);
+* limit: one fused pass that reads the same inputs and writes an output of the same size with
+  trivial work (for the reduction ``jnp.where(mask, src, 0)``): the memory-traffic limit;
+* numpy: the seed's pseudo-code vectorised with NumPy, as a gen_data.py author writes it;
+* literal: the plain scalar model (``ascjax.reference``, the seed's pseudo-code as loops) on a
+  small batch, scaled per register;
+
+plus compile time, the compiled program's memory (arguments + outputs + temporaries) and a
+no-retrace check (``chex.assert_max_traces``). It prints ratios, saves JSON and a plot, and a
+SHA-256 of every output so that runs on other backends can be compared bit for bit
+(``--compare-bits other.json``).
+
+    python benchmarks/throughput.py                    # 2^10 .. 2^20 registers, this backend
+    python benchmarks/throughput.py --max-log2 22 --out benchmarks/results
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import json
+import pathlib
+import platform
+import time
+from collections.abc import Callable
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import ascjax
+from ascjax import reference
+
+RNG = np.random.default_rng(2026)
+LITERAL_REGISTERS = 32
+TARGETS = {4: 0.5, 2: 0.4}  # limit ratio to reach at 2^18..2^20 registers, by element bytes
+
+
+@dataclasses.dataclass
+class Case:
+    """One instruction and dtype: how to make inputs and run each contender on them."""
+
+    name: str
+    elem_bytes: int
+    make: Callable[[int], dict]  # registers -> NumPy inputs
+    ascjax: Callable  # (**jax inputs) -> output
+    limit: Callable  # (**jax inputs) -> output of the same size
+    numpy: Callable  # (**numpy inputs) -> output
+    literal: Callable  # (**numpy inputs of LITERAL_REGISTERS registers) -> None
+    traffic: Callable[[dict], int]  # bytes read + written per call
+
+
+def _random(dtype, shape):
+    if np.dtype(dtype).kind == "f":
+        return RNG.standard_normal(shape).astype(dtype)
+    info = np.iinfo(dtype)
+    return RNG.integers(info.min // 2, info.max // 2, shape).astype(dtype)
+
+
+def _nbytes(d):
+    return sum(np.asarray(v).nbytes for v in d.values())
+
+
+# --- reduce_sum_datablock ---------------------------------------------------------------------
+
+def _reduce_case(dtype, dst_dtype) -> Case:
+    lanes = 256 // np.dtype(dtype).itemsize
+    epb = lanes // 8
+    dst_lanes = 256 // np.dtype(dst_dtype).itemsize
+
+    def make(n):
+        return {"src": _random(dtype, (n, lanes)), "mask": RNG.random((n, lanes)) < 0.9}
+
+    def golden(src, mask):  # the seed's pseudo-code, vectorised: adjacent pairs, level by level
+        v = np.where(mask, src, 0).astype(dst_dtype).reshape(-1, 8, epb)
+        while v.shape[-1] > 1:
+            v = v[..., 0::2] + v[..., 1::2]
+        out = np.zeros((src.shape[0], dst_lanes), dst_dtype)
+        out[:, :8] = v[..., 0]
+        return out
+
+    def literal(src, mask):
+        for s, m in zip(src, mask):
+            reference.reduce_sum_datablock(s, m)
+
+    return Case(f"reduce_sum_datablock/{np.dtype(dtype).name}", np.dtype(dtype).itemsize, make,
+                lambda src, mask: ascjax.reduce_sum_datablock(src, mask),
+                lambda src, mask: jnp.where(mask, src, jnp.zeros((), src.dtype)),
+                golden, literal, lambda d: _nbytes(d) + d["src"].shape[0] * 256)
+
+
+# --- pair_reduce_sum: LocalTensors of 8 repeats each, contiguous (strides 1, 1, 8) --------------
+
+def _pair_case(dtype) -> Case:
+    lanes = 256 // np.dtype(dtype).itemsize
+    repeats = 8
+
+    def make(n):
+        tensors = max(n // repeats, 1)
+        return {"dst": np.zeros((tensors, repeats * lanes // 2), dtype),
+                "src": _random(dtype, (tensors, repeats * lanes))}
+
+    def golden(dst, src):
+        return (src[..., 0::2] + src[..., 1::2]).astype(dtype)
+
+    def literal(dst, src):
+        for d, s in zip(dst[:max(LITERAL_REGISTERS // repeats, 1)], src):
+            reference.pair_reduce_sum(d, s, repeats, lanes, 1, 1, 8)
+
+    def limit(dst, src):  # read src, write dst's size, trivial work
+        half = src.shape[-1] // 2
+        return src[..., :half] + src[..., half:]
+
+    return Case(f"pair_reduce_sum/{np.dtype(dtype).name}", np.dtype(dtype).itemsize, make,
+                lambda dst, src: ascjax.pair_reduce_sum(dst, src, repeats, lanes, 1, 1, 8),
+                limit, golden, literal,
+                lambda d: d["src"].nbytes + 2 * d["dst"].nbytes)
+
+
+# --- gather ------------------------------------------------------------------------------------
+
+def _gather_case(dtype, index_dtype) -> Case:
+    lanes = 256 // np.dtype(index_dtype).itemsize
+    table = _random(dtype, 4096)
+    config = ascjax.Config(out_of_range="ignore")  # bulk runs check ranges once, on the host
+
+    def make(n):
+        return {"index": RNG.integers(0, 4096, (n, lanes)).astype(index_dtype),
+                "mask": RNG.random((n, lanes)) < 0.9}
+
+    def golden(index, mask):
+        return np.where(mask, table[index], 0).astype(dtype)
+
+    def literal(index, mask):
+        for i, m in zip(index, mask):
+            reference.gather(table, i, m)
+
+    def limit(index, mask):
+        return jnp.where(mask, index, 0).astype(np.dtype(f"uint{8 * np.dtype(dtype).itemsize}"))
+
+    return Case(f"gather/{np.dtype(dtype).name}<-{np.dtype(index_dtype).name}",
+                np.dtype(dtype).itemsize, make,
+                lambda index, mask: ascjax.gather(table, index, mask, config=config),
+                limit, golden, literal,
+                lambda d: _nbytes(d) + d["index"].shape[0] * lanes * np.dtype(dtype).itemsize)
+
+
+# --- squeeze: the register part (dst), as the bulk validation uses it ---------------------------
+
+def _squeeze_case(dtype) -> Case:
+    lanes = 256 // np.dtype(dtype).itemsize
+
+    def make(n):
+        return {"src": _random(dtype, (n, lanes)), "mask": RNG.random((n, lanes)) < 0.5}
+
+    def golden(src, mask):
+        order = np.argsort(~mask, axis=-1, kind="stable")
+        packed = np.take_along_axis(src, order, axis=-1)
+        return np.where(np.arange(lanes) < mask.sum(-1, keepdims=True), packed, 0)
+
+    def literal(src, mask):
+        for s, m in zip(src, mask):
+            reference.squeeze_and_storeunalign(np.zeros(512, np.uint8), 0,
+                                               reference.squeeze_and_storeunalign_init(), s, m)
+
+    return Case(f"squeeze(register)/{np.dtype(dtype).name}", np.dtype(dtype).itemsize, make,
+                lambda src, mask: ascjax.squeeze_register(src, mask), lambda src, mask: jnp.where(mask, src, jnp.zeros((), src.dtype)),
+                golden, literal, lambda d: _nbytes(d) + d["src"].nbytes)
+
+
+CASES = [
+    _reduce_case(np.float32, np.float32), _reduce_case(np.float16, np.float16),
+    _reduce_case(np.int32, np.int32), _reduce_case(np.int16, np.int32),
+    _pair_case(np.float32), _pair_case(np.float16),
+    _gather_case(np.float32, np.uint32), _gather_case(np.float16, np.uint16),
+    _squeeze_case(np.float32), _squeeze_case(np.float16), _squeeze_case(np.uint8),
+]
+
+
+def _best_time(fn, *args, repeat: int = 5) -> float:
+    jax.block_until_ready(fn(*args))
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        jax.block_until_ready(fn(*args))
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def _numpy_time(fn, inputs, repeat: int = 3) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn(**inputs)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def measure(case: Case, log2: int, with_numpy: bool) -> dict:
+    host = case.make(1 << log2)
+    registers = 1 << log2
+    keys = list(host)
+    args = [jax.device_put(host[k]) for k in keys]
+    positional = lambda f: (lambda *a: f(**dict(zip(keys, a))))  # noqa: E731
+    start = time.perf_counter()
+    compiled = jax.jit(positional(case.ascjax)).lower(*args).compile()
+    compile_s = time.perf_counter() - start
+    mem = compiled.memory_analysis()
+    peak = None if mem is None else int(mem.argument_size_in_bytes + mem.output_size_in_bytes
+                                         + mem.temp_size_in_bytes)
+    t_ascjax = _best_time(compiled, *args)
+    t_limit = _best_time(jax.jit(positional(case.limit)), *args)
+    out = np.asarray(compiled(*args))
+    row = {"case": case.name, "log2_registers": log2, "registers": registers,
+           "ascjax_s": t_ascjax, "limit_s": t_limit, "compile_s": compile_s,
+           "peak_bytes": peak, "registers_per_s": registers / t_ascjax,
+           "gb_per_s": case.traffic(host) / t_ascjax / 1e9,
+           "limit_ratio": t_limit / t_ascjax,
+           "sha256": hashlib.sha256(np.ascontiguousarray(out).view(np.uint8)).hexdigest()}
+    if with_numpy:
+        row["numpy_s"] = _numpy_time(case.numpy, host)
+        row["vs_numpy"] = row["numpy_s"] / t_ascjax
+    return row
+
+
+def literal_per_register(case: Case) -> float:
+    small = case.make(LITERAL_REGISTERS)
+    start = time.perf_counter()
+    case.literal(**small)
+    return (time.perf_counter() - start) / LITERAL_REGISTERS
+
+
+def check_no_retrace(case: Case) -> bool:
+    host = case.make(1 << 10)
+    chex.clear_trace_counter()  # the counter is keyed by code location, shared by all cases
+
+    @jax.jit
+    @chex.assert_max_traces(n=1)
+    def run(inputs):
+        return case.ascjax(**inputs)
+
+    for _ in range(3):
+        jax.block_until_ready(run({k: jnp.asarray(v) for k, v in host.items()}))
+    return True
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--min-log2", type=int, default=10)
+    parser.add_argument("--max-log2", type=int, default=20)
+    parser.add_argument("--step", type=int, default=2)
+    parser.add_argument("--cases", nargs="*", help="substrings of case names to run")
+    parser.add_argument("--out", default="benchmarks/results")
+    parser.add_argument("--compare-bits", help="a JSON from another backend: compare SHA-256s")
+    args = parser.parse_args(argv)
+    cases = [c for c in CASES if not args.cases or any(s in c.name for s in args.cases)]
+    backend = jax.default_backend()
+    rows, summary = [], []
+    for case in cases:
+        literal = literal_per_register(case)
+        retrace_ok = check_no_retrace(case)
+        for log2 in range(args.min_log2, args.max_log2 + 1, args.step):
+            row = measure(case, log2, with_numpy=True)
+            row["vs_literal"] = literal * row["registers"] / row["ascjax_s"]
+            rows.append(row)
+            print(f"{case.name:32s} 2^{log2:<2d} {row['registers_per_s'] / 1e6:8.2f} Mreg/s "
+                  f"{row['gb_per_s']:6.2f} GB/s  limit x{row['limit_ratio']:.2f}  "
+                  f"numpy x{row['vs_numpy']:.1f}  literal x{row['vs_literal']:.0f}  "
+                  f"compile {row['compile_s']:.2f}s", flush=True)
+        big = [r for r in rows if r["case"] == case.name and 18 <= r["log2_registers"] <= 20]
+        if big:
+            target = TARGETS.get(case.elem_bytes, 0.4)
+            summary.append({
+                "case": case.name, "limit_ratio": min(r["limit_ratio"] for r in big),
+                "target": target, "vs_numpy": min(r["vs_numpy"] for r in big),
+                "vs_literal": min(r["vs_literal"] for r in big),
+                "compile_s": max(r["compile_s"] for r in rows if r["case"] == case.name),
+                "no_retrace": retrace_ok})
+    print(f"\nSummary at 2^18..2^20 registers on {backend} ({platform.processor() or 'cpu'}): "
+          "worst ratio over the sizes")
+    print(f"{'case':32s} {'x limit':>8s} {'target':>7s} {'x numpy':>8s} {'x literal':>10s} "
+          f"{'compile':>8s}  ok")
+    for s in summary:
+        ok = (s["limit_ratio"] >= s["target"] and s["vs_numpy"] > 1 and s["vs_literal"] >= 1000
+              and s["compile_s"] < 2 and s["no_retrace"])
+        s["meets_targets"] = ok
+        print(f"{s['case']:32s} {s['limit_ratio']:8.2f} {s['target']:7.1f} {s['vs_numpy']:8.1f} "
+              f"{s['vs_literal']:10.0f} {s['compile_s']:7.2f}s  {'yes' if ok else 'NO'}")
+    out = pathlib.Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    result = {"backend": backend, "devices": [str(d) for d in jax.devices()],
+              "jax": jax.__version__, "rows": rows, "summary": summary}
+    (out / f"throughput-{backend}.json").write_text(json.dumps(result, indent=1))
+    _plot(rows, out / f"throughput-{backend}.png", backend)
+    if args.compare_bits:
+        other = {(r["case"], r["log2_registers"]): r["sha256"]
+                 for r in json.loads(pathlib.Path(args.compare_bits).read_text())["rows"]}
+        same = [other.get((r["case"], r["log2_registers"])) == r["sha256"] for r in rows
+                if (r["case"], r["log2_registers"]) in other]
+        print(f"bits identical to {args.compare_bits}: {sum(same)}/{len(same)}")
+    print(f"saved {out / f'throughput-{backend}.json'} and the plot beside it")
+    return 0
+
+
+def _plot(rows, path, backend):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    for name in dict.fromkeys(r["case"] for r in rows):
+        mine = [r for r in rows if r["case"] == name]
+        ax.plot([r["registers"] for r in mine], [r["registers_per_s"] for r in mine], marker="o",
+                label=name)
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("registers per call")
+    ax.set_ylabel("registers / s")
+    ax.set_title(f"ascjax throughput on {backend}")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
