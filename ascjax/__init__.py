@@ -27,7 +27,7 @@ from ascjax._src.formats import ROUND_MODES as ROUND_MODES
 from ascjax._src.formats import UB_BYTES as UB_BYTES
 from ascjax._src.formats import VL_BYTES as VL_BYTES
 from ascjax._src.formats import Format as Format
-from ascjax._src.formats import resolve as resolve_format
+from ascjax._src.formats import resolve_format as resolve_format
 from ascjax._src.gather import gather as gather
 from ascjax._src.masks import Pattern as Pattern
 from ascjax._src.masks import create_mask as create_mask
@@ -43,6 +43,10 @@ from ascjax._src.memory import sync_wait as sync_wait
 from ascjax._src.memory import ub_view as ub_view
 from ascjax._src.reduce import pair_reduce_sum as pair_reduce_sum
 from ascjax._src.reduce import reduce_sum_datablock as reduce_sum_datablock
+from ascjax._src.reduce_family import block_reduce_sum as block_reduce_sum
+from ascjax._src.reduce_family import reduce_sum as reduce_sum
+from ascjax._src.reduce_family import repeat_reduce_sum as repeat_reduce_sum
+from ascjax._src.reduce_family import whole_reduce_sum as whole_reduce_sum
 from ascjax._src.registry import ASSUMPTIONS as ASSUMPTIONS
 from ascjax._src.registry import INSTRUCTIONS as INSTRUCTIONS
 from ascjax._src.registry import conformance_table as conformance_table
@@ -57,6 +61,9 @@ from ascjax._src.squeeze import squeeze_register as squeeze_register
 from ascjax._src.tables import format_spacing as format_spacing
 from ascjax._src.tables import format_table as format_table
 from ascjax._src.tables import value_table as value_table
+
+# Precision studies (summation orders, exact sums, bounds, the order revealer): ascjax.precision
+from ascjax import precision as precision
 
 # Pattern constants, as in Ascend C: ascjax.PAT_ALL, ascjax.PAT_M3, ...
 PAT_ALL, PAT_VL1, PAT_VL2, PAT_VL3, PAT_VL4 = (Pattern.PAT_ALL, Pattern.PAT_VL1, Pattern.PAT_VL2,

@@ -130,6 +130,62 @@ def _compare(args: argparse.Namespace) -> int:
     return 0 if report.passed else 1
 
 
+def _csv(kind: Callable) -> Callable:
+    def parse(text: str) -> list:
+        try:
+            return [kind(item) for item in text.split(",") if item.strip()]
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+    return parse
+
+
+def _study_args(p: argparse.ArgumentParser) -> None:
+    from ascjax.precision import (
+        DEFAULT_DISTRIBUTIONS,
+        DEFAULT_FORMATS,
+        DEFAULT_SIZES,
+        DEFAULT_TRIALS,
+        DISTRIBUTIONS,
+        ORDERS,
+    )
+
+    p.add_argument("--out", required=True, help="directory for study.md, study.csv and the PNGs")
+    p.add_argument("--formats", type=_csv(str), default=list(DEFAULT_FORMATS),
+                   help=f"comma-separated formats (default {','.join(DEFAULT_FORMATS)}; also "
+                        "fp8_e5m2)")
+    p.add_argument("--sizes", type=_csv(int), default=list(DEFAULT_SIZES),
+                   help=f"comma-separated n (default {','.join(map(str, DEFAULT_SIZES))})")
+    p.add_argument("--distributions", type=_csv(str), default=list(DEFAULT_DISTRIBUTIONS),
+                   help=f"comma-separated, from {', '.join(DISTRIBUTIONS)} or uniform(a;b) "
+                        f"(default: all four)")
+    p.add_argument("--orders", type=_csv(str), default=list(ORDERS),
+                   help=f"comma-separated orders (default: all of {', '.join(ORDERS)})")
+    p.add_argument("--trials", type=int, default=DEFAULT_TRIALS,
+                   help=f"random inputs per cell (default {DEFAULT_TRIALS})")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
+                   help="progress bar on stderr (default: on)")
+
+
+@command("study", "summation error study: hardware trees vs sequential vs exact, with "
+         "Higham's bounds (Markdown, CSV, PNG plots)")(_study_args)
+def _study(args: argparse.Namespace) -> int:
+    from ascjax.precision import run_study, write_study
+
+    # "uniform(a;b)" keeps a distribution's comma out of the comma-separated list
+    distributions = [d.replace(";", ",") for d in args.distributions]
+    try:
+        study = run_study(formats=args.formats, sizes=args.sizes, distributions=distributions,
+                          trials=args.trials, seed=args.seed, orders=args.orders,
+                          progress=args.progress)
+        paths = write_study(study, args.out)
+    except BAD_INPUT as error:
+        return _fail("study", error)
+    for path in paths:
+        print(path)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ascjax", description="Bit-exact JAX emulator of Ascend C vector instructions.")

@@ -175,7 +175,7 @@ def padded_pair_tree(values, add: Callable, zero):
     return pair_tree(values, add)
 
 
-def sequential_sum(values, add: Callable, *, unroll: int = 8):
+def sequential_sum(values, add: Callable, *, unroll: int = 1):
     """``(((v0 + v1) + v2) + ...)`` over the last axis (length >= 1), as a ``lax.scan``.
 
     One add per step in index order; a scan compiles to a loop, so a long sum does not unroll

@@ -144,14 +144,15 @@ def _round_limbs(mag, negative, fmt: Format, qe: int):
     return jnp.where(negative, pattern | sign, pattern)
 
 
-def exact_sum_bits(c, fmt: Format):
+def exact_sum_bits(c, fmt: Format, *, limbs=None):
     """``fmt`` patterns (uint32) of the exact sum of carriers ``c`` (..., n), rounded once.
 
     inf + -inf or a NaN input give the canonical NaN; an exact zero is +0 unless every input
-    is -0 (IEEE's sign rules for a sum that is exactly zero).
+    is -0 (IEEE's sign rules for a sum that is exactly zero). ``limbs``: ``exact_limbs(c,
+    fmt)`` if already computed.
     """
     qe = _layout(fmt, c.shape[-1])[0]
-    mag, negative = exact_limbs(c, fmt)
+    mag, negative = exact_limbs(c, fmt) if limbs is None else limbs
     pattern = _round_limbs(mag, negative, fmt, qe)
     sign = np.uint32(1 << (fmt.exponent_bits + fmt.mantissa_bits))
     inf = np.uint32(((1 << fmt.exponent_bits) - 1) << fmt.mantissa_bits)

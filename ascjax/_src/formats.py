@@ -212,3 +212,6 @@ def resolve(spec: Any, *, where: str = "ascjax", arg: str = "dtype") -> Format:
     if dtype in _BY_DTYPE:
         return _BY_DTYPE[dtype]
     raise TypeError(f"{where}: {arg} {dtype} has no Ascend type; supported: {supported_table()}")
+
+
+resolve_format = resolve  # public name

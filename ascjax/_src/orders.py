@@ -132,7 +132,7 @@ def _kahan(c, ar: Arith):
 
     rest = jnp.moveaxis(c[..., 1:], -1, 0)
     (s, _), _ = jax.lax.scan(step, (c[..., 0], jnp.zeros_like(c[..., 0])), rest,
-                             unroll=min(8, rest.shape[0]))
+                             unroll=1)
     return s
 
 

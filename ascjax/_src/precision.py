@@ -22,6 +22,7 @@ from .formats import Format, resolve
 from .orders import ORDERS, SUM_FORMATS
 
 __all__ = ["ORDERS", "SUM_FORMATS", "error_bound", "errors", "exact_sum", "exact_sum_float64",
+           "exact_sums",
            "gamma", "higham_gamma", "order_tree", "sum", "tree_depth", "ulp", "unit_roundoff"]
 
 
@@ -115,8 +116,21 @@ _exact_kernel = kernel(_exact_forward, _sum_linear)
 
 
 @functools.partial(jax.jit, static_argnums=0)
-def _exact_limbs(fmt, x):
-    return exact.exact_limbs(orders.load(x, fmt), fmt)
+def _exact_parts(fmt, x):
+    """(magnitude limbs, negative, fmt bits of the rounded sum): one pass for both results."""
+    c = orders.load(x, fmt)
+    mag, negative = exact.exact_limbs(c, fmt)
+    bits = exact.exact_sum_bits(c, fmt, limbs=(mag, negative)).astype(fmt.bits_dtype)
+    return mag, negative, arith.from_bits(bits, fmt)
+
+
+def exact_sums(x: Any, *, dtype: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    """``(exact_sum(x), exact_sum_float64(x))`` from one exact accumulation (host arrays)."""
+    fmt, x = _format(x, dtype, "exact_sums")
+    mag, negative, rounded = _exact_parts(fmt, x)
+    out = exact.limbs_to_float64(mag, negative, fmt, x.shape[-1])
+    finite = np.all(np.isfinite(np.asarray(x).astype(np.float64)), axis=-1)
+    return np.asarray(rounded), np.where(finite, out, np.nan)
 
 
 def exact_sum_float64(x: Any, *, dtype: Any = None) -> np.ndarray:
@@ -125,11 +139,7 @@ def exact_sum_float64(x: Any, *, dtype: Any = None) -> np.ndarray:
     The reference for error measurements: the exact integer-limb sum, each limb an exact
     float64 term, combined by ``math.fsum``. Infinite or NaN inputs give NaN.
     """
-    fmt, x = _format(x, dtype, "exact_sum_float64")
-    mag, negative = _exact_limbs(fmt, x)
-    out = exact.limbs_to_float64(mag, negative, fmt, x.shape[-1])
-    finite = np.all(np.isfinite(np.asarray(x, np.float64)), axis=-1)
-    return np.where(finite, out, np.nan)
+    return exact_sums(x, dtype=dtype)[1]
 
 
 # --- error metrics and bounds ---------------------------------------------------------------
@@ -180,8 +190,17 @@ def tree_depth(order: str, n: int, dtype: Any = "float") -> int:
     """Most adds on any input's way to the result along ``order`` (n - 1 for sequential,
     ceil(log2 n) for adjacent_tree); the k of Higham's gamma_k bound. Not defined for kahan."""
     fmt = resolve(dtype, where="tree_depth")
+    log2 = (n - 1).bit_length()  # ceil(log2 n)
     if order == "sequential":
         return n - 1
+    if order == "adjacent_tree":
+        return log2
+    if order in ("datablock_mode1", "datablock_mode2"):
+        repeats = -(-n // fmt.lanes)
+        if repeats == 1:
+            return log2
+        lanes = fmt.lanes.bit_length() - 1
+        return lanes + ((repeats - 1).bit_length() if order[-1] == "1" else repeats - 1)
     if order == "kahan":
         raise ValueError("tree_depth: kahan is not a summation tree")
     return orders.tree_depth(orders.order_tree(order, n, fmt))

@@ -18,8 +18,16 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import arith
-from .common import (Adder, check_int, check_supported, kernel, padded_pair_tree, pair_tree,
-                     resolve_dtypes, sequential_sum)
+from .common import (
+    Adder,
+    check_int,
+    check_supported,
+    kernel,
+    padded_pair_tree,
+    pair_tree,
+    resolve_dtypes,
+    sequential_sum,
+)
 from .config import Config, resolve_config
 from .formats import BLOCKS_PER_REGISTER, Format
 from .reduce import _STRIDE_MAX, _pair_mask

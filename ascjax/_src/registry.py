@@ -8,6 +8,7 @@ from collections.abc import Callable
 from . import gather as _gather
 from . import memory as _memory
 from . import reduce as _reduce
+from . import reduce_family as _family
 from . import squeeze as _squeeze
 from .masks import create_mask, update_mask
 
@@ -33,6 +34,12 @@ class Instruction:
 
 _FLOAT_SUM = ("A3", "A7", "A8")
 
+
+def _by_type(table: dict) -> tuple:
+    """(T, products) rows from a product -> types table."""
+    return tuple((t, ", ".join(p for p, ts in table.items() if t in ts)) for t in ("half", "float"))
+
+
 INSTRUCTIONS: dict[str, Instruction] = {
     i.name: i
     for i in (
@@ -45,6 +52,18 @@ INSTRUCTIONS: dict[str, Instruction] = {
                     tuple((t, ", ".join(p for p, ts in _reduce.PAIR_REDUCE_SUM_TYPES.items()
                                         if t in ts)) for t in ("half", "float")),
                     {"half": _FLOAT_SUM + ("A5", "A9"), "float": _FLOAT_SUM + ("A5", "A9")}),
+        Instruction("block_reduce_sum", "BlockReduceSum", _family.block_reduce_sum, "10", None,
+                    ("T", "products"), _by_type(_family.BLOCK_REDUCE_SUM_TYPES),
+                    {"half": _FLOAT_SUM + ("A9", "A11"), "float": _FLOAT_SUM + ("A9", "A11")}),
+        Instruction("whole_reduce_sum", "WholeReduceSum", _family.whole_reduce_sum, "10", None,
+                    ("T", "products"), _by_type(_family.WHOLE_REDUCE_SUM_TYPES),
+                    {"half": _FLOAT_SUM + ("A9",), "float": _FLOAT_SUM + ("A9",)}),
+        Instruction("repeat_reduce_sum", "RepeatReduceSum", _family.repeat_reduce_sum, "10", None,
+                    ("T", "products"), _by_type(_family.REPEAT_REDUCE_SUM_TYPES),
+                    {"half": _FLOAT_SUM + ("A9",), "float": _FLOAT_SUM + ("A9",)}),
+        Instruction("reduce_sum", "ReduceSum", _family.reduce_sum, "10", None,
+                    ("T", "products"), _by_type(_family.REDUCE_SUM_TYPES),
+                    {"half": _FLOAT_SUM + ("A9", "A12"), "float": _FLOAT_SUM + ("A9", "A12")}),
         Instruction("gather", "asc_gather", _gather.gather, "6", "asc_gather.md",
                     ("dst", "src", "index"), _gather.GATHER_TYPES),
         Instruction("squeeze_and_storeunalign", "asc_squeeze_and_storeunalign",
@@ -78,8 +97,9 @@ ASSUMPTIONS = (
      'storealign(masked="zero")'),
     ("A5", "PairReduceSum, both elements of a pair masked: dst unchanged (seed; 950 "
      "implementation code writes 0)", 'Config(masked_pair="zero") or product="200I/500 A2"'),
-    ("A6", "fp8_e8m0 conversions (inf -> 0xFF or 0xFE, 0x00 -> +0 or 2^-127): the core "
-     "emulator only moves e8m0 bits, which no reading changes", "none needed"),
+    ("A6", "fp8_e8m0 code 0x00 decodes as +0 (the hardware cast), not the format's 2^-127; "
+     "instructions only move e8m0 bits, which no reading changes",
+     'encode / decode(e8m0="format")'),
     ("A7", "Masked lanes enter a float sum as +0, so -0 plus a masked lane is +0",
      'Config(masked_lanes="skip")'),
     ("A8", "A NaN result of an add is the canonical quiet NaN (0x7FC00000 / 0x7E00 / 0x7FC0); "
@@ -88,6 +108,12 @@ ASSUMPTIONS = (
      "none"),
     ("A10", "asc_squeeze_and_storeunalign takes hifloat8_t (SPEC 7 lists it; the seed page "
      "does not)", "none"),
+    ("A11", "BlockReduceSum: a DataBlock with no active element writes +0 (the pages do not "
+     "say); the reduce family's strides are accepted in [0, 65535], as A9",
+     'block_reduce_sum(empty_block="keep")'),
+    ("A12", "ReduceSum mode 1 with a repeat count that is not a power of two: the repeat "
+     "results are summed by an adjacent-pair tree padded with +0 (as the hardware's "
+     "re-reduction of a partly masked tensor would)", 'reduce_sum(mode=2) for the other mode'),
 )
 
 

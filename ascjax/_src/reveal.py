@@ -56,21 +56,25 @@ def reveal_order(sum_fn: Callable, n: int, *, dtype: Any = "float", batched: boo
     big = default_big if big is None else big
     small = default_small if small is None else small
 
+    rows = max(n - 1, 1)
+
     def measure(pairs: list[tuple[int, int]]) -> np.ndarray:
         """size(LCA(i, j)) for each pair (one call of sum_fn)."""
-        x = np.full((len(pairs), n), small, dtype=np.float64)
-        rows = np.arange(len(pairs))
-        x[rows, [i for i, _ in pairs]] = big
-        x[rows, [j for _, j in pairs]] = -big
+        # Always n - 1 rows (padding rows hold only s): a compiled sum may pick its order by
+        # shape, so every call must have the same one.
+        x = np.full((rows, n), small, dtype=np.float64)
+        k = np.arange(len(pairs))
+        x[k, [i for i, _ in pairs]] = big
+        x[k, [j for _, j in pairs]] = -big
         x = x.astype(fmt.storage_dtype)
         if batched:
-            out = np.asarray(sum_fn(x), dtype=np.float64).reshape(-1)
+            out = np.asarray(sum_fn(x)).astype(np.float64).reshape(-1)
         else:
-            out = np.array([float(np.asarray(sum_fn(row))) for row in x])
-        if out.shape != (len(pairs),):
+            out = np.array([np.asarray(sum_fn(row)).astype(np.float64) for row in x[:len(pairs)]])
+        if out.shape[0] < len(pairs):
             raise ValueError(f"reveal_order: sum_fn returned {out.shape[0]} sums for "
-                             f"{len(pairs)} rows")
-        count = out / small
+                             f"{rows} rows")
+        count = out[:len(pairs)] / small
         if not np.all(np.isfinite(count)) or np.any(count != np.round(count)) or np.any(
                 (count < 0) | (count > n - 2)):
             raise ValueError("reveal_order: sum_fn's results are not whole numbers of the small "

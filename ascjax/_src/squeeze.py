@@ -49,11 +49,12 @@ def get_squeeze_status(state: SqueezeState) -> jax.Array:
 
 
 def _source_lanes(active):
-    """For each output lane j, the input lane of the (j+1)-th active lane, and the count.
+    """For each output lane j, the input lane of the (j+1)-th active lane; and the count.
 
-    Works on the mask as 32-bit words: a word's active lanes are counted with popcount and
-    the j-th set bit is found by a 5-step binary search, all elementwise per lane, which XLA
-    vectorizes (a sort, a scatter or a lane-shifting network is 5-30x slower on CPU).
+    Works on the mask as 32-bit words: which word holds the j-th active lane comes from the
+    words' popcounts (a short select chain), and the bit within it from a 5-step binary search
+    on popcounts. Everything is elementwise per lane, which XLA vectorizes; a sort, a scatter,
+    small gathers or a lane-shifting network are 3-30x slower on CPU.
     """
     lanes = active.shape[-1]
     n_words = lanes // 32
@@ -61,24 +62,26 @@ def _source_lanes(active):
         << jnp.arange(32, dtype=arith.U32)
     words = jnp.bitwise_or.reduce(shifted, axis=-1)
     counts = lax.population_count(words).astype(jnp.int32)
-    starts = [jnp.zeros(counts.shape[:-1], jnp.int32)]
-    for w in range(n_words):
-        starts.append(starts[-1] + counts[..., w])
     j = jnp.arange(lanes, dtype=jnp.int32)
-    word = sum((starts[w][..., None] <= j).astype(jnp.int32) for w in range(1, n_words))
-    if n_words > 1:
-        rank = j - jnp.take_along_axis(jnp.stack(starts[:-1], -1), word, axis=-1)
-        bits = jnp.take_along_axis(words, word, axis=-1)
-    else:
-        rank, bits = jnp.broadcast_to(j, active.shape), jnp.broadcast_to(words, active.shape)
-    pos = jnp.zeros(active.shape, jnp.int32)
+    start = jnp.zeros(counts.shape[:-1], jnp.int32)
+    word = jnp.zeros(active.shape, jnp.int32)
+    rank = jnp.broadcast_to(j, active.shape)
+    bits = jnp.broadcast_to(words[..., :1], active.shape)
+    for w in range(1, n_words):
+        start = start + counts[..., w - 1]
+        past = start[..., None] <= j
+        word = jnp.where(past, w, word)
+        rank = jnp.where(past, j - start[..., None], rank)
+        bits = jnp.where(past, words[..., w:w + 1], bits)
+    pos = jnp.zeros(active.shape, arith.U32)
+    rank = rank.astype(arith.U32)
     for step in (16, 8, 4, 2, 1):
-        below = lax.population_count((bits >> pos.astype(arith.U32))
-                                     & np.uint32((1 << step) - 1)).astype(jnp.int32)
+        below = lax.population_count((bits >> pos) & np.uint32((1 << step) - 1))
         skip = below <= rank
-        pos = pos + jnp.where(skip, step, 0)
-        rank = rank - jnp.where(skip, below, 0)
-    return jnp.minimum(word * 32 + pos, lanes - 1), starts[-1]
+        pos = pos + jnp.where(skip, np.uint32(step), np.uint32(0))
+        rank = rank - jnp.where(skip, below, np.uint32(0))
+    source = jnp.minimum(word * 32 + pos.astype(jnp.int32), lanes - 1)
+    return source, start + counts[..., n_words - 1]
 
 
 def _compact(x, active):

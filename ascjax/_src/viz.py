@@ -10,6 +10,7 @@ instructions (PairReduceSum, gather, squeeze).
 from __future__ import annotations
 
 import io
+import weakref
 from fractions import Fraction
 from typing import Any
 
@@ -27,6 +28,7 @@ MASKED_EDGE = "#9a9a9a"
 ROUNDED = "#d62728"
 WRAPPED = "#ff7f0e"
 _CHAR = 0.62  # width of a digit, in font sizes (DejaVu Sans)
+_PENDING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # axes -> queued cells
 
 
 # --- figures and cells ----------------------------------------------------------------------
@@ -69,12 +71,29 @@ def put_text(ax, x: float, y: float, candidates: list[str], width: float, height
     return None
 
 
-def cell(ax, x: float, y: float, w: float, h: float, *, face: str = "white",
-         edge: str = "#555555", hatch: str | None = None, lw: float = 0.6, **kw: Any):
+def cell(ax, x: float, y: float, w: float, h: float, *, face: Any = "white",
+         edge: Any = "#555555", hatch: str | None = None, lw: float = 0.6,
+         zorder: float = 1) -> None:
+    """Queue a rectangle on ``ax``; ``flush(fig)`` adds the queued ones as a few
+    PatchCollections (one per hatch style): single patches are slow to add by the thousand."""
     from matplotlib.patches import Rectangle
 
-    return ax.add_patch(Rectangle((x, y), w, h, facecolor=face, edgecolor=edge, hatch=hatch,
-                                  lw=lw, **kw))
+    key = (hatch, edge if hatch else None, zorder)
+    _PENDING.setdefault(ax, {}).setdefault(key, []).append(
+        (Rectangle((x, y), w, h), face, edge, lw))
+
+
+def flush(fig):
+    """Add every queued cell of ``fig``'s axes; returns ``fig``."""
+    from matplotlib.collections import PatchCollection
+
+    for ax in fig.axes:
+        for (hatch, _, zorder), items in _PENDING.pop(ax, {}).items():
+            rects, faces, edges, widths = zip(*items)
+            ax.add_collection(PatchCollection(rects, facecolors=faces, edgecolors=edges,
+                                              linewidths=widths, hatch=hatch, zorder=zorder),
+                              autolim=False)
+    return fig
 
 
 def legend(target, entries: list[tuple[str, dict]], **kw: Any) -> None:
@@ -102,15 +121,19 @@ def blend(color: Any, amount: float) -> tuple:
 def element_values(x: Any, fmt: Format) -> np.ndarray:
     """Display values ``(n, k)`` of ``n`` lanes: k = 2 for nibble pairs (low nibble first),
     else 1. Integers as int64, floats as float64 (exact: every format fits float32)."""
-    x = np.asarray(x)
-    if fmt.packed:
-        codes = np.asarray(unpack_nibbles(x.astype(np.uint8)))
-        return np.asarray(decode(codes, fmt), np.float64).reshape(-1, 2)
-    if fmt.kind != "float":
+    x = np.asarray(x).reshape(-1)
+    if fmt.kind != "float" and not fmt.packed:
         return x.astype(np.int64).reshape(-1, 1)
-    if fmt.name in CODEC_FORMATS:
-        return np.asarray(decode(x, fmt), np.float64).reshape(-1, 1)
-    return x.astype(np.float64).reshape(-1, 1)
+    if fmt.name not in CODEC_FORMATS:
+        return x.astype(np.float64).reshape(-1, 1)
+    # Decode padded to whole registers: one compiled decode per format, whatever the count.
+    n = x.shape[0]
+    padded = np.zeros(-(-n // fmt.lanes) * fmt.lanes or fmt.lanes, x.dtype)
+    padded[:n] = x
+    if fmt.packed:
+        codes = np.asarray(unpack_nibbles(padded.astype(np.uint8)))
+        return np.asarray(decode(codes, fmt), np.float64)[:2 * n].reshape(-1, 2)
+    return np.asarray(decode(padded, fmt), np.float64)[:n].reshape(-1, 1)
 
 
 def _tidy(text: str) -> str:
@@ -192,7 +215,7 @@ def register(values: Any, mask: Any = None, *, dtype: Any = None, title: str | N
                  f"of {fmt.per_block}; {n_on} active", fontsize=11)
     legend(ax, [("active lane", {"facecolor": ACTIVE}),
                 ("masked off", {"facecolor": MASKED, "hatch": "///", "edgecolor": MASKED_EDGE})])
-    return fig
+    return flush(fig)
 
 
 def draw_lanes(ax, values: np.ndarray, active: np.ndarray, fmt: Format, *, gid: str = "lane",
@@ -276,7 +299,7 @@ def mask(mask: Any, dtype: Any = "b8", *, title: str | None = None):
     legend(ax, [("bit set", {"facecolor": "#3b6ea5"}), ("bit clear", {"facecolor": "white"}),
                 (f"one b{8 * width} element (its number on its governing bit)",
                  {"facecolor": "none", "edgecolor": "black", "lw": 1.4})])
-    return fig
+    return flush(fig)
 
 
 # --- reduce_sum_datablock's adjacent-pair tree ----------------------------------------------
@@ -344,7 +367,7 @@ def reduce_sum_datablock(src: Any, mask: Any, *, block: int = 0, dtype: Any = No
     legend(fig, [("input", {"facecolor": ACTIVE}),
                  ("masked lane (+0)", {"facecolor": MASKED, "hatch": "///"}),
                  rounding if dst_fmt.is_float else wrap])
-    return fig
+    return flush(fig)
 
 
 def _draw_tree_levels(ax, values, texts, active, fmt: Format) -> None:
@@ -408,7 +431,7 @@ def summation_tree(tree: Any, *, title: str | None = None):
     """
     from .reveal import draw_tree, leaves
 
-    fig = new_figure(min(2 + 0.35 * len(leaves(tree)), 14), 4)
+    fig = new_figure(min(max(6.0, 2 + 0.35 * len(leaves(tree))), 14), 4)
     ax = fig.add_subplot()
     draw_tree(tree, title=title, ax=ax)
     return fig

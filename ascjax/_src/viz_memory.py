@@ -15,7 +15,7 @@ from .common import resolve_dtypes
 from .config import resolve_config
 from .formats import DATABLOCK_BYTES, Format, resolve
 from .gather import gather as _gather
-from .memory import from_bytes, make_ub
+from .memory import make_ub
 from .reduce import _pair_mask, pair_reduce_sum_plan
 from .reduce import pair_reduce_sum as _pair_reduce_sum
 from .squeeze import squeeze_and_storeunalign as _squeeze
@@ -27,6 +27,7 @@ from .viz import (
     blend,
     cell,
     element_values,
+    flush,
     labels,
     lane_mask,
     legend,
@@ -96,7 +97,7 @@ def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_str
                  ("masked element", {"facecolor": MASKED, "hatch": "///"}),
                  ("both masked: dst keeps its value", {"facecolor": "white", "hatch": "xx"}),
                  ("not addressed", {"facecolor": "white"})])
-    return fig
+    return flush(fig)
 
 
 def _pair_overview(ax_src, ax_dst, fmt: Format, reads, writes, active, n_src: int,
@@ -133,9 +134,11 @@ def _pair_overview(ax_src, ax_dst, fmt: Format, reads, writes, active, n_src: in
                 face = blend(_color(entries[-1][0]), 0.55)
                 r = entries[-1][0]
                 ks = [k for rr, k in entries if rr == r]
-                text = f"r{r}\nk{min(ks)}-{max(ks)}"
+                text = f"r{r}\nk{_ranges(ks)}"
             cell(ax, col, row, 1, 1, face=face, hatch=hatch)
-            put_text(ax, col + 0.5, row + 0.5, [text, f"{len(entries)}x" if entries else ""],
+            put_text(ax, col + 0.5, row + 0.5,
+                     [text, text.split("\n")[0] + f"\nk{min(ks)}-{max(ks)}" if entries and
+                      name == "dst" else f"{len(entries)}x" if entries else ""],
                      1, 1, fontsize=7)
         ax.set_xticks([c + 0.5 for c in range(8)], [str(c) for c in range(8)], fontsize=8)
         ax.xaxis.tick_top()
@@ -145,6 +148,17 @@ def _pair_overview(ax_src, ax_dst, fmt: Format, reads, writes, active, n_src: in
         ax.tick_params(length=0)
         ax.set_title(f"{name} ({n} elements), 32-byte blocks" + (
             f" (first {rows * 8} shown)" if rows * 8 * epb < n else ""), fontsize=9, pad=14)
+
+
+def _ranges(ks: list[int]) -> str:
+    """``[0, 1, 4, 5]`` as ``"0-1,4-5"``."""
+    ks = sorted(ks)
+    runs, start = [], ks[0]
+    for a, b in zip(ks, ks[1:] + [None]):
+        if b != a + 1:
+            runs.append(f"{start}-{a}" if a > start else str(start))
+            start = b
+    return ",".join(runs)
 
 
 def _pair_detail(fig, fmt: Format, src, dst, out, reads, writes, active, repeat: int) -> None:
@@ -186,7 +200,7 @@ def _pair_output(ax, fmt: Format, x: float, y: float, k: int, target: int, out, 
     if target < 0:
         text = "kept" if both_masked else "overwritten"
         cell(ax, x, y, 2, 1, face="white", hatch="xx", edge="#c8c8c8")
-        cell(ax, x, y, 2, 1, face="none", edge="#555555")
+        cell(ax, x, y, 2, 1, face="none", edge="#555555", zorder=1.5)
         put_text(ax, x + 1, y + 0.5, [text, text[:4]], 2, 1, fontsize=7, color="#333333",
                  bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.6})
         return
@@ -234,12 +248,13 @@ def gather(src: Any, index: Any, mask: Any, *, dst_dtype: Any = None, dtype: Any
                  f"({idx_fmt.lanes} lanes, {int(active.sum())} active); {layout}", fontsize=11)
     bottom = fig.add_axes((0.07, 0.08, 0.9, 0.42))
     _gather_detail(bottom, np.asarray(src), src_fmt, idx, active, out, dst_fmt, lo, hi, even)
+    odd = [("odd element of the even-position layout: 0", {"facecolor": "white",
+                                                              "hatch": ".."})]
     legend(fig, [("active lane: src element and the dst element it fills",
                   {"facecolor": ACTIVE}),
                  ("inactive lane: 0, never read", {"facecolor": MASKED, "hatch": "///"}),
-                 ("odd element of the even-position layout: 0", {"facecolor": "white",
-                                                                  "hatch": ".."})])
-    return fig
+                 *(odd if even else [])])
+    return flush(fig)
 
 
 def _gather_overview(ax, idx, active, lo: int, hi: int) -> None:
@@ -351,11 +366,11 @@ def _squeeze_figure(steps, fmt: Format, dst_addr: int):
     base = dst_addr - dst_addr % DATABLOCK_BYTES
     rows = max(1, -(-(end - base) // DATABLOCK_BYTES))
     panel_h = 0.3 * (rows + 1) + 0.75
-    fig = new_figure(12, 0.9 + panel_h * len(steps))
+    fig = new_figure(12, 1.3 + panel_h * len(steps))
     starts = [dst_addr] + [dst_addr + int(s[2]) for s in steps if s[0] != "finalize"]
     prev_in_ub = dst_addr
     for i, (name, ub, ar, pending, tail) in enumerate(steps):
-        bottom = (0.5 + panel_h * (len(steps) - 1 - i)) / fig.get_figheight()
+        bottom = (0.9 + panel_h * (len(steps) - 1 - i)) / fig.get_figheight()
         ax = fig.add_axes((0.12, bottom, 0.8, (panel_h - 0.6) / fig.get_figheight()))
         in_ub = dst_addr + int(ar) - int(pending)
         _squeeze_panel(ax, fmt, ub, tail, base, rows, dst_addr, int(ar), in_ub, prev_in_ub,
@@ -371,7 +386,7 @@ def _squeeze_figure(steps, fmt: Format, dst_addr: int):
                  f"whole 32-byte blocks (absolute UB addresses) are written by a call",
                  fontsize=11)
     _squeeze_legend(fig, len(starts) - 1)
-    return fig
+    return flush(fig)
 
 
 def _squeeze_legend(fig, calls: int) -> None:
@@ -446,7 +461,8 @@ def _squeeze_values(ax, fmt: Format, seen, base: int, dst_addr: int, in_ub: int,
     count = (stop - dst_addr) // w
     if not count:
         return
-    values = element_values(from_bytes(seen[first:first + count * w], fmt), fmt)
+    # The UB is little-endian, as NumPy's storage on every host JAX runs on.
+    values = element_values(seen[first:first + count * w].view(fmt.storage_dtype), fmt)
     for i in range(count):
         row, col = divmod(first + i * w, DATABLOCK_BYTES)
         text = ",".join(labels(v, fmt)[-1] for v in values[i]) if fmt.packed else None

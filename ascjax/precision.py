@@ -1,0 +1,79 @@
+"""Precision studies: emulate a summation order bit for bit in a target format, against the
+exact sum and Higham's bounds; reveal the order of a black-box sum.
+
+* ``sum(x, dtype=, order=)``: the last axis of ``x`` summed in ``dtype`` along one of
+  ``ORDERS`` ("sequential", "adjacent_tree", "datablock_mode1", "datablock_mode2",
+  "numpy_pairwise", "kahan"), rounding exactly where that order rounds.
+* ``exact_sum`` (rounded once to the format), ``exact_sum_float64``, ``exact_sums``.
+* ``errors`` (absolute, relative, ULPs), ``error_bound`` / ``higham_gamma`` (Higham's
+  gamma_k bounds), ``tree_depth``, ``order_tree``, ``unit_roundoff``, ``gamma``, ``ulp``.
+* ``reveal_order(sum_fn, n)``: the summation tree of a black-box sum (FPRev's method);
+  ``draw_tree`` draws one.
+* The study behind ``ascjax study``: ``make_inputs``, ``measure``, ``run_study``,
+  ``write_study``, ``markdown``, ``plot``; and ``golden_mismatch`` (NumPy goldens against the
+  hardware's DataBlock tree).
+"""
+
+from ascjax._src.orders import ORDERS, SUM_FORMATS
+from ascjax._src.precision import (
+    error_bound,
+    errors,
+    exact_sum,
+    exact_sum_float64,
+    exact_sums,
+    gamma,
+    higham_gamma,
+    order_tree,
+    sum,
+    tree_depth,
+    ulp,
+    unit_roundoff,
+)
+from ascjax._src.reveal import draw_tree, reveal_order
+from ascjax._src.study import (
+    DEFAULT_DISTRIBUTIONS,
+    DEFAULT_FORMATS,
+    DEFAULT_SIZES,
+    DEFAULT_TRIALS,
+    DISTRIBUTIONS,
+    Study,
+    golden_mismatch,
+    make_inputs,
+    markdown,
+    measure,
+    plot,
+    run_study,
+    write_study,
+)
+
+__all__ = [
+    "DEFAULT_DISTRIBUTIONS",
+    "DEFAULT_FORMATS",
+    "DEFAULT_SIZES",
+    "DEFAULT_TRIALS",
+    "DISTRIBUTIONS",
+    "ORDERS",
+    "SUM_FORMATS",
+    "Study",
+    "draw_tree",
+    "error_bound",
+    "errors",
+    "exact_sum",
+    "exact_sum_float64",
+    "exact_sums",
+    "gamma",
+    "golden_mismatch",
+    "higham_gamma",
+    "make_inputs",
+    "markdown",
+    "measure",
+    "order_tree",
+    "plot",
+    "reveal_order",
+    "run_study",
+    "sum",
+    "tree_depth",
+    "ulp",
+    "unit_roundoff",
+    "write_study",
+]

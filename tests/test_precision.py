@@ -1,0 +1,341 @@
+"""ascjax.precision: every order bit for bit against plain loops over NumPy scalars, the exact
+sum against fractions, metrics, bounds, the study and its command."""
+
+import math
+from fractions import Fraction
+
+import jax
+import ml_dtypes
+import numpy as np
+import pytest
+
+from ascjax import precision
+from ascjax._src.cli import main
+
+DTYPES = {"half": np.float16, "bfloat16_t": ml_dtypes.bfloat16, "float": np.float32,
+          "fp8_e5m2_t": ml_dtypes.float8_e5m2}
+NAN_BITS = {"half": 0x7E00, "bfloat16_t": 0x7FC0, "float": 0x7FC00000, "fp8_e5m2_t": 0x7E}
+LANES = {"half": 128, "bfloat16_t": 128, "float": 64, "fp8_e5m2_t": 256}
+RNG = np.random.default_rng(11)
+
+
+def bits(x, name):
+    """Bit patterns, every NaN replaced by the emulator's canonical NaN."""
+    x = np.asarray(x, DTYPES[name])
+    b = x.view(f"uint{x.dtype.itemsize * 8}").astype(np.int64)
+    return np.where(np.isnan(x.astype(np.float32)), NAN_BITS[name], b)
+
+
+# --- reference models: plain loops over NumPy scalars ---------------------------------------
+
+def add(a, b, name):
+    """One add in the format: float16 and float32 adds are IEEE in NumPy; bfloat16 and
+    fp8_e5m2 add in float32, then round (double rounding is innocuous at these widths)."""
+    dt = DTYPES[name]
+    with np.errstate(all="ignore"):
+        if name in ("half", "float"):
+            return dt(dt(a) + dt(b))
+        return dt(np.float32(a) + np.float32(b))
+
+
+def ref_sequential(x, name):
+    s = x[0]
+    for v in x[1:]:
+        s = add(s, v, name)
+    return s
+
+
+def ref_pairs(x, name, carry=True):
+    """Adjacent pairs per level; an odd last element moves up (carry) or meets +0."""
+    x = list(x)
+    while len(x) > 1:
+        if len(x) % 2 and not carry:
+            x.append(DTYPES[name](0))
+        nxt = [add(x[i], x[i + 1], name) for i in range(0, len(x) - 1, 2)]
+        x = nxt + x[-1:] if len(x) % 2 else nxt
+    return x[0]
+
+
+def ref_datablock(x, name, mode):
+    lanes, zero = LANES[name], DTYPES[name](0)
+    repeats = []
+    for r in range(0, len(x), lanes):
+        block = list(x[r:r + lanes]) + [zero] * (lanes - len(x[r:r + lanes]))
+        repeats.append(ref_pairs(block, name))
+    if mode == 2:
+        return ref_sequential(repeats, name)
+    width = 1 << (len(repeats) - 1).bit_length()
+    return ref_pairs(repeats + [zero] * (width - len(repeats)), name)
+
+
+def ref_numpy(x, name):
+    """NumPy's pairwise_sum (loops_utils.h.src), float32 accumulators, then one rounding."""
+    f = np.float32
+
+    def pw(a):
+        n = len(a)
+        with np.errstate(all="ignore"):
+            if n < 8:
+                res = f(-0.0)
+                for v in a:
+                    res = f(res + f(v))
+                return res
+            if n <= 128:
+                r = [f(v) for v in a[:8]]
+                i = 8
+                while i < n - n % 8:
+                    r = [f(r[j] + f(a[i + j])) for j in range(8)]
+                    i += 8
+                res = f(f(f(r[0] + r[1]) + f(r[2] + r[3])) + f(f(r[4] + r[5]) + f(r[6] + r[7])))
+                for v in a[i:]:
+                    res = f(res + f(v))
+                return res
+            half = n // 2
+            half -= half % 8
+            return f(pw(a[:half]) + pw(a[half:]))
+
+    with np.errstate(all="ignore"):
+        return DTYPES[name](f(f(0.0) + pw(list(x))))
+
+
+def ref_kahan(x, name):
+    s, e = x[0], DTYPES[name](0)
+    for v in x[1:]:
+        y = add(v, -e, name)
+        t = add(s, y, name)
+        e = add(add(t, -s, name), -y, name)
+        s = t
+    return s
+
+
+REFERENCES = {
+    "sequential": ref_sequential,
+    "adjacent_tree": ref_pairs,
+    "datablock_mode1": lambda x, name: ref_datablock(x, name, 1),
+    "datablock_mode2": lambda x, name: ref_datablock(x, name, 2),
+    "numpy_pairwise": ref_numpy,
+    "kahan": ref_kahan,
+}
+
+
+def inputs(name, rows, n):
+    """Random values over a wide range plus adversarial rows: specials, subnormals, -0,
+    overflow, exact cancellation."""
+    dt = DTYPES[name]
+    fi = ml_dtypes.finfo(dt)
+    scale = np.exp2(RNG.integers(-6, 6, (rows, n)))
+    x = (RNG.standard_normal((rows, n)) * scale).astype(dt)
+    x[0, ::7] = fi.max  # overflow to inf along the way
+    x[1, :] = -0.0
+    x[1, n // 2] = np.inf
+    x[2, 3] = np.nan
+    x[2, ::5] = fi.smallest_subnormal
+    x[3, ::3] = -fi.smallest_subnormal * 3
+    half = n // 2
+    x[4, :half] = x[5, :half]
+    x[4, half:2 * half] = -x[5, :half]
+    return x
+
+
+@pytest.fixture(scope="module")
+def data():
+    return {name: inputs(name, 7, 300) for name in DTYPES}
+
+
+@pytest.mark.parametrize("name", list(DTYPES))
+@pytest.mark.parametrize("order", precision.ORDERS)
+def test_orders_match_plain_loops(data, name, order):
+    x = data[name]
+    got = precision.sum(x, order=order)
+    assert got.dtype == x.dtype and got.shape == (x.shape[0],)
+    want = [REFERENCES[order](row, name) for row in x]
+    np.testing.assert_array_equal(bits(got, name), bits(want, name))
+
+
+@pytest.mark.parametrize("order", precision.ORDERS)
+def test_short_half_sums_and_jit(order):
+    x = inputs("half", 7, 13)
+    eager = precision.sum(x, order=order)
+    jitted = jax.jit(lambda v: precision.sum(v, order=order))(x)
+    one = np.stack([precision.sum(row, order=order) for row in x[:2]])
+    want = [REFERENCES[order](row, "half") for row in x]
+    np.testing.assert_array_equal(bits(eager, "half"), bits(want, "half"))
+    np.testing.assert_array_equal(bits(jitted, "half"), bits(eager, "half"))
+    np.testing.assert_array_equal(bits(one, "half"), bits(eager[:2], "half"))
+
+
+@pytest.mark.parametrize("name", ["half", "float"])
+@pytest.mark.parametrize("n", [5, 8, 136, 300, 1037])
+def test_numpy_pairwise_is_np_sum(name, n):
+    x = (RNG.standard_normal((3, n)) * np.exp2(RNG.integers(-8, 8, (3, n)))).astype(DTYPES[name])
+    np.testing.assert_array_equal(bits(precision.sum(x, order="numpy_pairwise"), name),
+                                  bits(np.sum(x, axis=-1), name))
+
+
+def test_half_ones_stagnate_sequentially_but_not_in_a_tree():
+    ones = np.ones(4096, np.float16)
+    assert float(precision.sum(ones, order="sequential")) == 2048.0
+    for order in ("adjacent_tree", "datablock_mode1", "datablock_mode2", "numpy_pairwise",
+                  "kahan"):
+        assert float(precision.sum(ones, order=order)) == 4096.0
+
+
+def test_dtype_argument_rounds_the_input_once():
+    x = np.array([1.0, 2.0**-12, 2.0**-12])  # float64; in half 1 + 2^-12 rounds to 1
+    assert float(precision.sum(x, dtype="half")) == 1.0
+    assert float(precision.sum(x, dtype="float")) == 1.0 + 2.0**-11
+    with pytest.raises(TypeError, match="sum: dtype"):
+        precision.sum(x, dtype="int8_t")
+    with pytest.raises(ValueError, match="unknown order"):
+        precision.sum(x, dtype="half", order="reverse")
+    with pytest.raises(ValueError, match="n >= 1"):
+        precision.sum(np.zeros(0, np.float16))
+
+
+def test_gradient_is_that_of_the_exact_sum():
+    x = np.linspace(-1, 1, 10, dtype=np.float32)
+    for order in ("sequential", "adjacent_tree", "kahan"):
+        g = jax.grad(lambda v, o=order: precision.sum(v, order=o))(x)
+        np.testing.assert_array_equal(np.asarray(g), np.ones(10, np.float32))
+
+
+# --- the exact sum ----------------------------------------------------------------------------
+
+def round_exact(s: Fraction, name):
+    """The format value nearest to the fraction s, ties to even (a slow, obvious reference)."""
+    dt = DTYPES[name]
+    fi = ml_dtypes.finfo(dt)
+    ulp_max = Fraction(2) ** (int(fi.maxexp) - 1 - fi.nmant)
+    top = Fraction(float(fi.max)) + ulp_max / 2
+    if abs(s) >= top:
+        return dt(math.copysign(np.inf, s))
+    with np.errstate(all="ignore"):
+        c = np.array(float(s)).astype(dt)
+    u = np.dtype(f"uint{np.dtype(dt).itemsize * 8}")
+    b = int(c.view(u))
+    cands = []
+    for d in (-1, 0, 1):
+        if 0 <= b + d < 2 ** (8 * np.dtype(dt).itemsize):
+            v = np.array(b + d, u).view(dt)
+            if np.isfinite(float(v)):
+                cands.append(v)
+    return min(cands, key=lambda v: (abs(Fraction(float(v)) - s), int(v.view(u)) & 1))
+
+
+@pytest.mark.parametrize("name", list(DTYPES))
+def test_exact_sum_is_the_exact_sum_rounded_once(name):
+    dt = DTYPES[name]
+    fi = ml_dtypes.finfo(dt)
+    x = (RNG.standard_normal((24, 40)) * np.exp2(RNG.integers(-12, 12, (24, 40)))).astype(dt)
+    x[:8, 20:] = -x[:8, :20]  # exact cancellation down to a few values
+    x[8:12, 20:] = -x[8:12, :20]
+    x[8:12, 0] = fi.smallest_subnormal
+    x[12, :] = fi.max  # overflows
+    x[13, :] = -fi.smallest_subnormal
+    got = precision.exact_sum(x)
+    want = [round_exact(sum((Fraction(float(v)) for v in row), Fraction(0)), name) for row in x]
+    np.testing.assert_array_equal(bits(got, name), bits(want, name))
+    f64 = precision.exact_sum_float64(x)
+    np.testing.assert_array_equal(f64, [float(sum((Fraction(float(v)) for v in row),
+                                                  Fraction(0))) for row in x])
+
+
+def test_exact_sum_cancellation_and_specials():
+    assert float(precision.exact_sum(np.array([1e8, 1, -1e8], np.float32))) == 1.0
+    big = np.float32(2.0**100)
+    tiny = np.float32(2.0**-149)
+    x = np.array([big, tiny, -big, tiny, tiny], np.float32)
+    assert precision.exact_sum(x).view(np.uint32) == 3  # three least subnormals survive
+    assert bits(precision.exact_sum(np.array([np.inf, -np.inf, 1], np.float32)), "float") == \
+        NAN_BITS["float"]
+    assert bits(precision.exact_sum(np.array([-0.0, -0.0], np.float16)), "half") == 0x8000
+    assert bits(precision.exact_sum(np.array([-0.0, 0.0], np.float16)), "half") == 0
+    assert bits(precision.exact_sum(np.array([1.0, -1.0], np.float16)), "half") == 0
+    assert float(precision.exact_sum(np.full(70000, 1, np.float16))) == np.inf
+    # 70000 values: two int32 passes; 2^-24 * 70000 is exact
+    many = np.full(70000, 2.0**-24, np.float16)
+    assert float(precision.exact_sum(many, dtype="float")) == 70000 * 2.0**-24
+
+
+def test_exact_sum_under_jit_and_grad():
+    x = np.array([3.0, -1.5, 2.0**-20], np.float32)
+    np.testing.assert_array_equal(np.asarray(jax.jit(precision.exact_sum)(x)),
+                                  np.asarray(precision.exact_sum(x)))
+    np.testing.assert_array_equal(np.asarray(jax.grad(precision.exact_sum)(x)), np.ones(3))
+
+
+# --- metrics and bounds -----------------------------------------------------------------------
+
+def test_metrics():
+    assert precision.unit_roundoff("half") == 2.0**-11
+    assert precision.unit_roundoff("bfloat16") == 2.0**-8
+    assert float(precision.gamma(2, 2.0**-11)) == pytest.approx(2 * 2.0**-11 / (1 - 2 * 2.0**-11))
+    assert float(precision.gamma(4096, 2.0**-11)) == np.inf
+    assert float(precision.ulp(1.0, "half")) == 2.0**-10
+    assert float(precision.ulp(0.0, "half")) == 2.0**-24
+    e = precision.errors(np.array([2048.0, 4096.0], np.float16), np.array([4096.0, 4096.0]),
+                         dtype="half")
+    assert list(e["abs"]) == [2048.0, 0.0] and list(e["rel"]) == [0.5, 0.0]
+    assert list(e["ulps"]) == [512.0, 0.0]
+    e = precision.errors(np.array([np.inf], np.float16), np.array([1.0]), dtype="half")
+    assert e["abs"][0] == np.inf
+    assert precision.tree_depth("sequential", 4096) == 4095
+    assert precision.tree_depth("adjacent_tree", 4096) == 12
+    assert precision.tree_depth("adjacent_tree", 4097) == 13
+    assert precision.tree_depth("datablock_mode2", 4096, "half") == 7 + 31
+    assert precision.tree_depth("datablock_mode1", 4096, "half") == 12
+
+
+@pytest.mark.parametrize("order", precision.ORDERS[:-1])
+def test_measured_errors_are_within_highams_bounds(order):
+    x = precision.make_inputs("uniform(-1, 1)", 1000, 32, "half", seed=3)
+    exact = precision.exact_sum_float64(x)
+    err = precision.errors(precision.sum(x, order=order), exact, dtype="half")["abs"]
+    bound = precision.error_bound(x, order=order)
+    assert np.all(err <= bound)
+    assert np.all(bound / np.abs(x.astype(np.float64)).sum(-1)
+                  <= precision.higham_gamma(order, 1000, "half") * (1 + 1e-12))
+
+
+# --- the study and its command ----------------------------------------------------------------
+
+def test_make_inputs():
+    x = precision.make_inputs("cancelling", 9, 3, "half", seed=1)
+    assert x.dtype == np.float16 and x.shape == (3, 9)
+    assert np.all(precision.exact_sum_float64(x) == 0)
+    np.testing.assert_array_equal(x, precision.make_inputs("cancelling", 9, 3, "half", seed=1))
+    assert np.all(precision.make_inputs("ones", 4, 2, "float") == 1)
+    u = precision.make_inputs("uniform(1, 2)", 100, 2, "float")
+    assert u.min() >= 1 and u.max() <= 2
+    with pytest.raises(ValueError, match="unknown distribution"):
+        precision.make_inputs("cauchy", 4, 2, "half")
+
+
+def test_study_writes_markdown_csv_and_plots(tmp_path):
+    study = precision.run_study(formats=["half"], sizes=[16, 32], trials=2, seed=1)
+    assert len(study.rows) == 2 * 4 * len(precision.ORDERS)
+    ones = {(r["n"], r["order"]): r for r in study.rows if r["distribution"] == "ones"}
+    assert ones[16, "sequential"]["max_abs_err"] == 0.0
+    assert all(r["within_bound"] for r in study.rows)
+    paths = precision.write_study(study, tmp_path / "out")
+    names = sorted(p.name for p in paths)
+    assert names == ["error_vs_n_half.png", "study.csv", "study.md"]
+    text = (tmp_path / "out" / "study.md").read_text()
+    assert "| distribution | n | sequential |" in text
+
+
+def test_study_command(tmp_path, capsys):
+    code = main(["study", "--out", str(tmp_path), "--formats", "half", "--sizes", "16",
+                 "--distributions", "ones,uniform(1;2)", "--orders", "sequential,adjacent_tree",
+                 "--trials", "2", "--no-progress"])
+    assert code == 0
+    assert (tmp_path / "study.csv").exists() and (tmp_path / "error_vs_n_half.png").exists()
+    assert "study.md" in capsys.readouterr().out
+    assert main(["study", "--out", str(tmp_path), "--formats", "int8", "--no-progress"]) == 2
+
+
+def test_golden_mismatch():
+    # Float blocks of 8: NumPy's 8 accumulators meet in the same tree as the hardware's.
+    assert precision.golden_mismatch("uniform(1, 2)", "float", blocks=256) == 0.0
+    rate = precision.golden_mismatch("uniform(1, 2)", "half", blocks=1024)
+    assert 0.1 < rate < 0.5

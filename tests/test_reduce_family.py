@@ -1,0 +1,243 @@
+"""BlockReduceSum, WholeReduceSum, RepeatReduceSum, ReduceSum: bit for bit against plain loops
+written from SPEC 5/10, with repeats, strides, masks, specials, errors and gradients."""
+
+import jax
+import numpy as np
+import pytest
+
+import ascjax
+
+DT = {"half": np.float16, "float": np.float32}
+NAN = {"half": 0x7E00, "float": 0x7FC00000}
+RNG = np.random.default_rng(5)
+
+
+def bits(x, name):
+    x = np.asarray(x, DT[name])
+    b = x.view(f"uint{x.dtype.itemsize * 8}").astype(np.int64)
+    return np.where(np.isnan(x.astype(np.float32)), NAN[name], b)
+
+
+def add(a, b, name):
+    with np.errstate(all="ignore"):
+        return DT[name](DT[name](a) + DT[name](b))
+
+
+def tree(values, name):
+    """Adjacent-pair tree over a power-of-two list."""
+    values = list(values)
+    while len(values) > 1:
+        values = [add(values[i], values[i + 1], name) for i in range(0, len(values), 2)]
+    return values[0]
+
+
+def active_of(mask, lanes):
+    if isinstance(mask, int):
+        return [e < mask for e in range(lanes)]
+    return [bool((mask[e // 64] >> (e % 64)) & 1) for e in range(lanes)]
+
+
+def read(src, r, e, name, blk, rep):
+    epb = 32 // np.dtype(DT[name]).itemsize
+    return src[(r * rep + (e // epb) * blk) * epb + e % epb]
+
+
+def ref_block(dst, src, repeat, mask, dst_rep, blk, rep, name):
+    dst, lanes = dst.copy(), 256 // np.dtype(DT[name]).itemsize
+    act = active_of(mask, lanes)
+    epb = lanes // 8
+    for r in range(repeat):
+        vals = [read(src, r, e, name, blk, rep) if act[e] else DT[name](0) for e in range(lanes)]
+        for b in range(8):
+            dst[(r * dst_rep) * 8 + b] = tree(vals[b * epb:(b + 1) * epb], name)
+    return dst
+
+
+def ref_whole(dst, src, repeat, mask, dst_rep, blk, rep, name):
+    dst, lanes = dst.copy(), 256 // np.dtype(DT[name]).itemsize
+    act = active_of(mask, lanes)
+    for r in range(repeat):
+        vals = [read(src, r, e, name, blk, rep) if act[e] else DT[name](0) for e in range(lanes)]
+        dst[r * dst_rep] = tree(vals, name)
+    return dst
+
+
+def ref_reduce_sum(src, count, name, mode):
+    lanes = 256 // np.dtype(DT[name]).itemsize
+    zero = DT[name](0)
+    sums = []
+    for r in range(0, count, lanes):
+        sums.append(tree([src[i] if i < count else zero for i in range(r, r + lanes)], name))
+    if mode == 2:
+        s = sums[0]
+        for v in sums[1:]:
+            s = add(s, v, name)
+        return s
+    width = 1 << (len(sums) - 1).bit_length()
+    return tree(sums + [zero] * (width - len(sums)), name)
+
+
+def source(name, n):
+    fi = np.finfo(DT[name])
+    x = (RNG.standard_normal(n) * np.exp2(RNG.integers(-8, 8, n))).astype(DT[name])
+    x[RNG.integers(0, n, 6)] = [np.inf, -np.inf, np.nan, -0.0, fi.smallest_subnormal, fi.max]
+    return x
+
+
+# (repeat, mask, dst_rep_stride, src_blk_stride, src_rep_stride)
+CASES = [
+    (1, 256, 1, 1, 8),
+    (3, 77, 1, 1, 8),
+    (2, [0xF0F0F0F0F0F0F0F0, 0x1], 2, 2, 16),
+    (4, 64, 0, 1, 4),  # dst stride 0: the last repeat's write wins
+    (2, [0, 1 << 63], 1, 1, 0),  # bit mode, second word only; src stride 0 reads one repeat twice
+]
+
+
+def mask_for(name, mask):
+    """CASES hold 16-bit masks; a 32-bit type takes the continuous count clipped, or word 0."""
+    if name == "half":
+        return mask
+    if isinstance(mask, int):
+        return min(mask, 64)
+    return [mask[0] or mask[1]]
+
+
+@pytest.mark.parametrize("name", ["half", "float"])
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_block_reduce_sum_matches_loops(name, case):
+    repeat, mask, dst_rep, blk, rep = CASES[case]
+    mask = mask_for(name, mask if not isinstance(mask, int) else min(mask, 128))
+    src = source(name, 1024)
+    dst = np.full(64, 7, DT[name])
+    got = ascjax.block_reduce_sum(dst, src, repeat, mask, dst_rep, blk, rep)
+    want = ref_block(dst, src, repeat, mask, dst_rep, blk, rep, name)
+    np.testing.assert_array_equal(bits(got, name), bits(want, name))
+
+
+@pytest.mark.parametrize("name", ["half", "float"])
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_whole_and_repeat_reduce_sum_match_loops(name, case):
+    repeat, mask, dst_rep, blk, rep = CASES[case]
+    mask = mask_for(name, mask if not isinstance(mask, int) else min(mask, 128))
+    src = source(name, 1024)
+    dst = np.full(16, 7, DT[name])
+    want = ref_whole(dst, src, repeat, mask, dst_rep, blk, rep, name)
+    got = ascjax.whole_reduce_sum(dst, src, mask, repeat, dst_rep, blk, rep)
+    np.testing.assert_array_equal(bits(got, name), bits(want, name))
+    if isinstance(mask, int):
+        got = ascjax.repeat_reduce_sum(dst, src, repeat, mask, 123, blk, dst_rep, rep)
+        np.testing.assert_array_equal(bits(got, name), bits(want, name))
+
+
+def test_block_reduce_sum_empty_blocks():
+    src = np.ones(128, np.float16)
+    dst = np.full(8, 9, np.float16)
+    zero = np.asarray(ascjax.block_reduce_sum(dst, src, 1, 20, 1, 1, 8))
+    assert zero.tolist() == [16, 4, 0, 0, 0, 0, 0, 0]
+    keep = np.asarray(ascjax.block_reduce_sum(dst, src, 1, 20, 1, 1, 8, empty_block="keep"))
+    assert keep.tolist() == [16, 4, 9, 9, 9, 9, 9, 9]
+
+
+@pytest.mark.parametrize("name", ["half", "float"])
+@pytest.mark.parametrize("count", [1, 100, 300, 1000])
+def test_reduce_sum_count_form_both_modes(name, count):
+    src = source(name, 1000)
+    dst = np.full(4, 5, DT[name])
+    for mode in (1, 2):
+        got = np.asarray(ascjax.reduce_sum(dst, src, None, count, mode=mode))
+        want = ref_reduce_sum(src, count, name, mode)
+        np.testing.assert_array_equal(bits(got[:1], name), bits([want], name))
+        np.testing.assert_array_equal(got[1:], dst[1:])
+
+
+def test_reduce_sum_default_modes_per_product():
+    # Repeat sums 2174, 129, 129, 129, 129: mode 2 adds each odd 129 to a number above 2048,
+    # where half's spacing is 2 (a rounding each time); mode 1 adds the 129s together first.
+    src = np.ones(128 * 5, np.float16)
+    src[0] = 2047
+    src[128::128] = 2
+    dst = np.zeros(1, np.float16)
+    tree = float(ascjax.reduce_sum(dst, src, None, 640)[0])
+    seq = float(ascjax.reduce_sum(dst, src, None, 640, product="A2")[0])
+    assert tree == float(ref_reduce_sum(src, 640, "half", 1))
+    assert seq == float(ref_reduce_sum(src, 640, "half", 2))
+    assert (tree, seq) == (2692.0, 2688.0)
+    # The level-0 (mask, repeat) form is mode 1 on A2 too.
+    level0 = float(ascjax.reduce_sum(dst, src, None, 128, 5, 8, product="A2")[0])
+    assert level0 == tree
+
+
+def test_reduce_sum_level0_form_masks_and_strides():
+    src = source("float", 512)
+    dst = np.zeros(2, np.float32)
+    got = ascjax.reduce_sum(dst, src, None, [0xFFFF0000FFFF], 3, 16)
+    act = active_of([0xFFFF0000FFFF], 64)
+    sums = [tree([src[r * 16 * 8 + e] if act[e] else np.float32(0) for e in range(64)], "float")
+            for r in range(3)]
+    want = tree(sums + [np.float32(0)], "float")
+    np.testing.assert_array_equal(bits(np.asarray(got)[:1], "float"), bits([want], "float"))
+    np.testing.assert_array_equal(np.asarray(ascjax.reduce_sum(dst, src, None, 64, 0, 8)), dst)
+
+
+def test_batched_jit_and_eager_agree():
+    src = np.stack([source("half", 512) for _ in range(3)])
+    dst = np.zeros((3, 32), np.float16)
+    f = lambda d, s: ascjax.block_reduce_sum(d, s, 4, 128, 1, 1, 8)  # noqa: E731
+    batched = f(dst, src)
+    np.testing.assert_array_equal(bits(jax.jit(f)(dst, src), "half"), bits(batched, "half"))
+    for k in range(3):
+        np.testing.assert_array_equal(bits(f(dst[k], src[k]), "half"), bits(batched[k], "half"))
+    g = lambda d, s: ascjax.reduce_sum(d, s, None, 500)  # noqa: E731
+    np.testing.assert_array_equal(bits(jax.jit(g)(dst, src), "half"), bits(g(dst, src), "half"))
+
+
+def test_gradients_are_those_of_the_exact_operation():
+    src = np.linspace(-1, 1, 256, dtype=np.float32)
+    dst = np.zeros(16, np.float32)
+    g = jax.grad(lambda s: ascjax.whole_reduce_sum(dst, s, 10, 4, 1, 1, 8).sum())(src)
+    want = np.zeros(256, np.float32)
+    for r in range(4):
+        want[r * 64:r * 64 + 10] = 1
+    np.testing.assert_array_equal(np.asarray(g), want)
+    g = jax.grad(lambda s: ascjax.reduce_sum(dst, s, None, 100)[0])(src)
+    np.testing.assert_array_equal(np.asarray(g), (np.arange(256) < 100).astype(np.float32))
+    gd = jax.grad(lambda d: ascjax.block_reduce_sum(d, src, 1, 64, 1, 1, 8).sum())(dst)
+    np.testing.assert_array_equal(np.asarray(gd), (np.arange(16) >= 8).astype(np.float32))
+
+
+def test_errors_name_the_instruction_and_argument():
+    h = np.zeros(256, np.float16)
+    with pytest.raises(ValueError, match="block_reduce_sum: repeat_time=256"):
+        ascjax.block_reduce_sum(h, h, 256, 128, 1, 1, 8)
+    with pytest.raises(ValueError, match=r"whole_reduce_sum: mask \(continuous mode\)=129"):
+        ascjax.whole_reduce_sum(h, h, 129, 1, 1, 1, 8)
+    with pytest.raises(ValueError, match="LocalTensor is too short"):
+        ascjax.whole_reduce_sum(h, h, 128, 3, 1, 1, 8)
+    with pytest.raises(ValueError, match="dst has 1 elements"):
+        ascjax.block_reduce_sum(h[:1], h, 1, 128, 1, 1, 8)
+    with pytest.raises(TypeError, match="continuous mode only"):
+        ascjax.repeat_reduce_sum(h, h, 1, [1, 0], 0, 1, 1, 8)
+    with pytest.raises(TypeError, match="not available on product 'A3'"):
+        ascjax.repeat_reduce_sum(h, h, 1, 128, 0, 1, 1, 8, product="A3")
+    with pytest.raises(TypeError, match="T on product 'training'"):
+        ascjax.block_reduce_sum(np.zeros(64, np.float32), np.zeros(64, np.float32), 1, 64, 1,
+                                1, 8, product="training")
+    with pytest.raises(ValueError, match="dst_rep_stride=0"):
+        ascjax.whole_reduce_sum(h, h, 128, 1, 0, 1, 8, product="training")
+    with pytest.raises(ValueError, match="count=300"):
+        ascjax.reduce_sum(h, h, None, 300)
+    with pytest.raises(ValueError, match="mode=3"):
+        ascjax.reduce_sum(h, h, None, 100, mode=3)
+    with pytest.raises(TypeError, match="positional arguments"):
+        ascjax.reduce_sum(h, h, None, 1, 2)
+    with pytest.raises(TypeError, match="differs from src dtype"):
+        ascjax.block_reduce_sum(np.zeros(8, np.float32), h, 1, 128, 1, 1, 8)
+
+
+def test_registry_and_conformance_table():
+    for name in ("block_reduce_sum", "whole_reduce_sum", "repeat_reduce_sum", "reduce_sum"):
+        ins = ascjax.INSTRUCTIONS[name]
+        assert ins.function is getattr(ascjax, name) and ins.spec == "10"
+    table = ascjax.conformance_table()
+    assert "`reduce_sum` | `ReduceSum`" in table and "| A12 |" in table

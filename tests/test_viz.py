@@ -1,0 +1,185 @@
+"""ascjax.viz: every drawing renders for every supported type, and what it prints is the
+instruction's bits (value texts carry a gid; exact texts read back to the same bits)."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import ascjax
+from ascjax import viz
+from ascjax._src.formats import FORMATS
+from ascjax._src.gather import GATHER_TYPES
+from ascjax._src.reduce import REDUCE_SUM_DATABLOCK_TYPES
+from ascjax._src.squeeze import SQUEEZE_TYPES
+
+pytest.importorskip("matplotlib")
+
+
+def rendered(fig, ink: float = 0.02) -> np.ndarray:
+    """The figure as RGB pixels (Agg, low dpi), checked to be a real, non-blank picture."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig.set_dpi(30)
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    pixels = np.asarray(canvas.buffer_rgba())[..., :3].astype(np.float64)
+    assert pixels.shape[0] > 80 and pixels.shape[1] > 150
+    assert pixels.std() > 2
+    assert np.mean(pixels.min(axis=-1) < 200) > ink  # some ink, not a blank page
+    return pixels
+
+
+def random_values(name: str, n: int, seed: int = 0) -> np.ndarray:
+    """n finite values of an Ascend type in its storage dtype, from random bit patterns."""
+    fmt = FORMATS[name]
+    rng = np.random.default_rng(seed)
+    if fmt.kind == "float" and not fmt.packed and fmt.storage_dtype.kind != "u":
+        x = rng.standard_normal(n).astype(np.float32) * 3
+        return x.astype(fmt.storage_dtype)
+    raw = rng.integers(0, 256, n * fmt.storage_dtype.itemsize, dtype=np.uint8)
+    if name == "hifloat8_t":
+        raw[raw == 0x80] = 0x01  # no NaN
+    return raw.view(fmt.storage_dtype)
+
+
+def texts(fig, prefix: str) -> dict[str, str]:
+    return {t.get_gid(): t.get_text() for ax in fig.axes for t in ax.texts
+            if (t.get_gid() or "").startswith(prefix)}
+
+
+def bits(values) -> np.ndarray:
+    a = np.asarray(values)
+    return a.view(f"uint{a.dtype.itemsize * 8}") if a.dtype.kind != "i" else a
+
+
+def read_back(text: str, dtype) -> np.ndarray:
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iu":
+        return np.array(int(text), dtype)
+    return np.array(float(text)).astype(dtype)
+
+
+def test_import_draws_nothing():
+    code = ("import sys, numpy as np, ascjax, ascjax.viz as v; assert 'matplotlib' not in "
+            "sys.modules; v.register(np.zeros(64, np.float32)); "
+            "assert 'matplotlib.pyplot' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("name", list(FORMATS))
+def test_register_every_format(name):
+    fmt = FORMATS[name]
+    x = random_values(name, fmt.lanes)
+    fig = viz.register(x, ascjax.create_mask("PAT_M3", name), dtype=name)
+    rendered(fig)
+    assert texts(fig, "lane:")  # values printed where they fit
+
+
+@pytest.mark.parametrize("width", ["b8", "b16", "b32"])
+def test_mask(width):
+    rendered(viz.mask(ascjax.create_mask("PAT_VL16", "b32"), width))
+
+
+def test_register_rejects_a_batch():
+    with pytest.raises(ValueError, match="one register"):
+        viz.register(np.zeros((2, 64), np.float32))
+
+
+@pytest.mark.parametrize("name", list(REDUCE_SUM_DATABLOCK_TYPES))
+def test_reduce_tree_draws_the_instructions_bits(name):
+    fmt = FORMATS[name]
+    x = random_values(name, fmt.lanes, seed=1)
+    if fmt.kind == "float":  # rounding in the tree, subnormals, a signed zero
+        x[0], x[1], x[2], x[3] = 2048, 1, np.finfo(x.dtype).smallest_subnormal, -0.0
+    mask = ascjax.create_mask("PAT_M3", name)
+    dst, levels = ascjax.reduce_sum_datablock(x, mask, return_partials=True)
+    for block in (0, 5):
+        fig = viz.reduce_sum_datablock(x, mask, block=block)
+        rendered(fig)
+        drawn = texts(fig, "level:")
+        assert len(drawn) == sum(np.asarray(level).shape[-1] for level in levels)
+        for gid, text in drawn.items():
+            lv, k = map(int, gid.split(":")[1:])
+            want = np.asarray(levels[lv])[block, k]
+            np.testing.assert_array_equal(bits(read_back(text, want.dtype)), bits(want))
+        root = read_back(drawn[f"level:{len(levels) - 1}:0"], np.asarray(dst).dtype)
+        np.testing.assert_array_equal(bits(root), bits(np.asarray(dst)[block]))
+
+
+def test_reduce_tree_marks_rounding():
+    x = np.ones(128, np.float16)
+    x[0] = 2048
+    fig = viz.reduce_sum_datablock(x, ascjax.create_mask("PAT_ALL", "half"))
+    notes = [t.get_text() for t in fig.axes[0].texts if t.get_gid() is None]
+    assert "-1" in notes  # 2048 + 1 rounds to 2048
+    assert "2062" in fig.axes[0].get_title()
+
+
+@pytest.mark.parametrize("name", ["half", "float"])
+def test_pair_reduce_sum_draws_the_instructions_bits(name):
+    dtype = FORMATS[name].storage_dtype
+    src = random_values(name, 512, seed=2)
+    dst = np.full(200, 7, dtype)
+    mask = 100 if name == "half" else [0x0F0F0F0F0F0F0F0F]
+    args = (3, mask, 1, 2, 4)
+    out = np.asarray(ascjax.pair_reduce_sum(dst, src, *args))
+    for repeat in (0, 2):
+        fig = viz.pair_reduce_sum(dst, src, *args, repeat=repeat)
+        rendered(fig)
+        drawn = texts(fig, "out:")
+        assert drawn
+        for gid, text in drawn.items():
+            target = int(gid.split(":")[2])
+            np.testing.assert_array_equal(bits(read_back(text, dtype)),
+                                          bits(out[target]))
+
+
+@pytest.mark.parametrize("row", GATHER_TYPES, ids="-".join)
+def test_gather_every_combination(row):
+    from matplotlib.text import Annotation
+
+    dst_name, src_name, idx_name = row
+    src = random_values(src_name, 300, seed=3)
+    idx_fmt = FORMATS[idx_name]
+    index = np.random.default_rng(4).integers(0, 300, idx_fmt.lanes).astype(idx_fmt.storage_dtype)
+    mask = ascjax.create_mask("PAT_M3", idx_name)
+    fig = viz.gather(src, index, mask, dst_dtype=dst_name, dtype=src_name, lanes=(2, 14))
+    rendered(fig)
+    arrows = [t for t in fig.axes[1].texts if isinstance(t, Annotation)]
+    assert len(arrows) == int(np.asarray(ascjax.create_mask("PAT_M3", idx_name))[
+        ::idx_fmt.width][2:14].sum())
+    if FORMATS[dst_name].kind != "float":
+        out = np.asarray(ascjax.gather(src, index, mask, dst_dtype=dst_name, dtype=src_name))
+        for gid, text in texts(fig, "dst:").items():
+            assert int(text) == int(out[int(gid.split(":")[1])])
+
+
+@pytest.mark.parametrize("name", SQUEEZE_TYPES)
+def test_squeeze_every_type(name):
+    fmt = FORMATS[name]
+    regs = random_values(name, 2 * fmt.lanes, seed=5).reshape(2, fmt.lanes)
+    mask = ascjax.create_mask("PAT_M3", name)
+    fig = viz.squeeze_and_storeunalign(regs, mask, dst_addr=3 * fmt.width, dtype=name)
+    rendered(fig)
+    ub, state = ascjax.make_ub(), ascjax.squeeze_and_storeunalign_init()
+    for reg in regs:
+        ub, _, state = ascjax.squeeze_and_storeunalign(ub, 3 * fmt.width, state, reg, mask,
+                                                       dtype=name)
+    ar = int(ascjax.get_squeeze_status(state))
+    titles = [ax.get_title(loc="left") for ax in fig.axes]
+    assert len(titles) == 3 and f"-> {ar};" in titles[1] and "finalize" in titles[2]
+
+
+def test_summation_tree_of_nested_tuples():
+    rendered(viz.summation_tree((((0, 1), 2), (3, (4, 5))), title="hand-written"), ink=0.002)
+    rendered(viz.summation_tree(tuple(range(4))), ink=0.002)  # one 4-operand add
+
+
+def test_summation_tree_of_revealed_order():
+    precision = pytest.importorskip("ascjax.precision")
+    if not hasattr(precision, "reveal_order"):
+        pytest.skip("ascjax.precision.reveal_order not available")
+    tree = precision.reveal_order(lambda x: np.sum(x, axis=-1), 16, dtype="float")
+    rendered(viz.summation_tree(tree), ink=0.002)
