@@ -1,0 +1,30 @@
+"""The benchmark scripts run (tiny sizes; no timing is asserted: speed is measured by the scripts)."""
+
+import importlib.util
+import json
+import pathlib
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def _load(name):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_throughput_script_runs_and_compares_bits(tmp_path, capsys):
+    bench = _load("throughput")
+    args = ["--min-log2", "10", "--max-log2", "10", "--cases", "reduce_sum_datablock/float16",
+            "squeeze(register)/uint8", "--out", str(tmp_path)]
+    assert bench.main(args) == 0
+    saved = json.loads((tmp_path / "throughput-cpu.json").read_text())
+    assert {r["case"] for r in saved["rows"]} == {"reduce_sum_datablock/float16",
+                                                  "squeeze(register)/uint8"}
+    assert (tmp_path / "throughput-cpu.png").stat().st_size > 0
+    capsys.readouterr()
+    assert bench.main(args + ["--compare-bits", str(tmp_path / "throughput-cpu.json")]) == 0
+    assert f"bits identical to {tmp_path / 'throughput-cpu.json'}: 2/2" in capsys.readouterr().out
