@@ -224,7 +224,7 @@ def measure(case: Case, log2: int, with_numpy: bool) -> dict:
     registers = 1 << log2
     keys = list(host)
     args = [jax.device_put(host[k]) for k in keys]
-    positional = lambda f: (lambda *a: f(**dict(zip(keys, a))))  # noqa: E731
+    positional = lambda f: (lambda *a: f(**dict(zip(keys, a))))
     start = time.perf_counter()
     compiled = jax.jit(positional(case.ascjax)).lower(*args).compile()
     compile_s = time.perf_counter() - start

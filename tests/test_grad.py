@@ -13,7 +13,7 @@ MASK32 = RNG.random(64) < 0.7
 
 def test_reduce_sum_datablock_grads():
     x = RNG.standard_normal(64).astype(np.float32)
-    f = lambda s: ascjax.reduce_sum_datablock(s, MASK32)  # noqa: E731
+    f = lambda s: ascjax.reduce_sum_datablock(s, MASK32)
     check_grads(f, (x,), order=1, modes=("fwd", "rev"), atol=1e-2, rtol=1e-2)
     g = jax.grad(lambda s: f(s)[3])(x)
     np.testing.assert_array_equal(np.asarray(g), ((np.arange(64) // 8 == 3) & MASK32) * 1.0)
@@ -29,7 +29,7 @@ def test_reduce_sum_datablock_half_grad_is_mask_of_block():
 def test_pair_reduce_sum_grads():
     dst = RNG.standard_normal(64).astype(np.float32)
     src = RNG.standard_normal(192).astype(np.float32)
-    f = lambda d, s: ascjax.pair_reduce_sum(d, s, 2, 61, 1, 1, 8)  # noqa: E731
+    f = lambda d, s: ascjax.pair_reduce_sum(d, s, 2, 61, 1, 1, 8)
     check_grads(f, (dst, src), order=1, modes=("fwd", "rev"), atol=1e-2, rtol=1e-2)
     gd, gs = jax.grad(lambda d, s: jnp.sum(f(d, s) * jnp.arange(64.0, dtype=jnp.float32)),
                       argnums=(0, 1))(dst, src)
@@ -47,7 +47,7 @@ def test_pair_reduce_sum_grads():
 def test_gather_grads_scatter_add():
     src = RNG.standard_normal(20).astype(np.float32)
     index = RNG.integers(0, 20, 64).astype(np.uint32)
-    f = lambda s: ascjax.gather(s, index, MASK32)  # noqa: E731
+    f = lambda s: ascjax.gather(s, index, MASK32)
     check_grads(f, (src,), order=1, modes=("fwd", "rev"), atol=1e-2, rtol=1e-2)
     g = jax.grad(lambda s: jnp.sum(f(s)))(src)
     np.testing.assert_array_equal(np.asarray(g), np.bincount(index[MASK32], minlength=20))

@@ -236,7 +236,7 @@ def test_batched_equals_one_at_a_time_jit_and_vmap(case):
     chex.assert_trees_all_equal(batched, jitted, mapped)
     for i in range(6):
         one = jax.tree.map(bits, fn(x[i:i + 1], m[i:i + 1]))
-        chex.assert_trees_all_equal(one, jax.tree.map(lambda a: a[i:i + 1], batched))
+        chex.assert_trees_all_equal(one, jax.tree.map(lambda a, i=i: a[i:i + 1], batched))
 
 
 def test_no_retrace_with_same_shapes():

@@ -12,8 +12,16 @@ import numpy as np
 from jax import lax
 
 from . import arith
-from .common import (Adder, check_int, check_register, check_supported, kernel, materialize,
-                     pair_tree, resolve_dtypes)
+from .common import (
+    Adder,
+    check_int,
+    check_register,
+    check_supported,
+    kernel,
+    materialize,
+    pair_tree,
+    resolve_dtypes,
+)
 from .config import Config, resolve_config
 from .formats import BLOCKS_PER_REGISTER, FORMATS, Format
 from .masks import element_mask

@@ -87,33 +87,50 @@ INSTRUCTIONS: dict[str, Instruction] = {
 
 # SPEC section 11's open questions and the emulator's own, with the option that flips each.
 ASSUMPTIONS = (
-    ("A1", "Ignored mask bits are 0 (canonical masks): a b32 mask on b16 data activates only "
-     "even elements", 'create_mask / update_mask(layout="replicated")'),
+    ("A1", ("Ignored mask bits are 0 (canonical masks): a b32 mask on b16 data activates only "
+     "even elements"),
+     'create_mask / update_mask(layout="replicated")'),
     ("A2", "PAT_VLn with n > lanes is clamped to all lanes",
      'create_mask(vl_overflow="empty")'),
     ("A3", "Float overflow gives IEEE inf/NaN by default on 950",
      'Config(float_overflow="saturate")'),
     ("A4", "A masked asc_storealign leaves masked-off UB bytes untouched",
      'storealign(masked="zero")'),
-    ("A5", "PairReduceSum, both elements of a pair masked: dst unchanged (seed; 950 "
-     "implementation code writes 0)", 'Config(masked_pair="zero") or product="200I/500 A2"'),
-    ("A6", "fp8_e8m0 code 0x00 decodes as +0 (the hardware cast), not the format's 2^-127; "
-     "instructions only move e8m0 bits, which no reading changes",
+    ("A5", ("PairReduceSum, both elements of a pair masked: dst unchanged (seed; 950 "
+     "implementation code writes 0)"),
+     'Config(masked_pair="zero") or product="200I/500 A2"'),
+    ("A6", ("fp8_e8m0 code 0x00 decodes as +0 (the hardware cast), not the format's 2^-127; "
+     "instructions only move e8m0 bits, which no reading changes"),
      'encode / decode(e8m0="format")'),
     ("A7", "Masked lanes enter a float sum as +0, so -0 plus a masked lane is +0",
      'Config(masked_lanes="skip")'),
-    ("A8", "A NaN result of an add is the canonical quiet NaN (0x7FC00000 / 0x7E00 / 0x7FC0); "
-     "payloads are kept by data movement", "none (CPU and GPU NaNs differ)"),
+    ("A8", ("A NaN result of an add is the canonical quiet NaN (0x7FC00000 / 0x7E00 / 0x7FC0); "
+     "payloads are kept by data movement"),
+     "none (CPU and GPU NaNs differ)"),
     ("A9", "PairReduceSum strides are accepted in [0, 65535] (the seed gives no range)",
      "none"),
-    ("A10", "asc_squeeze_and_storeunalign takes hifloat8_t (SPEC 7 lists it; the seed page "
-     "does not)", "none"),
-    ("A11", "BlockReduceSum: a DataBlock with no active element writes +0 (the pages do not "
-     "say); the reduce family's strides are accepted in [0, 65535], as A9",
+    ("A10", ("asc_squeeze_and_storeunalign takes hifloat8_t (SPEC 7 lists it; the seed page "
+     "does not)"),
+     "none"),
+    ("A11", ("BlockReduceSum: a DataBlock with no active element writes +0 (the pages do not "
+     "say); the reduce family's strides are accepted in [0, 65535], as A9"),
      'block_reduce_sum(empty_block="keep")'),
-    ("A12", "ReduceSum mode 1 with a repeat count that is not a power of two: the repeat "
+    ("A12", ("ReduceSum mode 1 with a repeat count that is not a power of two: the repeat "
      "results are summed by an adjacent-pair tree padded with +0 (as the hardware's "
-     "re-reduction of a partly masked tensor would)", 'reduce_sum(mode=2) for the other mode'),
+     "re-reduction of a partly masked tensor would)"),
+     'reduce_sum(mode=2) for the other mode'),
+    ("A13", ("encode: round_mode defaults to the format's first Cast mode (rint; round for "
+     "hifloat8_t, which has no rint)"),
+     "encode(round_mode=...)"),
+    ("A14", ("encode: overflow is not saturated by default (inf, NaN or the largest value as the "
+     "format allows); the Cast page saturates by default"),
+     "encode(saturate=True)"),
+    ("A15", ("HiFloat8 hybrid rounding follows the vendor host codec: round up when the top "
+     "dropped bits F >= T (an exact float32 16.0 becomes 20.0)"),
+     "none"),
+    ("A16", ("encode rounds once from float32; the hardware reaches fp4 through bfloat16 and "
+     "int4 through half"),
+     "encode into the intermediate type first"),
 )
 
 

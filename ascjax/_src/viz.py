@@ -206,8 +206,10 @@ def register(values: Any, mask: Any = None, *, dtype: Any = None, title: str | N
     fmt = resolve_dtypes(values, dtype, where=where, arg="values")
     x = single_register(values, fmt, where, "values")
     active = lane_mask(mask, fmt, where)
-    fig = new_figure(11, 4.6)
-    ax = fig.add_axes((0.13, 0.16, 0.85, 0.68))
+    rows = fmt.lanes // _lanes_per_row(fmt)
+    height = 1.6 + 0.36 * rows
+    fig = new_figure(11, height)
+    ax = fig.add_axes((0.15, 0.7 / height, 0.83, 1 - 1.6 / height))
     draw_lanes(ax, element_values(x, fmt), active, fmt)
     n_on = int(active.sum())
     unit = "byte-pair lanes (2 elements each)" if fmt.packed else "lanes"
@@ -218,15 +220,23 @@ def register(values: Any, mask: Any = None, *, dtype: Any = None, title: str | N
     return flush(fig)
 
 
+def _lanes_per_row(fmt: Format) -> int:
+    """Byte-wide lanes take two rows per DataBlock, so that their values fit."""
+    return min(fmt.per_block, 16)
+
+
 def draw_lanes(ax, values: np.ndarray, active: np.ndarray, fmt: Format, *, gid: str = "lane",
                fontsize: float = 8) -> None:
-    """Lanes ``(lanes, k)`` as a DataBlock-per-row grid on ``ax`` (x: lane within the block)."""
-    epb = fmt.per_block
-    ax.set_xlim(0, epb)
-    ax.set_ylim(BLOCKS_PER_REGISTER, 0)
+    """Lanes ``(lanes, k)`` as a grid on ``ax``: a DataBlock per row (two rows for byte-wide
+    lanes), thick lines between DataBlocks (x: lane within the row)."""
+    epb, per_row = fmt.per_block, _lanes_per_row(fmt)
+    sub = epb // per_row
+    rows = BLOCKS_PER_REGISTER * sub
+    ax.set_xlim(0, per_row)
+    ax.set_ylim(rows, 0)
     k = values.shape[1]
     for lane in range(values.shape[0]):
-        b, j = divmod(lane, epb)
+        b, j = divmod(lane, per_row)
         on = bool(active[lane])
         for part in range(k):
             x0 = j + part / k
@@ -236,18 +246,19 @@ def draw_lanes(ax, values: np.ndarray, active: np.ndarray, fmt: Format, *, gid: 
             put_text(ax, x0 + 0.5 / k, b + 0.5, labels(values[lane, part], fmt), 1 / k, 1,
                      fontsize=fontsize, color="black" if on else "#6b6b6b",
                      gid=f"{gid}:{lane}:{part}")
-    for b in range(BLOCKS_PER_REGISTER + 1):
-        ax.axhline(b, color="black", lw=1.6)
-    step = 1 if epb <= 16 else 4
-    ax.set_xticks([j + 0.5 for j in range(0, epb, step)], [str(j) for j in range(0, epb, step)],
+    for r in range(rows + 1):
+        ax.axhline(r, color="black", lw=1.6 if r % sub == 0 else 0.7)
+    ax.set_xticks([j + 0.5 for j in range(per_row)], [str(j) for j in range(per_row)],
                   fontsize=8)
     ax.xaxis.tick_top()
-    ax.set_xlabel("lane within the DataBlock" + (" (low nibble = element 2k, left)"
-                                                  if fmt.packed else ""), fontsize=9)
+    ax.set_xlabel(("lane within the DataBlock" if sub == 1 else "lane within the row (two rows "
+                   "per DataBlock)") + (", low nibble (element 2k) left" if fmt.packed else ""),
+                  fontsize=9)
     ax.xaxis.set_label_position("top")
-    ax.set_yticks([b + 0.5 for b in range(BLOCKS_PER_REGISTER)],
-                  [f"block {b}  lanes {b * epb}-{(b + 1) * epb - 1}"
-                   for b in range(BLOCKS_PER_REGISTER)], fontsize=8)
+    ax.set_yticks([r + 0.5 for r in range(rows)],
+                  [("" if r % sub else f"block {r // sub}  ")
+                   + f"lanes {r * per_row}-{(r + 1) * per_row - 1}" for r in range(rows)],
+                  fontsize=8)
     ax.tick_params(length=0)
 
 

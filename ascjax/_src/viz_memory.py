@@ -84,9 +84,12 @@ def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_str
     active = _pair_mask(mask, fmt, where)
     reads, writes = pair_reduce_sum_plan(fmt, repeat_time, active, dst_rep_stride,
                                          src_blk_stride, src_rep_stride, cfg.zero_masked_pairs)
-    fig = new_figure(13, 8.6)
-    ax_src = fig.add_axes((0.09, 0.60, 0.38, 0.30))
-    ax_dst = fig.add_axes((0.59, 0.60, 0.38, 0.30))
+    rows = max(_overview_rows(len(src_a), fmt), _overview_rows(len(dst_a), fmt))
+    height = 5.9 + 0.42 * rows
+    fig = new_figure(13, height)
+    top = 0.42 * rows / height
+    ax_src = fig.add_axes((0.09, 1 - top - 0.75 / height, 0.38, top))
+    ax_dst = fig.add_axes((0.59, 1 - top - 0.75 / height, 0.38, top))
     _pair_overview(ax_src, ax_dst, fmt, reads, writes, active, len(src_a), len(dst_a))
     _pair_detail(fig, fmt, src_a, dst_a, out, reads[repeat], writes[repeat], active, repeat)
     fig.suptitle(f"PairReduceSum<{fmt.name}>(dst, src, repeatTime={repeat_time}, mask, "
@@ -98,6 +101,10 @@ def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_str
                  ("both masked: dst keeps its value", {"facecolor": "white", "hatch": "xx"}),
                  ("not addressed", {"facecolor": "white"})])
     return flush(fig)
+
+
+def _overview_rows(n: int, fmt: Format) -> int:
+    return min(_ROWS_SHOWN, -(-n // (8 * fmt.per_block)))
 
 
 def _pair_overview(ax_src, ax_dst, fmt: Format, reads, writes, active, n_src: int,
@@ -116,7 +123,7 @@ def _pair_overview(ax_src, ax_dst, fmt: Format, reads, writes, active, n_src: in
             dst_blocks.setdefault(int(writes[r, k]) // epb, []).append((r, int(k)))
     for ax, blocks, n, name in ((ax_src, src_blocks, n_src, "src"),
                                 (ax_dst, dst_blocks, n_dst, "dst")):
-        rows = min(_ROWS_SHOWN, -(-n // (8 * epb)))
+        rows = _overview_rows(n, fmt)
         ax.set_xlim(0, 8)
         ax.set_ylim(rows, 0)
         for b in range(rows * 8):
@@ -124,8 +131,8 @@ def _pair_overview(ax_src, ax_dst, fmt: Format, reads, writes, active, n_src: in
             entries = blocks.get(b, [])
             face, hatch, text = "white", None, ""
             if b * epb >= n:
-                face, hatch = "#f4f4f4", ".."  # past the end of the tensor
-            elif entries and name == "src":
+                continue  # past the end of the tensor
+            if entries and name == "src":
                 face = blend(_color(entries[0][0]), 0.55) if any(e[2] for e in entries) else MASKED
                 hatch = "///" if not any(e[2] for e in entries) else None
                 names = [f"r{r} b{k}" for r, k, _ in entries]
@@ -165,7 +172,8 @@ def _pair_detail(fig, fmt: Format, src, dst, out, reads, writes, active, repeat:
     epb, half = fmt.per_block, fmt.per_block // 2
     values = element_values(src[np.where(active, reads, 0)], fmt)[:, 0]
     for side in range(2):
-        ax = fig.add_axes((0.09 + 0.5 * side, 0.07, 0.38, 0.42))
+        ax = fig.add_axes((0.09 + 0.5 * side, 0.6 / fig.get_figheight(), 0.38,
+                           3.6 / fig.get_figheight()))
         ax.set_xlim(0, epb)
         ax.set_ylim(4 * 2.5, 0)
         ax.set_axis_off()
@@ -287,7 +295,7 @@ def _gather_detail(ax, src, src_fmt: Format, idx, active, out, dst_fmt: Format, 
     n_dst = (hi - lo) * per_lane
     width = max(x, n_dst)
     ax.set_xlim(-0.3, width + 0.3)
-    ax.set_ylim(4.6, -0.4)
+    ax.set_ylim(4.8, -0.3)
     ax.set_axis_off()
     shift = (width - x) / 2
     src_vals = element_values(src[used], src_fmt)[:, 0] if used else []
@@ -298,6 +306,7 @@ def _gather_detail(ax, src, src_fmt: Format, idx, active, out, dst_fmt: Format, 
         put_text(ax, sx + 0.5, 0.2, [f"src[{e}]", str(e)], 1, 0.5, fontsize=6.5)
     ax.text(-0.25, 1.0, "src", ha="right", va="center", fontsize=9)
     ax.text(-0.25, 3.5, "dst", ha="right", va="center", fontsize=9)
+    ax.text(-0.25, 4.55, "index lane", ha="right", va="center", fontsize=7)
     dshift = (width - n_dst) / 2
     dst_vals = element_values(out, dst_fmt)[:, 0]
     for i in window:
@@ -310,9 +319,9 @@ def _gather_detail(ax, src, src_fmt: Format, idx, active, out, dst_fmt: Format, 
             cell(ax, dx, 3.0, 1, 1, face=face, hatch=hatch)
             put_text(ax, dx + 0.5, 3.5, labels(dst_vals[d], dst_fmt), 1, 1, fontsize=7,
                      gid=f"dst:{d}")
-            put_text(ax, dx + 0.5, 4.25, [f"dst[{d}]", str(d)], 1, 0.5, fontsize=6.5)
+            put_text(ax, dx + 0.5, 4.2, [f"dst[{d}]", str(d)], 1, 0.4, fontsize=6.5)
             if part == 0:
-                put_text(ax, dx + 0.5, 2.75, [f"lane {i}", str(i)], 1, 0.5, fontsize=6.5,
+                put_text(ax, dx + 0.5, 4.55, [f"lane {i}", str(i)], 1, 0.4, fontsize=6.5,
                          color="C0" if on else "#888888")
             if on:
                 ax.annotate("", xy=(dx + 0.5, 2.95), xytext=(src_x[int(idx[i])] + shift + 0.5,
@@ -382,8 +391,10 @@ def _squeeze_figure(steps, fmt: Format, dst_addr: int):
         ax.set_title(f"after {name}: {added}{wrote}; {int(pending)} bytes pending in src0",
                      fontsize=9, loc="left")
         prev_in_ub = in_ub
+    pending = int(steps[-1][3])
+    note = (f"\nno _finalize: the last {pending} bytes never reach the UB" if pending else "")
     fig.suptitle(f"asc_squeeze_and_storeunalign, {fmt.name}, dst_addr = {dst_addr:#x}: only "
-                 f"whole 32-byte blocks (absolute UB addresses) are written by a call",
+                 f"whole 32-byte blocks (absolute UB addresses) are written by a call{note}",
                  fontsize=11)
     _squeeze_legend(fig, len(starts) - 1)
     return flush(fig)
