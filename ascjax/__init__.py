@@ -75,3 +75,14 @@ PAT_VL128, PAT_M3, PAT_M4, PAT_H, PAT_Q, PAT_ALLF = (Pattern.PAT_VL128, Pattern.
                                                      Pattern.PAT_ALLF)
 
 __version__ = "0.1.0"
+
+_SUBMODULES = ("precision", "reference", "viz")
+
+
+def __getattr__(name: str):
+    """``ascjax.viz`` / ``ascjax.precision`` / ``ascjax.reference`` load on first use."""
+    if name in _SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"ascjax.{name}")
+    raise AttributeError(f"module 'ascjax' has no attribute {name!r}")

@@ -6,7 +6,8 @@ and arguments mirror the instructions: ``ascjax.viz.gather(src, index, mask)`` d
 ``ascjax.gather(src, index, mask)`` does, with the values the instruction returns.
 
 >>> import numpy as np, ascjax
->>> fig = ascjax.viz.register(np.arange(64, dtype=np.float32), ascjax.create_mask("PAT_M3", "float"))
+>>> from ascjax import viz
+>>> fig = viz.register(np.arange(64, dtype=np.float32), ascjax.create_mask("PAT_M3", "float"))
 >>> fig.savefig("register.png")  # doctest: +SKIP
 """
 

@@ -9,6 +9,7 @@ compile, the second is the steady state; ratios are steady-state seconds over np
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 import jax
@@ -24,13 +25,13 @@ def timed(fn, chunks) -> float:
     return time.perf_counter() - start
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--trials", type=int, default=100_000)
     parser.add_argument("--n", type=int, default=4096)
     parser.add_argument("--chunk", type=int, default=12_500, help="trials per call")
     parser.add_argument("--dtype", default="half")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
 
     rng = np.random.default_rng(0)
     storage = precision.make_inputs("normal", 1, 1, args.dtype).dtype
@@ -52,7 +53,8 @@ def main() -> None:
         first = timed(fn, chunks[:1]) + timed(fn, chunks[1:])
         steady = timed(fn, chunks)
         print(f"{label:<28} {first:8.2f}s {steady:7.2f}s {steady / baseline:8.1f}x")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -247,3 +247,26 @@ def test_no_retrace_with_same_shapes():
 
     for _ in range(3):
         run(_random_register(np.float32, 64, (4,)), RNG.random((4, 64)) < 0.5)
+
+
+@pytest.mark.parametrize("strides", [(1, 1, 8), (2, 3, 5), (0, 2, 0), (1, 0, 16)])
+def test_pair_reduce_plan_is_what_the_kernel_reads_and_writes(strides):
+    """pair_reduce_sum_plan (used by checks and pictures) agrees with the kernel's own addressing."""
+    from ascjax._src.reduce import pair_reduce_sum_plan
+
+    d_stride, b_stride, r_stride = strides
+    active = RNG.random(64) < 0.8
+    active[:2] = True
+    reads, writes = pair_reduce_sum_plan(ascjax.FORMATS["float"], 3, active, d_stride, b_stride,
+                                         r_stride, False)
+    src = np.arange(1, reads.max() + 2, dtype=np.float32) * 2.0 ** -10  # sums are exact
+    dst = np.full(writes.max() + 1, -1, np.float32)
+    out = np.asarray(ascjax.pair_reduce_sum(dst, src, 3, [int(np.packbits(
+        active, bitorder="little").view(np.uint64)[0])], d_stride, b_stride, r_stride))
+    want = dst.copy()
+    vals = np.where(active, src[reads], 0)
+    for r in range(3):
+        for k in range(32):
+            if writes[r, k] >= 0:
+                want[writes[r, k]] = vals[r, 2 * k] + vals[r, 2 * k + 1]
+    np.testing.assert_array_equal(out, want)

@@ -1,7 +1,9 @@
 """ascjax.precision: every order bit for bit against plain loops over NumPy scalars, the exact
 sum against fractions, metrics, bounds, the study and its command."""
 
+import importlib.util
 import math
+import pathlib
 from fractions import Fraction
 
 import jax
@@ -332,6 +334,16 @@ def test_study_command(tmp_path, capsys):
     assert (tmp_path / "study.csv").exists() and (tmp_path / "error_vs_n_half.png").exists()
     assert "study.md" in capsys.readouterr().out
     assert main(["study", "--out", str(tmp_path), "--formats", "int8", "--no-progress"]) == 2
+
+
+def test_benchmark_script_runs(capsys):
+    spec = importlib.util.spec_from_file_location(
+        "precision_trials", pathlib.Path(__file__).parents[1] / "benchmarks" / "precision_trials.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    assert bench.main(["--trials", "3", "--n", "16", "--chunk", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "np.sum (baseline)" in out and "sum order=kahan" in out
 
 
 def test_golden_mismatch():

@@ -4,14 +4,12 @@ emulator), of plain loops, of NumPy and JAX, and its refusals."""
 import math
 
 import jax.numpy as jnp
-import matplotlib
+import matplotlib.figure
 import numpy as np
 import pytest
 
 import ascjax
 from ascjax import precision
-
-matplotlib.use("Agg")
 
 
 def test_small_trees_by_hand():
@@ -130,9 +128,10 @@ def test_refuses_what_is_not_a_tree():
         precision.reveal_order(np.sum, 0)
 
 
-def test_draw_tree_returns_a_figure():
-    import matplotlib.pyplot as plt
-
+def test_draw_tree_returns_a_figure(tmp_path):
     fig = precision.draw_tree(precision.order_tree("numpy_pairwise", 20), title="np.sum, n=20")
     assert isinstance(fig, matplotlib.figure.Figure)
-    plt.close(fig)
+    fig.savefig(tmp_path / "tree.png")
+    assert (tmp_path / "tree.png").stat().st_size > 1000
+    deep = precision.draw_tree(precision.order_tree("sequential", 3000))  # no recursion limit
+    assert isinstance(deep, matplotlib.figure.Figure)

@@ -162,16 +162,15 @@ def leaves(tree: Tree) -> list[int]:
 
 def draw_tree(tree: Tree, *, title: str | None = None, ax: Any = None) -> Any:
     """A matplotlib Figure of a summation tree: leaves at the bottom in tree order, each add a
-    node one level above its highest child. matplotlib is imported only when this is called."""
-    import matplotlib.pyplot as plt
+    node one level above its highest child; or drawn into ``ax``. matplotlib is imported only
+    when this is called, and without pyplot (no GUI backend, nothing to close)."""
+    from matplotlib.figure import Figure
 
     order = leaves(tree)
     x_of = {leaf: float(k) for k, leaf in enumerate(order)}
-    fig = None
     if ax is None:
-        fig, ax = plt.subplots(figsize=(min(2 + 0.35 * len(order), 14), 4))
-    else:
-        fig = ax.figure
+        ax = Figure(figsize=(min(2 + 0.35 * len(order), 14), 4)).add_subplot()
+    fig = ax.figure
     label = len(order) <= 64
 
     def place(t):

@@ -163,6 +163,7 @@ def run_study(*, formats: Sequence[str] = DEFAULT_FORMATS, sizes: Sequence[int] 
                         "within_bound": bool(np.all(r["abs"] <= r["bound"])),
                         "correctly_rounded": float(np.mean(r["correctly_rounded"])),
                         "mean_exact": float(np.mean(m["exact"][part])),
+                        "exact_is_zero": bool(np.all(m["exact"][part] == 0)),
                     })
             bar.update(f"{fmt} n={n}")
     return Study(rows, formats, tuple(sizes), tuple(distributions), tuple(orders), trials, seed)
@@ -185,7 +186,8 @@ def markdown(study: Study) -> str:
              "the same unit (gamma_k, k = most adds on a path; kahan: first-order 2u only); a "
              "`!` marks a cell where some trial exceeded its bound (an overflow to inf does). "
              "The second table gives the largest error in ULPs of the format at the exact sum "
-             "and, in brackets, the share of trials that returned the correctly rounded sum.")
+             "(n/a where every exact sum is 0) and, in brackets, the share of trials that "
+             "returned the correctly rounded sum.")
     lines = ["# Summation error: hardware trees vs sequential vs others", "", intro, ""]
     by_key = {(r["format"], r["distribution"], r["n"], r["order"]): r for r in study.rows}
     head = "| distribution | n | " + " | ".join(study.orders) + " |"
@@ -194,8 +196,9 @@ def markdown(study: Study) -> str:
         for title, cell in (
                 ("error / sum|x| (bound)", lambda r: f"{_fmt(r['max_err_over_sum_abs'])} "
                  f"({_fmt(r['bound_over_sum_abs'])}){'' if r['within_bound'] else ' !'}"),
-                ("max ULPs (correctly rounded)", lambda r: f"{_fmt(r['max_ulps'])} "
-                 f"({100 * r['correctly_rounded']:.0f}%)")):
+                ("max ULPs (correctly rounded)", lambda r: (
+                    "n/a" if r["exact_is_zero"] else _fmt(r["max_ulps"]))
+                 + f" ({100 * r['correctly_rounded']:.0f}%)")):
             lines += [f"## {fmt}: {title}", "", head, rule]
             for dist in study.distributions:
                 for n in study.sizes:
@@ -209,10 +212,7 @@ def plot(study: Study, fmt: str) -> Any:
     """A matplotlib Figure for one format: one panel per distribution, the largest error /
     sum|x| against n for every order (solid), Higham's bound for it (dashed, same colour).
     Exact results sit on the bottom edge, overflows (inf) on the top edge."""
-    import matplotlib
-
-    matplotlib.use("Agg", force=False)
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # no pyplot: no GUI backend, nothing to close
 
     fmt = resolve(fmt, where="plot").name
     u = precision.unit_roundoff(fmt)
@@ -220,7 +220,8 @@ def plot(study: Study, fmt: str) -> Any:
     dists = study.distributions
     cols = min(len(dists), 2)
     rows = -(-len(dists) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(6 * cols, 4 * rows), squeeze=False)
+    fig = Figure(figsize=(4.8 * cols, 3.4 * rows))
+    axes = fig.subplots(rows, cols, squeeze=False)
     by_key = {(r["format"], r["distribution"], r["n"], r["order"]): r for r in study.rows}
     for ax, dist in zip(axes.ravel(), dists):
         for k, order in enumerate(study.orders):
@@ -232,19 +233,19 @@ def plot(study: Study, fmt: str) -> Any:
             # Orders often coincide (a tree and mode 1 on powers of two): thinner lines and
             # smaller markers for later orders keep every one visible.
             ax.plot(ns, err, "-", marker="osD^vx"[k % 6], color=color, label=order,
-                    lw=2.6 - 0.35 * k, ms=7 - 0.8 * k, alpha=0.85)
+                    lw=2.4 - 0.3 * k, ms=6 - 0.7 * k, alpha=0.85)
             ax.plot(ns, np.clip(bound, floor, ceiling), "--", color=color, lw=0.8)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_ylim(floor / 2, ceiling * 2)
-        ax.set_title(f"{fmt}, {dist}")
+        ax.set_title(f"{fmt}, {dist}", fontsize=9)
         ax.set_xlabel("n")
         ax.set_ylabel("max |error| / sum|x|")
     for ax in axes.ravel()[len(dists):]:
         ax.set_axis_off()
     axes[0, 0].legend(fontsize=7, title="solid: measured, dashed: bound", title_fontsize=7)
-    fig.suptitle(f"{fmt}: largest error over {study.trials} trials against Higham's bound "
-                 "(exact results on the bottom edge, overflow on the top edge)", fontsize=10)
+    fig.suptitle(f"{fmt}: largest error over {study.trials} trials against Higham's bound\n"
+                 "(exact results on the bottom edge, overflow on the top edge)", fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -259,13 +260,9 @@ def write_study(study: Study, out: str | Path) -> list[Path]:
         writer = csv.DictWriter(f, fieldnames=list(study.rows[0]))
         writer.writeheader()
         writer.writerows(study.rows)
-    import matplotlib.pyplot as plt
-
     for fmt in study.formats:
-        fig = plot(study, fmt)
         path = out / f"error_vs_n_{fmt}.png"
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
+        plot(study, fmt).savefig(path, dpi=110)
         paths.append(path)
     return paths
 

@@ -9,18 +9,23 @@ instructions (PairReduceSum, gather, squeeze).
 
 from __future__ import annotations
 
+import functools
 import io
 import weakref
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .codecs import decode, unpack_nibbles
 from .common import check_register, resolve_dtypes
+from .config import Config
 from .formats import BLOCKS_PER_REGISTER, CODEC_FORMATS, Format, resolve
 from .masks import _spread, element_mask
 from .reduce import reduce_sum_datablock as _reduce_sum_datablock
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 ACTIVE = "#dbe9f6"
 MASKED = "#e3e3e3"
@@ -33,17 +38,24 @@ _PENDING: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # axes -> que
 
 # --- figures and cells ----------------------------------------------------------------------
 
-def new_figure(width: float, height: float):
-    """A Figure that shows itself in notebooks (``_repr_png_``) without pyplot."""
+@functools.cache
+def _figure_class() -> type:
     from matplotlib.figure import Figure
 
-    class _Figure(Figure):
+    class ShownFigure(Figure):
+        """A Figure that shows itself in notebooks (``_repr_png_``), with no pyplot backend."""
+
         def _repr_png_(self) -> bytes:
             buf = io.BytesIO()
             self.savefig(buf, format="png", dpi=100)
             return buf.getvalue()
 
-    return _Figure(figsize=(width, height))
+    return ShownFigure
+
+
+def new_figure(width: float, height: float) -> Figure:
+    """A Figure of ``width`` x ``height`` inches, built without pyplot."""
+    return _figure_class()(figsize=(width, height))
 
 
 def points_per_unit(ax) -> tuple[float, float]:
@@ -189,7 +201,8 @@ def lane_mask(mask: Any, fmt: Format, where: str, arg: str = "mask") -> np.ndarr
 
 # --- a register as a lane grid --------------------------------------------------------------
 
-def register(values: Any, mask: Any = None, *, dtype: Any = None, title: str | None = None):
+def register(values: Any, mask: Any = None, *, dtype: Any = None,
+             title: str | None = None) -> Figure:
     """A register ``(lanes,)`` as 8 rows (its 32-byte DataBlocks) of lanes, values printed where
     they fit, masked-off lanes grey and hatched.
 
@@ -199,8 +212,9 @@ def register(values: Any, mask: Any = None, *, dtype: Any = None, title: str | N
     Returns a Figure.
 
     >>> import numpy as np, ascjax
-    >>> fig = ascjax.viz.register(np.arange(64, dtype=np.float32),
-    ...                           ascjax.create_mask("PAT_M3", "float"))
+    >>> from ascjax import viz
+    >>> fig = viz.register(np.arange(64, dtype=np.float32),
+    ...                    ascjax.create_mask("PAT_M3", "float"))
     """
     where = "viz.register"
     fmt = resolve_dtypes(values, dtype, where=where, arg="values")
@@ -264,7 +278,7 @@ def draw_lanes(ax, values: np.ndarray, active: np.ndarray, fmt: Format, *, gid: 
 
 # --- a mask's 256 bits ----------------------------------------------------------------------
 
-def mask(mask: Any, dtype: Any = "b8", *, title: str | None = None):
+def mask(mask: Any, dtype: Any = "b8", *, title: str | None = None) -> Figure:
     """A ``vector_bool`` as its 256 bits (one per register byte, 8 rows of 32) grouped into
     the elements of ``dtype``; the bit that governs each element (bit ``i*width``) is outlined
     and the element numbered, so a mask built for another width shows which lanes it really
@@ -272,7 +286,8 @@ def mask(mask: Any, dtype: Any = "b8", *, title: str | None = None):
     in canonical form). ``dtype``: an Ascend type, a NumPy dtype or "b8"/"b16"/"b32".
 
     >>> import ascjax
-    >>> fig = ascjax.viz.mask(ascjax.create_mask("PAT_M3", "float"), "half")
+    >>> from ascjax import viz
+    >>> fig = viz.mask(ascjax.create_mask("PAT_M3", "float"), "half")
     """
     where = "viz.mask"
     width = int(dtype[1:]) // 8 if dtype in ("b8", "b16", "b32") else resolve(dtype).width
@@ -329,7 +344,7 @@ def _exact_label(delta: Any) -> str:
 
 
 def reduce_sum_datablock(src: Any, mask: Any, *, block: int = 0, dtype: Any = None,
-                         config: Any = None):
+                         config: Config | None = None) -> Figure:
     """The adjacent-pair tree ``asc_reduce_sum_datablock`` builds for DataBlock ``block``: every
     level's values as the instruction rounded them (``return_partials=True``), inputs at the
     bottom, ``dst[block]`` at the top. An add whose rounding changed the exact sum of its two
@@ -338,8 +353,9 @@ def reduce_sum_datablock(src: Any, mask: Any, *, block: int = 0, dtype: Any = No
     as the same bits. ``src`` is one register ``(lanes,)``; ``mask`` as for the instruction.
 
     >>> import numpy as np, ascjax
+    >>> from ascjax import viz
     >>> x = np.ones(128, np.float16); x[::16] = 2048
-    >>> fig = ascjax.viz.reduce_sum_datablock(x, ascjax.create_mask("PAT_ALL", "half"))
+    >>> fig = viz.reduce_sum_datablock(x, ascjax.create_mask("PAT_ALL", "half"))
     """
     where = "viz.reduce_sum_datablock"
     fmt = resolve_dtypes(src, dtype, where=where, arg="src")
@@ -433,12 +449,13 @@ def _tree_title(values, active, src_fmt: Format, fmt: Format, block: int) -> str
 
 # --- a summation tree given as nested tuples ------------------------------------------------
 
-def summation_tree(tree: Any, *, title: str | None = None):
+def summation_tree(tree: Any, *, title: str | None = None) -> Figure:
     """A summation tree as nested tuples of input indices (what ``reveal_order`` returns):
     leaves at the bottom in tree order, each add one level above its highest child.
 
     >>> import ascjax
-    >>> fig = ascjax.viz.summation_tree((((0, 1), 2), (3, 4)), title="five inputs")
+    >>> from ascjax import viz
+    >>> fig = viz.summation_tree((((0, 1), 2), (3, 4)), title="five inputs")
     """
     from .reveal import draw_tree, leaves
 

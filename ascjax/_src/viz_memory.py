@@ -7,12 +7,12 @@ Every value drawn comes from the instruction itself (its output, its state, or f
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .common import resolve_dtypes
-from .config import resolve_config
+from .config import Config, resolve_config
 from .formats import DATABLOCK_BYTES, Format, resolve
 from .gather import gather as _gather
 from .memory import make_ub
@@ -35,6 +35,9 @@ from .viz import (
     put_text,
 )
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 _ROWS_SHOWN = 8  # rows of 256 bytes in PairReduceSum's overview
 
 
@@ -56,7 +59,7 @@ def _one_d(x: Any, where: str, arg: str) -> np.ndarray:
 
 def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_stride: int,
                     src_blk_stride: int, src_rep_stride: int, *, repeat: int = 0,
-                    product: str | None = None, config: Any = None):
+                    product: str | None = None, config: Config | None = None) -> Figure:
     """What ``PairReduceSum`` reads and writes, and the sums of one repeat.
 
     Top: the src and dst LocalTensors as rows of 256 bytes (8 DataBlocks); a block read by
@@ -68,8 +71,9 @@ def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_str
     ``ascjax.pair_reduce_sum``; ``dst`` and ``src`` are 1-D.
 
     >>> import numpy as np, ascjax
+    >>> from ascjax import viz
     >>> src = np.arange(256, dtype=np.float16)
-    >>> fig = ascjax.viz.pair_reduce_sum(np.zeros(128, np.float16), src, 2, 100, 1, 1, 8)
+    >>> fig = viz.pair_reduce_sum(np.zeros(128, np.float16), src, 2, 100, 1, 1, 8)
     """
     where = "viz.pair_reduce_sum"
     dst_a, src_a = _one_d(dst, where, "dst"), _one_d(src, where, "src")
@@ -85,7 +89,7 @@ def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_str
     reads, writes = pair_reduce_sum_plan(fmt, repeat_time, active, dst_rep_stride,
                                          src_blk_stride, src_rep_stride, cfg.zero_masked_pairs)
     rows = max(_overview_rows(len(src_a), fmt), _overview_rows(len(dst_a), fmt))
-    height = 5.9 + 0.42 * rows
+    height = 5.6 + 0.42 * rows
     fig = new_figure(13, height)
     top = 0.42 * rows / height
     ax_src = fig.add_axes((0.09, 1 - top - 0.75 / height, 0.38, top))
@@ -150,7 +154,7 @@ def _pair_overview(ax_src, ax_dst, fmt: Format, reads, writes, active, n_src: in
         ax.set_xticks([c + 0.5 for c in range(8)], [str(c) for c in range(8)], fontsize=8)
         ax.xaxis.tick_top()
         ax.set_yticks([r + 0.5 for r in range(rows)],
-                      [f"{name}[{r * 8 * epb}:{(r + 1) * 8 * epb}]" for r in range(rows)],
+                      [f"{name}[{r * 8 * epb}:{min((r + 1) * 8 * epb, n)}]" for r in range(rows)],
                       fontsize=8)
         ax.tick_params(length=0)
         ax.set_title(f"{name} ({n} elements), 32-byte blocks" + (
@@ -220,7 +224,7 @@ def _pair_output(ax, fmt: Format, x: float, y: float, k: int, target: int, out, 
 # --- gather ---------------------------------------------------------------------------------
 
 def gather(src: Any, index: Any, mask: Any, *, dst_dtype: Any = None, dtype: Any = None,
-           lanes: tuple[int, int] = (0, 16), config: Any = None):
+           lanes: tuple[int, int] = (0, 16), config: Config | None = None) -> Figure:
     """Where ``asc_gather`` takes each lane from. Top: every index lane's source element
     (inactive lanes grey crosses, never read). Bottom: index lanes ``lanes = (first, stop)``
     as arrows from the source elements they read to the dst elements they fill, values as the
@@ -229,9 +233,10 @@ def gather(src: Any, index: Any, mask: Any, *, dst_dtype: Any = None, dtype: Any
     Arguments as for ``ascjax.gather``; ``index`` is one register.
 
     >>> import numpy as np, ascjax
-    >>> fig = ascjax.viz.gather(np.arange(100, dtype=np.float32),
-    ...                         np.arange(64, dtype=np.uint32)[::-1],
-    ...                         ascjax.create_mask("PAT_VL8", "float"))
+    >>> from ascjax import viz
+    >>> fig = viz.gather(np.arange(100, dtype=np.float32),
+    ...                  np.arange(64, dtype=np.uint32)[::-1],
+    ...                  ascjax.create_mask("PAT_VL8", "float"))
     """
     where = "viz.gather"
     out = np.asarray(_gather(src, index, mask, dst_dtype=dst_dtype, dtype=dtype, config=config))
@@ -316,7 +321,8 @@ def _gather_detail(ax, src, src_fmt: Format, idx, active, out, dst_fmt: Format, 
             on = bool(active[i]) and part == 0
             face, hatch = (ACTIVE, None) if on else ((MASKED, "///") if part == 0 else
                                                      ("white", ".."))
-            cell(ax, dx, 3.0, 1, 1, face=face, hatch=hatch)
+            cell(ax, dx, 3.0, 1, 1, face=face, hatch=hatch,
+                 edge="#555555" if on else MASKED_EDGE)
             put_text(ax, dx + 0.5, 3.5, labels(dst_vals[d], dst_fmt), 1, 1, fontsize=7,
                      gid=f"dst:{d}")
             put_text(ax, dx + 0.5, 4.2, [f"dst[{d}]", str(d)], 1, 0.4, fontsize=6.5)
@@ -336,7 +342,7 @@ def _gather_detail(ax, src, src_fmt: Format, idx, active, out, dst_fmt: Format, 
 
 def squeeze_and_storeunalign(src1: Any, squeeze_mask: Any, *, dst_addr: int = 0,
                              ub: Any = None, dtype: Any = None, finalize: bool = True,
-                             config: Any = None):
+                             config: Config | None = None) -> Figure:
     """A run of ``asc_squeeze_and_storeunalign``: init, one call per register of ``src1``
     (``(calls, lanes)``, or one register), then ``_finalize`` (unless ``finalize=False``).
 
@@ -348,9 +354,10 @@ def squeeze_and_storeunalign(src1: Any, squeeze_mask: Any, *, dst_addr: int = 0,
     call (``(calls, 256)`` / ``(calls, lanes)``). ``ub`` defaults to a zeroed UB.
 
     >>> import numpy as np, ascjax
+    >>> from ascjax import viz
     >>> regs = np.arange(128, dtype=np.float32).reshape(2, 64)
-    >>> fig = ascjax.viz.squeeze_and_storeunalign(regs, ascjax.create_mask("PAT_M3", "float"),
-    ...                                           dst_addr=4)
+    >>> fig = viz.squeeze_and_storeunalign(regs, ascjax.create_mask("PAT_M3", "float"),
+    ...                                    dst_addr=4)
     """
     regs = np.asarray(src1)
     regs = regs[None] if regs.ndim == 1 else regs
@@ -374,8 +381,11 @@ def _squeeze_figure(steps, fmt: Format, dst_addr: int):
     end = dst_addr + int(steps[-1][2])
     base = dst_addr - dst_addr % DATABLOCK_BYTES
     rows = max(1, -(-(end - base) // DATABLOCK_BYTES))
-    panel_h = 0.3 * (rows + 1) + 0.75
-    fig = new_figure(12, 1.3 + panel_h * len(steps))
+    pending = int(steps[-1][3])
+    notes = ([f"no _finalize: the last {pending} bytes never reach the UB"] if pending else []) \
+        + (["4-bit pairs as bytes in hex: the low digit is element 2k"] if fmt.packed else [])
+    panel_h, top = 0.3 * (rows + 1) + 0.75, 0.45 + 0.2 * len(notes)
+    fig = new_figure(12, 0.9 + top + panel_h * len(steps))
     starts = [dst_addr] + [dst_addr + int(s[2]) for s in steps if s[0] != "finalize"]
     prev_in_ub = dst_addr
     for i, (name, ub, ar, pending, tail) in enumerate(steps):
@@ -391,11 +401,10 @@ def _squeeze_figure(steps, fmt: Format, dst_addr: int):
         ax.set_title(f"after {name}: {added}{wrote}; {int(pending)} bytes pending in src0",
                      fontsize=9, loc="left")
         prev_in_ub = in_ub
-    pending = int(steps[-1][3])
-    note = (f"\nno _finalize: the last {pending} bytes never reach the UB" if pending else "")
-    fig.suptitle(f"asc_squeeze_and_storeunalign, {fmt.name}, dst_addr = {dst_addr:#x}: only "
-                 f"whole 32-byte blocks (absolute UB addresses) are written by a call{note}",
-                 fontsize=11)
+    ax.set_xlabel("byte within the 32-byte block (UB address % 32)", fontsize=8)
+    head = (f"asc_squeeze_and_storeunalign, {fmt.name}, dst_addr = {dst_addr:#x}: only whole "
+            f"32-byte blocks (absolute UB addresses) are written by a call")
+    fig.suptitle("\n".join([head, *notes]), fontsize=11)
     _squeeze_legend(fig, len(starts) - 1)
     return flush(fig)
 
@@ -473,14 +482,15 @@ def _squeeze_values(ax, fmt: Format, seen, base: int, dst_addr: int, in_ub: int,
     if not count:
         return
     # The UB is little-endian, as NumPy's storage on every host JAX runs on.
-    values = element_values(seen[first:first + count * w].view(fmt.storage_dtype), fmt)
+    raw = seen[first:first + count * w]
+    values = None if fmt.packed else element_values(raw.view(fmt.storage_dtype), fmt)
     for i in range(count):
         row, col = divmod(first + i * w, DATABLOCK_BYTES)
-        text = ",".join(labels(v, fmt)[-1] for v in values[i]) if fmt.packed else None
+        # Nibble pairs as the byte in hex (two values rarely fit a byte's cell).
+        texts = [f"{int(raw[i]):02x}"] if values is None else labels(values[i, 0], fmt)
         kw = {"bbox": {"facecolor": "white", "edgecolor": "none", "pad": 0.5}} \
             if dst_addr + i * w >= in_ub else {}
-        put_text(ax, col + w / 2, row + 0.5, [text] if text else labels(values[i, 0], fmt), w,
-                 1, fontsize=7.5 if w > 1 else 6.5, **kw)
+        put_text(ax, col + w / 2, row + 0.5, texts, w, 1, fontsize=7.5 if w > 1 else 6.5, **kw)
         if w > 1:
             ax.plot([col, col], [row, row + 1], color="#444444", lw=0.8)
 
