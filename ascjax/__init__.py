@@ -62,9 +62,6 @@ from ascjax._src.tables import format_spacing as format_spacing
 from ascjax._src.tables import format_table as format_table
 from ascjax._src.tables import value_table as value_table
 
-# Precision studies (summation orders, exact sums, bounds, the order revealer): ascjax.precision
-from ascjax import precision as precision
-
 # Pattern constants, as in Ascend C: ascjax.PAT_ALL, ascjax.PAT_M3, ...
 PAT_ALL, PAT_VL1, PAT_VL2, PAT_VL3, PAT_VL4 = (Pattern.PAT_ALL, Pattern.PAT_VL1, Pattern.PAT_VL2,
                                                Pattern.PAT_VL3, Pattern.PAT_VL4)

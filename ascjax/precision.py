@@ -4,7 +4,8 @@ exact sum and Higham's bounds; reveal the order of a black-box sum.
 * ``sum(x, dtype=, order=)``: the last axis of ``x`` summed in ``dtype`` along one of
   ``ORDERS`` ("sequential", "adjacent_tree", "datablock_mode1", "datablock_mode2",
   "numpy_pairwise", "kahan"), rounding exactly where that order rounds.
-* ``exact_sum`` (rounded once to the format), ``exact_sum_float64``, ``exact_sums``.
+* ``exact_sum`` (rounded once to the format), ``exact_sum_float64``, ``exact_sums``;
+  ``to_format`` (round any array once to a format).
 * ``errors`` (absolute, relative, ULPs), ``error_bound`` / ``higham_gamma`` (Higham's
   gamma_k bounds), ``tree_depth``, ``order_tree``, ``unit_roundoff``, ``gamma``, ``ulp``.
 * ``reveal_order(sum_fn, n)``: the summation tree of a black-box sum (FPRev's method);
@@ -25,6 +26,7 @@ from ascjax._src.precision import (
     higham_gamma,
     order_tree,
     sum,
+    to_format,
     tree_depth,
     ulp,
     unit_roundoff,
@@ -72,6 +74,7 @@ __all__ = [
     "reveal_order",
     "run_study",
     "sum",
+    "to_format",
     "tree_depth",
     "ulp",
     "unit_roundoff",

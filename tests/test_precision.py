@@ -15,9 +15,10 @@ from ascjax import precision
 from ascjax._src.cli import main
 
 DTYPES = {"half": np.float16, "bfloat16_t": ml_dtypes.bfloat16, "float": np.float32,
-          "fp8_e5m2_t": ml_dtypes.float8_e5m2}
-NAN_BITS = {"half": 0x7E00, "bfloat16_t": 0x7FC0, "float": 0x7FC00000, "fp8_e5m2_t": 0x7E}
-LANES = {"half": 128, "bfloat16_t": 128, "float": 64, "fp8_e5m2_t": 256}
+          "fp8_e5m2_t": ml_dtypes.float8_e5m2, "fp8_e4m3fn_t": ml_dtypes.float8_e4m3fn}
+NAN_BITS = {"half": 0x7E00, "bfloat16_t": 0x7FC0, "float": 0x7FC00000, "fp8_e5m2_t": 0x7E,
+            "fp8_e4m3fn_t": 0x7F}
+LANES = {"half": 128, "bfloat16_t": 128, "float": 64, "fp8_e5m2_t": 256, "fp8_e4m3fn_t": 256}
 RNG = np.random.default_rng(11)
 
 
@@ -31,8 +32,9 @@ def bits(x, name):
 # --- reference models: plain loops over NumPy scalars ---------------------------------------
 
 def add(a, b, name):
-    """One add in the format: float16 and float32 adds are IEEE in NumPy; bfloat16 and
-    fp8_e5m2 add in float32, then round (double rounding is innocuous at these widths)."""
+    """One add in the format: float16 and float32 adds are IEEE in NumPy; bfloat16 and the
+    fp8 formats add in float32, then round (double rounding is innocuous at these widths;
+    fp8_e4m3fn overflows to NaN)."""
     dt = DTYPES[name]
     with np.errstate(all="ignore"):
         if name in ("half", "float"):
@@ -182,6 +184,17 @@ def test_half_ones_stagnate_sequentially_but_not_in_a_tree():
         assert float(precision.sum(ones, order=order)) == 4096.0
 
 
+def test_to_format_rounds_once():
+    x = np.array([1 + 2.0**-8 + 2.0**-30, 1 + 2.0**-8, -(1 + 3 * 2.0**-8), 1e39, 2.0**-140])
+    got = precision.to_format(x, "bfloat16")
+    assert got.dtype == ml_dtypes.bfloat16
+    want = [round_exact(Fraction(float(v)), "bfloat16_t") for v in x]
+    np.testing.assert_array_equal(bits(got, "bfloat16_t"), bits(want, "bfloat16_t"))
+    assert float(got[0]) == 1 + 2.0**-7  # ml_dtypes' own cast gives 1 (rounds twice)
+    e4 = precision.to_format(np.array([1 + 2.0**-4 + 2.0**-40, 500.0]), "fp8_e4m3fn_t")
+    assert float(e4[0]) == 1.125 and np.isnan(float(e4[1]))
+
+
 def test_dtype_argument_rounds_the_input_once():
     x = np.array([1.0, 2.0**-12, 2.0**-12])  # float64; in half 1 + 2^-12 rounds to 1
     assert float(precision.sum(x, dtype="half")) == 1.0
@@ -228,7 +241,8 @@ def round_exact(s: Fraction, name):
 def test_exact_sum_is_the_exact_sum_rounded_once(name):
     dt = DTYPES[name]
     fi = ml_dtypes.finfo(dt)
-    x = (RNG.standard_normal((24, 40)) * np.exp2(RNG.integers(-12, 12, (24, 40)))).astype(dt)
+    span = 4 if name.startswith("fp8") else 12
+    x = (RNG.standard_normal((24, 40)) * np.exp2(RNG.integers(-span, span, (24, 40)))).astype(dt)
     x[:8, 20:] = -x[:8, :20]  # exact cancellation down to a few values
     x[8:12, 20:] = -x[8:12, :20]
     x[8:12, 0] = fi.smallest_subnormal

@@ -152,7 +152,7 @@ def _study_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--out", required=True, help="directory for study.md, study.csv and the PNGs")
     p.add_argument("--formats", type=_csv(str), default=list(DEFAULT_FORMATS),
                    help=f"comma-separated formats (default {','.join(DEFAULT_FORMATS)}; also "
-                        "fp8_e5m2)")
+                        "fp8_e5m2_t, fp8_e4m3fn_t)")
     p.add_argument("--sizes", type=_csv(int), default=list(DEFAULT_SIZES),
                    help=f"comma-separated n (default {','.join(map(str, DEFAULT_SIZES))})")
     p.add_argument("--distributions", type=_csv(str), default=list(DEFAULT_DISTRIBUTIONS),

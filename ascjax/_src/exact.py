@@ -32,7 +32,8 @@ def _layout(fmt: Format, n: int) -> tuple[int, int, int]:
     sig_bits = fmt.mantissa_bits + 1
     qe = 1 - fmt.bias - fmt.mantissa_bits
     emax = (1 << fmt.exponent_bits) - 2 - fmt.bias
-    top = emax - fmt.mantissa_bits - qe + sig_bits + max(n, 1).bit_length() + 1
+    # +2: fp8_e4m3fn's top binade sits one above the IEEE pattern's (it has no inf)
+    top = emax - fmt.mantissa_bits - qe + sig_bits + max(n, 1).bit_length() + 2
     return qe, -(-top // LIMB_BITS) + 1, -(-(sig_bits + LIMB_BITS - 1) // LIMB_BITS)
 
 
@@ -106,8 +107,10 @@ def exact_limbs(c, fmt: Format):
     return jnp.where(negative[..., None], _normalise(-total), signed), negative
 
 
-def _round_limbs(mag, negative, fmt: Format, qe: int):
-    """``fmt`` bit patterns (uint32) of +-(magnitude limbs), rounded to nearest, ties to even."""
+def _round_limbs(mag, negative, base: int, fmt: Format, odd: bool = False):
+    """``fmt`` bit patterns (uint32) of +-(magnitude limbs) (digit k weighs 2^(14k + base)),
+    rounded to nearest, ties to even; or to odd (``odd``: the last kept bit set when anything
+    was dropped, which a later rounding to 2+ fewer bits turns into the correct one)."""
     limbs = mag.shape[-1]
     nonzero = mag != 0
     t = limbs - 1 - jnp.argmax(nonzero[..., ::-1], axis=-1).astype(I32)
@@ -123,17 +126,21 @@ def _round_limbs(mag, negative, fmt: Format, qe: int):
          | jnp.where(b >= 2, arith._srl(d2, low), arith._sll(d2, arith.u32(1))))
     sticky = ((d2 & (arith._sll(arith.u32(1), low) - 1)) != 0) | jnp.any(
         nonzero & (jnp.arange(limbs) < (t - 2)[..., None]), axis=-1)
-    e0 = LIMB_BITS * (t - 2) + (b - 2) + qe  # exponent of x's last bit; x has 30 bits
+    e0 = LIMB_BITS * (t - 2) + (b - 2) + base  # exponent of x's last bit; x has 30 bits
 
     p = fmt.mantissa_bits + 1
     emin = 1 - fmt.bias
+    qe = emin - fmt.mantissa_bits
     normal = e0 + 29 >= emin
     shift = jnp.where(normal, 30 - p, jnp.minimum(qe - e0, 31)).astype(arith.U32)
     kept = arith._srl(x, shift)
     rem = x & (arith._sll(arith.u32(1), shift) - 1)
     half = arith._sll(arith.u32(1), shift - 1)
-    kept = kept + ((rem > half) | ((rem == half) & (sticky | ((kept & 1) == 1)))).astype(
-        arith.U32)
+    if odd:
+        kept = kept | ((rem != 0) | sticky).astype(arith.U32)
+    else:
+        kept = kept + ((rem > half) | ((rem == half) & (sticky | ((kept & 1) == 1)))).astype(
+            arith.U32)
     # (biased exponent - 1) * 2^mantissa_bits + significand: a carry out of the significand
     # moves into the exponent field by itself.
     field = jnp.clip(e0 + shift.astype(I32) - qe, 0, (1 << fmt.exponent_bits) - 1).astype(arith.U32)
@@ -144,16 +151,19 @@ def _round_limbs(mag, negative, fmt: Format, qe: int):
     return jnp.where(negative, pattern | sign, pattern)
 
 
-def exact_sum_bits(c, fmt: Format, *, limbs=None):
-    """``fmt`` patterns (uint32) of the exact sum of carriers ``c`` (..., n), rounded once.
+def exact_sum_bits(c, fmt: Format, *, limbs=None, target: Format | None = None,
+                   odd: bool = False):
+    """``target`` patterns (uint32) of the exact sum of carriers ``c`` (..., n) of ``fmt``
+    values (``target`` defaults to ``fmt``), rounded once: to nearest even, or to odd.
 
     inf + -inf or a NaN input give the canonical NaN; an exact zero is +0 unless every input
     is -0 (IEEE's sign rules for a sum that is exactly zero). ``limbs``: ``exact_limbs(c,
     fmt)`` if already computed.
     """
-    qe = _layout(fmt, c.shape[-1])[0]
+    base = _layout(fmt, c.shape[-1])[0]
     mag, negative = exact_limbs(c, fmt) if limbs is None else limbs
-    pattern = _round_limbs(mag, negative, fmt, qe)
+    fmt = fmt if target is None else target
+    pattern = _round_limbs(mag, negative, base, fmt, odd)
     sign = np.uint32(1 << (fmt.exponent_bits + fmt.mantissa_bits))
     inf = np.uint32(((1 << fmt.exponent_bits) - 1) << fmt.mantissa_bits)
     nan = inf | np.uint32(1 << (fmt.mantissa_bits - 1))

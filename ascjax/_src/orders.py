@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from . import arith
+from .codecs import decode, encode
 from .common import pair_tree, sequential_sum
 from .config import Config, resolve_config
 from .formats import FORMATS, Format
@@ -23,10 +24,12 @@ from .reduce_family import tensor_sum
 
 ORDERS = ("sequential", "adjacent_tree", "datablock_mode1", "datablock_mode2", "numpy_pairwise",
           "kahan")
-# Formats a sum can be emulated in: those with an exact float32 carrier. fp8_e5m2 is the top
-# byte of a half, so it rides on half's carrier; formats without inf (fp8_e4m3fn) or with a
-# tapered layout (hifloat8) would need their own rounding and are not offered.
-SUM_FORMATS = ("half", "bfloat16_t", "float", "fp8_e5m2_t")
+# Formats a sum can be emulated in: every value has an exact float32 carrier. fp8_e5m2 is the
+# top byte of a half and rides on half's carrier; fp8_e4m3fn (no inf: overflow gives NaN)
+# rounds through the hardware Cast codec, RNE. hifloat8 is left out: its precision tapers
+# (3 to 0 mantissa bits), so no unit roundoff gives Higham's bounds, and nothing adds in it.
+SUM_FORMATS = ("half", "bfloat16_t", "float", "fp8_e5m2_t", "fp8_e4m3fn_t")
+CODEC_SUMS = {"fp8_e4m3fn_t": "rint"}  # format -> Cast round mode of one IEEE add
 
 PW_BLOCKSIZE = 128  # NumPy's pairwise_sum block (numpy/_core/src/umath/loops_utils.h.src)
 
@@ -45,6 +48,8 @@ def least_exponent(fmt: Format) -> int:
 
 def load(x, fmt: Format):
     """Carriers of an array held in ``fmt``'s storage dtype (exact)."""
+    if fmt.name in CODEC_SUMS:
+        return jax.lax.bitcast_convert_type(decode(x, fmt), arith.U32)
     bits = arith.to_bits(x, fmt)
     if fmt.name == "fp8_e5m2_t":
         return arith.to_carrier(arith._sll(bits.astype(jnp.uint16), 8), FORMATS["half"])
@@ -52,7 +57,12 @@ def load(x, fmt: Format):
 
 
 def store(c, fmt: Format):
-    """The ``fmt`` array of carriers that hold ``fmt`` values exactly."""
+    """The ``fmt`` array of carriers that hold ``fmt`` values exactly (a codec format: of any
+    float32 carriers, rounded once by the Cast codec)."""
+    if fmt.name in CODEC_SUMS:
+        codes = encode(jax.lax.bitcast_convert_type(c, jnp.float32), fmt,
+                       round_mode=CODEC_SUMS[fmt.name])
+        return arith.from_bits(codes, fmt)
     if fmt.name == "fp8_e5m2_t":
         half = arith.from_carrier(c, FORMATS["half"])
         return arith.from_bits(arith._srl(half, 8).astype(jnp.uint8), fmt)
@@ -72,15 +82,19 @@ class Arith:
     config: Config
 
     def add(self, a, b):
+        if self.fmt.name in CODEC_SUMS:
+            return self.round(self.add_f32(a, b))
         return arith.float_add(a, b, self.fmt, self.config)
 
     def add_f32(self, a, b):
         if _may_be_tiny(self.fmt):
             return arith.carrier_add(a, b)
-        # Sums of half (or fp8_e5m2) values are multiples of 2^-24: the native add is exact.
+        # Sums of half (or fp8) values are multiples of 2^-24: the native add is exact.
         return arith.canonical_nan(arith.native_add(a, b))
 
     def round(self, c):
+        if self.fmt.name in CODEC_SUMS:  # the float32 sum of two fp8 values is exact
+            return load(store(c, self.fmt), self.fmt)
         return arith.round_carrier(c, self.fmt, self.config)
 
     def zeros(self, shape):

@@ -18,25 +18,47 @@ import numpy as np
 from . import arith, exact, orders
 from .common import kernel
 from .config import Config, resolve_config
-from .formats import Format, resolve
+from .formats import FORMATS, Format, resolve
 from .orders import ORDERS, SUM_FORMATS
 
-__all__ = ["ORDERS", "SUM_FORMATS", "error_bound", "errors", "exact_sum", "exact_sum_float64",
-           "exact_sums",
-           "gamma", "higham_gamma", "order_tree", "sum", "tree_depth", "ulp", "unit_roundoff"]
+
+def to_format(x: Any, dtype: Any) -> np.ndarray:
+    """``x`` (any real array-like) rounded once to the nearest value of ``dtype``, ties to even,
+    as a NumPy array of its storage dtype (host-side).
+
+    NumPy casts float64 to half correctly, but ml_dtypes takes float64 to bfloat16 and fp8
+    through float32, which can round twice (1 + 2^-8 + 2^-30 becomes 1). Here a value that is
+    not already float32 goes to float32 rounded to odd, which leaves the one rounding to the
+    narrow format correct (float32 has at least two bits more).
+    """
+    fmt = resolve(dtype, where="to_format")
+    x = np.asarray(x)
+    if x.dtype == fmt.storage_dtype or fmt.name == "float" or x.dtype in (
+            np.float32, np.float16, FORMATS["bfloat16_t"].storage_dtype):
+        with np.errstate(over="ignore"):
+            return x.astype(fmt.storage_dtype)
+    wide = x.astype(np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        f = wide.astype(np.float32)
+        inexact = np.isfinite(f) & (f.astype(np.float64) != wide)
+        even = (f.view(np.uint32) & 1) == 0
+        toward = np.where(wide > f, np.float32(np.inf), np.float32(-np.inf))
+        f = np.where(inexact & even, np.nextafter(f, toward), f)
+        return f.astype(fmt.storage_dtype)
 
 
 def _format(x: Any, dtype: Any, where: str) -> tuple[Format, jax.Array]:
-    """The sum format and ``x`` in its storage dtype (rounded by NumPy / ml_dtypes if needed)."""
-    fmt = resolve(jnp.asarray(x).dtype if dtype is None else dtype, where=where)
+    """The sum format and ``x`` in its storage dtype (rounded once on the host if needed)."""
+    given = x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype
+    fmt = resolve(given if dtype is None else dtype, where=where)
     if fmt.name not in SUM_FORMATS:
         raise TypeError(f"{where}: dtype {fmt.name} is not supported; supported: "
                         f"{list(SUM_FORMATS)}")
-    if np.dtype(jnp.asarray(x).dtype) != fmt.storage_dtype:
+    if np.dtype(given) != fmt.storage_dtype:
         if isinstance(x, jax.core.Tracer):
             raise TypeError(f"{where}: x has dtype {x.dtype} under a transformation; pass it "
                             f"already in {fmt.name} ({fmt.storage_dtype})")
-        x = np.asarray(x).astype(fmt.storage_dtype)  # one host-side RNE cast
+        x = to_format(x, fmt)
     x = jnp.asarray(x)
     if x.ndim == 0 or x.shape[-1] == 0:
         raise ValueError(f"{where}: x must have shape (..., n) with n >= 1, got {x.shape}")
@@ -47,10 +69,11 @@ def sum(x: Any, *, dtype: Any = None, order: str = "sequential",
         config: Config | None = None) -> jax.Array:
     """The sum of the last axis of ``x`` (..., n) in format ``dtype``, along ``order``: (...,).
 
-    ``dtype``: "half", "bfloat16" (``bfloat16_t``), "float" or "fp8_e5m2" (default: x's own);
-    an ``x`` of another dtype is first rounded to it by NumPy's cast. Every add is one IEEE add
-    rounded to the format (RNE, subnormals kept, NaN canonical; ``config.float_overflow``),
-    exactly where the order adds:
+    ``dtype``: "half", "bfloat16_t", "float", "fp8_e5m2_t" or "fp8_e4m3fn_t", or an alias
+    ("bfloat16", "float8_e4m3fn", a NumPy dtype; default: x's own). An ``x`` of another dtype
+    is first rounded to it once (``to_format``). Every add is one IEEE add rounded to the
+    format (RNE, subnormals kept, NaN canonical, overflow to inf, or to NaN in fp8_e4m3fn,
+    which has no inf; half follows ``config.float_overflow``), exactly where the order adds:
 
     * ``"sequential"``: ``((x0 + x1) + x2) + ...``.
     * ``"adjacent_tree"``: (x0+x1), (x2+x3), ... then adjacent pairs of those, level by level,
@@ -107,9 +130,19 @@ def exact_sum(x: Any, *, dtype: Any = None) -> jax.Array:
     return _exact_kernel(fmt, x)
 
 
-def _exact_forward(fmt, x):
-    bits = exact.exact_sum_bits(orders.load(x, fmt), fmt).astype(fmt.bits_dtype)
+def _round_exact(c, fmt, limbs=None):
+    """The exact sum of carriers c, rounded once to fmt, in fmt's storage dtype."""
+    if fmt.name in orders.CODEC_SUMS:
+        # Round to odd in float32 (>= 2 bits more than fmt), then once by the codec: the
+        # result is the exact sum rounded once.
+        c32 = exact.exact_sum_bits(c, fmt, limbs=limbs, target=FORMATS["float"], odd=True)
+        return orders.store(c32, fmt)
+    bits = exact.exact_sum_bits(c, fmt, limbs=limbs).astype(fmt.bits_dtype)
     return arith.from_bits(bits, fmt)
+
+
+def _exact_forward(fmt, x):
+    return _round_exact(orders.load(x, fmt), fmt)
 
 
 _exact_kernel = kernel(_exact_forward, _sum_linear)
@@ -120,8 +153,7 @@ def _exact_parts(fmt, x):
     """(magnitude limbs, negative, fmt bits of the rounded sum): one pass for both results."""
     c = orders.load(x, fmt)
     mag, negative = exact.exact_limbs(c, fmt)
-    bits = exact.exact_sum_bits(c, fmt, limbs=(mag, negative)).astype(fmt.bits_dtype)
-    return mag, negative, arith.from_bits(bits, fmt)
+    return mag, negative, _round_exact(c, fmt, (mag, negative))
 
 
 def exact_sums(x: Any, *, dtype: Any = None) -> tuple[np.ndarray, np.ndarray]:

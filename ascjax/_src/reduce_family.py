@@ -287,6 +287,12 @@ def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any, mode: int
     space; the emulator neither reads nor returns it. Only ``dst[..., 0]`` changes.
 
     Differentiable in ``dst`` and ``src`` as the exact operation.
+
+    >>> import numpy as np, ascjax
+    >>> x = np.ones(640, np.float16); x[0] = 2047; x[128::128] = 2  # repeat sums 2174, 129 x 4
+    >>> dst = np.zeros(1, np.float16)
+    >>> [float(ascjax.reduce_sum(dst, x, None, 640, product=p)[0]) for p in ("950", "A2")]
+    [2692.0, 2688.0]
     """
     where = "reduce_sum"
     config, fmt, dst, src = _setup(where, dst, src, REDUCE_SUM_TYPES, product, config)

@@ -118,7 +118,7 @@ ASSUMPTIONS = (
     ("A12", ("ReduceSum mode 1 with a repeat count that is not a power of two: the repeat "
      "results are summed by an adjacent-pair tree padded with +0 (as the hardware's "
      "re-reduction of a partly masked tensor would)"),
-     'reduce_sum(mode=2) for the other mode'),
+     "none (mode=1 / mode=2 pick the documented orders)"),
     ("A13", ("encode: round_mode defaults to the format's first Cast mode (rint; round for "
      "hifloat8_t, which has no rint)"),
      "encode(round_mode=...)"),

@@ -48,6 +48,10 @@ def reveal_order(sum_fn: Callable, n: int, *, dtype: Any = "float", batched: boo
     (s) default to ``probe_values(dtype)``: M + k*s must round to M and the sum of k values s
     must be exact in the accumulator, for every k < n (for float: n <= 2^24; half: n <= 2^11;
     bfloat16: n <= 2^8). Raises ValueError if the answers fit no tree.
+
+    >>> import numpy as np
+    >>> reveal_order(lambda x: np.sum(x, axis=-1), 4)  # below 8 elements NumPy goes in order
+    (((0, 1), 2), 3)
     """
     fmt = resolve(dtype, where="reveal_order")
     if not isinstance(n, int) or n < 1:

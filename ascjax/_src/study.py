@@ -45,7 +45,8 @@ def make_inputs(distribution: str, n: int, trials: int, dtype: Any, *, seed: int
     """``trials`` input vectors ``(trials, n)`` in ``dtype``'s storage dtype.
 
     ``distribution``: one of ``DISTRIBUTIONS`` or ``"uniform(a, b)"``. Values are drawn in
-    float64 and rounded by NumPy's cast; the stream depends only on (seed, distribution, n).
+    float64 and rounded once (``to_format``); the stream depends only on (seed, distribution,
+    n).
     """
     fmt = resolve(dtype, where="make_inputs")
     rng = np.random.default_rng([seed, zlib.crc32(distribution.encode()), n])
@@ -59,13 +60,13 @@ def make_inputs(distribution: str, n: int, trials: int, dtype: Any, *, seed: int
     elif distribution == "ones":
         x = np.ones((trials, n))
     elif distribution == "cancelling":
-        v = rng.standard_normal((trials, n // 2)).astype(fmt.storage_dtype).astype(np.float64)
+        v = precision.to_format(rng.standard_normal((trials, n // 2)), fmt).astype(np.float64)
         x = np.concatenate([v, -v, np.zeros((trials, n % 2))], axis=1)
         x = rng.permuted(x, axis=1)
     else:
         raise ValueError(f"make_inputs: unknown distribution {distribution!r}; valid: "
                          f"{list(DISTRIBUTIONS)} or 'uniform(a, b)'")
-    return x.astype(fmt.storage_dtype)
+    return precision.to_format(x, fmt)
 
 
 def measure(x: Any, *, dtype: Any = None, orders: Sequence[str] = ORDERS) -> dict:
