@@ -159,24 +159,11 @@ def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_str
     Differentiable in ``dst`` and ``src`` as the exact operation.
     """
     where = "pair_reduce_sum"
-    config = resolve_config(config)
-    if product is not None:
-        config = config.replace(product=product)
-    fmt = resolve_dtypes(src, None, where=where, arg="src")
-    check_supported(fmt, PAIR_REDUCE_SUM_TYPES[config.product], where=where,
-                    arg=f"T on product {config.product!r}")
-    dst_fmt = resolve_dtypes(dst, None, where=where, arg="dst")
-    if dst_fmt != fmt:
-        raise TypeError(f"{where}: dst dtype {dst_fmt.name} differs from src dtype {fmt.name}")
-    src, dst = jnp.asarray(src), jnp.asarray(dst)
-    for name, x in (("src", src), ("dst", dst)):
-        if x.ndim == 0:
-            raise ValueError(f"{where}: {name} must be a LocalTensor (..., n), got a scalar")
+    config, fmt, dst, src = _setup(where, dst, src, PAIR_REDUCE_SUM_TYPES, product, config)
     repeats = check_int(repeat_time, 0, 255, where=where, arg="repeat_time")
-    lo_dst = 1 if config.product == "training" else 0
-    d_stride = check_int(dst_rep_stride, lo_dst, _STRIDE_MAX, where=where, arg="dst_rep_stride")
-    b_stride = check_int(src_blk_stride, 0, _STRIDE_MAX, where=where, arg="src_blk_stride")
-    r_stride = check_int(src_rep_stride, 0, _STRIDE_MAX, where=where, arg="src_rep_stride")
+    st = _strides(where, config, dst_rep_stride=dst_rep_stride, src_blk_stride=src_blk_stride,
+                  src_rep_stride=src_rep_stride)
+    d_stride, b_stride, r_stride = st["dst_rep_stride"], st["src_blk_stride"], st["src_rep_stride"]
     active = _pair_mask(mask, fmt, where)
     if repeats == 0:
         return dst
@@ -191,12 +178,43 @@ def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_str
     if writes.max() >= dst.shape[-1]:
         raise ValueError(f"{where}: dst has {dst.shape[-1]} elements but the repeats write "
                          f"element {int(writes.max())}; the LocalTensor is too short")
-    batch = jnp.broadcast_shapes(dst.shape[:-1], src.shape[:-1])
-    dst = jnp.broadcast_to(dst, batch + dst.shape[-1:])
-    src = jnp.broadcast_to(src, batch + src.shape[-1:])
     spec = _PairSpec(Adder(fmt, fmt, config), repeats, d_stride, b_stride, r_stride,
                      tuple(bool(a) for a in active), config.zero_masked_pairs)
     return _pair(spec, dst, src)
+
+
+def _setup(where: str, dst: Any, src: Any, table: dict, product: str | None,
+           config: Config | None):
+    """Config, format and (dst, src) arrays broadcast to one batch shape, after the type checks."""
+    config = resolve_config(config)
+    if product is not None:
+        config = config.replace(product=product)
+    if config.product not in table:
+        raise TypeError(f"{where}: not available on product {config.product!r}; available on "
+                        f"{list(table)}")
+    fmt = resolve_dtypes(src, None, where=where, arg="src")
+    check_supported(fmt, table[config.product], where=where, arg=f"T on product {config.product!r}")
+    dst_fmt = resolve_dtypes(dst, None, where=where, arg="dst")
+    if dst_fmt != fmt:
+        raise TypeError(f"{where}: dst dtype {dst_fmt.name} differs from src dtype {fmt.name}")
+    src, dst = jnp.asarray(src), jnp.asarray(dst)
+    for name, x in (("src", src), ("dst", dst)):
+        if x.ndim == 0:
+            raise ValueError(f"{where}: {name} must be a LocalTensor (..., n), got a scalar")
+    batch = jnp.broadcast_shapes(dst.shape[:-1], src.shape[:-1])
+    dst = jnp.broadcast_to(dst, batch + dst.shape[-1:])
+    src = jnp.broadcast_to(src, batch + src.shape[-1:])
+    return config, fmt, dst, src
+
+
+def _strides(where: str, config: Config, **strides: int) -> dict:
+    """Static stride arguments in [0, 65535] (**assumed**); the training series rejects a 0
+    destination repeat stride (vendor pages)."""
+    out = {}
+    for name, value in strides.items():
+        lo = 1 if name == "dst_rep_stride" and config.product == "training" else 0
+        out[name] = check_int(value, lo, _STRIDE_MAX, where=where, arg=name)
+    return out
 
 
 def pair_reduce_sum_plan(fmt: Format, repeats: int, active: np.ndarray, dst_rep_stride: int,

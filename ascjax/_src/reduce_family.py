@@ -21,16 +21,14 @@ from . import arith
 from .common import (
     Adder,
     check_int,
-    check_supported,
     kernel,
     padded_pair_tree,
     pair_tree,
-    resolve_dtypes,
     sequential_sum,
 )
-from .config import Config, resolve_config
+from .config import Config
 from .formats import BLOCKS_PER_REGISTER, Format
-from .reduce import _STRIDE_MAX, _pair_mask
+from .reduce import _pair_mask, _setup, _strides
 
 _ALL_PRODUCTS = ("950", "A3", "A2", "200I/500 A2", "inference AI Core", "training")
 _HALF_FLOAT = ("half", "float")
@@ -48,40 +46,6 @@ REDUCE_SUM_MODES = {p: (1, 1) for p in _ALL_PRODUCTS} | {"A3": (2, 1), "A2": (2,
 
 
 # --- shared addressing ----------------------------------------------------------------------
-
-def _setup(where: str, dst: Any, src: Any, table: dict, product: str | None,
-           config: Config | None):
-    """Config, format and (dst, src) arrays broadcast to one batch shape, after the type checks."""
-    config = resolve_config(config)
-    if product is not None:
-        config = config.replace(product=product)
-    if config.product not in table:
-        raise TypeError(f"{where}: not available on product {config.product!r}; available on "
-                        f"{list(table)}")
-    fmt = resolve_dtypes(src, None, where=where, arg="src")
-    check_supported(fmt, table[config.product], where=where, arg=f"T on product {config.product!r}")
-    dst_fmt = resolve_dtypes(dst, None, where=where, arg="dst")
-    if dst_fmt != fmt:
-        raise TypeError(f"{where}: dst dtype {dst_fmt.name} differs from src dtype {fmt.name}")
-    src, dst = jnp.asarray(src), jnp.asarray(dst)
-    for name, x in (("src", src), ("dst", dst)):
-        if x.ndim == 0:
-            raise ValueError(f"{where}: {name} must be a LocalTensor (..., n), got a scalar")
-    batch = jnp.broadcast_shapes(dst.shape[:-1], src.shape[:-1])
-    dst = jnp.broadcast_to(dst, batch + dst.shape[-1:])
-    src = jnp.broadcast_to(src, batch + src.shape[-1:])
-    return config, fmt, dst, src
-
-
-def _strides(where: str, config: Config, **strides: int) -> dict:
-    """Static stride arguments in [0, 65535] (**assumed**); the training series rejects a 0
-    destination repeat stride (vendor pages)."""
-    out = {}
-    for name, value in strides.items():
-        lo = 1 if name == "dst_rep_stride" and config.product == "training" else 0
-        out[name] = check_int(value, lo, _STRIDE_MAX, where=where, arg=name)
-    return out
-
 
 def repeat_reads(fmt: Format, repeats: int, blk_stride: int, rep_stride: int, active: np.ndarray,
                  src_len: int, where: str) -> np.ndarray:
