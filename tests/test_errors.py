@@ -153,3 +153,13 @@ def test_unknown_dtype_names_the_table():
         ascjax.update_mask(3, "fp16")
     with pytest.raises(TypeError, match="gather: unknown dtype 'hif8'"):
         ascjax.gather(jnp.zeros(4, jnp.uint8), np.zeros(128, np.uint16), ALL16, dtype="hif8")
+
+
+def test_squeeze_traced_misaligned_dst_addr_raises_when_run():
+    state = ascjax.squeeze_and_storeunalign_init()
+    reg = np.ones(64, np.float32)
+    run = jax.jit(lambda u, a, s: ascjax.squeeze_and_storeunalign(u, a, s, reg, ALL32)[0])
+    with pytest.raises(jax.errors.JaxRuntimeError, match="dst_addr=2 must be a UB byte address "
+                       "aligned to sizeof"):
+        run(np.zeros(512, np.uint8), jnp.int32(2), state).block_until_ready()
+    assert run(np.zeros(512, np.uint8), jnp.int32(4), state).shape == (512,)

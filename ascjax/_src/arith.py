@@ -152,19 +152,28 @@ def round_carrier(c, fmt: Format, config: Config | None = None):
 
 
 def _scale_up(c):
-    """Carrier * 2^64 for |c| < 2^-100 (subnormals included), by integer exponent arithmetic."""
+    """Carrier * 2^64 for |c| < 2^-100 (subnormals included), exactly and immune to DAZ.
+
+    A normal gains 64 in its exponent field; a subnormal m * 2^-149 becomes float32(m) * 2^-85,
+    a product of normal numbers (int->float conversion of m < 2^23 is exact).
+    """
     mag = c & MAG32
-    sub = jnp.where(mag == 0, u32(0), _int_to_f32_bits(mag) - ((149 - 64) << 23))
+    sub = lax.bitcast_convert_type(lax.convert_element_type(mag, jnp.float32)
+                                   * np.float32(2.0 ** -85), U32)
     return (c & SIGN32) | jnp.where(mag < 0x800000, sub, mag + _SCALE)
 
 
 def _scale_down(s):
-    """Carrier * 2^-64 of an exact scaled sum (no bits are lost: Hauser's theorem)."""
+    """Carrier * 2^-64 of an exact scaled sum (no bits are lost: Hauser's theorem).
+
+    Below 2^-62 the result is a subnormal k * 2^-149 with k = |s| * 2^85 an integer < 2^23:
+    a normal product, converted to int exactly, is its pattern.
+    """
     mag = s & MAG32
-    exp = _srl(mag, 23)
-    sig = (mag & 0x7FFFFF) | 0x800000
-    sub = _srl(sig, jnp.clip(65 - exp.astype(jnp.int32), 0, 31).astype(U32))
-    out = jnp.where(exp > 64, mag - _SCALE, jnp.where(mag == 0, u32(0), sub))
+    k = lax.convert_element_type(lax.bitcast_convert_type(mag, jnp.float32)
+                                 * np.float32(2.0 ** 85), jnp.int32)
+    out = jnp.where(mag > np.uint32(64 << 23) | np.uint32(0x7FFFFF), mag - _SCALE,
+                    lax.bitcast_convert_type(k, U32))
     return (s & SIGN32) | out
 
 

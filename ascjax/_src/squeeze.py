@@ -165,6 +165,11 @@ def squeeze_and_storeunalign(ub: Any, dst_addr: Any, state: SqueezeState, src1: 
     runtime_check(end > ub.shape[-1], lambda e: f"{where}: the store reaches UB byte {e}, past "
                   f"the end of the {ub.shape[-1]}-byte UB (dst_addr + AR + selected bytes)",
                   jnp.max(end), mode=config.out_of_range)
+    if isinstance(dst_addr, jax.core.Tracer):  # a traced address: checked when it runs
+        misaligned = (dst_addr % fmt.width != 0) | (dst_addr < 0)
+        runtime_check(misaligned, lambda a: f"{where}: dst_addr={a} must be a UB byte address "
+                      f"aligned to sizeof(dtype) = {fmt.width}", jnp.max(dst_addr),
+                      mode=config.out_of_range)
     ub, state = _store(fmt, batch, ub, jnp.asarray(dst_addr, jnp.int32), state,
                        lax.stop_gradient(dst), n)
     return ub, dst, state
