@@ -343,9 +343,11 @@ def _plot(rows, path, backend):
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(9, 5.5))
-    for name in dict.fromkeys(r["case"] for r in rows):
+    colors = plt.cm.tab20.colors
+    for i, name in enumerate(dict.fromkeys(r["case"] for r in rows)):
         mine = [r for r in rows if r["case"] == name]
         ax.plot([r["registers"] for r in mine], [r["registers_per_s"] for r in mine], marker="o",
+                color=colors[2 * (i % 10) + i // 10], linestyle=("-", "--", ":")[i % 3],
                 label=name)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
