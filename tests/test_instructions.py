@@ -114,6 +114,15 @@ def test_pair_reduce_bit_mode_and_zero_stride_last_repeat_wins():
     assert out[1] == 128 + 2 + 128 + 3 and not np.delete(out, 1).any()
 
 
+def test_pair_reduce_float_bit_mode_accepts_a_zero_second_word():
+    src = np.arange(64, dtype=np.float32)
+    dst = np.zeros(32, np.float32)
+    one = ascjax.pair_reduce_sum(dst, src, 1, [0b1111], 1, 1, 8)
+    two = ascjax.pair_reduce_sum(dst, src, 1, [0b1111, 0], 1, 1, 8)
+    np.testing.assert_array_equal(np.asarray(one), np.asarray(two))
+    assert np.asarray(one)[:3].tolist() == [1, 5, 0]
+
+
 def test_pair_reduce_repeat_zero_is_identity():
     dst = np.arange(64, dtype=np.float16)
     np.testing.assert_array_equal(np.asarray(ascjax.pair_reduce_sum(dst, dst, 0, 128, 1, 1, 8)),

@@ -131,9 +131,15 @@ def _pair_mask(mask: Any, fmt: Format, where: str) -> np.ndarray:
         raise TypeError(f"{where}: mask must be an int (continuous mode) or a sequence of "
                         f"uint64 words (bit mode), got {type(mask).__name__}")
     words = list(mask)
-    if len(words) != lanes // 64:
-        raise ValueError(f"{where}: bit-mode mask for {fmt.name} has {lanes // 64} uint64 "
-                         f"word(s), got {len(words)}")
+    n_words = lanes // 64
+    # Kernels often declare uint64_t mask[2] for every type; a 32-bit type reads mask[0] only,
+    # so a second word is accepted when it is 0 (a set bit there would address no element).
+    if len(words) == 2 and n_words == 1 and not isinstance(words[1], bool) and words[1] == 0:
+        words = words[:1]
+    if len(words) != n_words:
+        raise ValueError(f"{where}: bit-mode mask for {fmt.name} has {n_words} uint64 "
+                         f"word(s){' (or a second word of 0)' if n_words == 1 else ''}, got "
+                         f"{len(words)}: {mask!r}")
     words = [check_int(w, 0, 2**64 - 1, where=where, arg=f"mask[{i}]") for i, w in enumerate(words)]
     if not any(words):
         raise ValueError(f"{where}: bit-mode mask words are all 0; at least one bit must be set")
