@@ -306,7 +306,8 @@ def _pair_forward(spec: _PairSpec, d, s):
     adder = spec.adder
     active, pair_active, written = _pair_masks(spec)
     sums = adder.reduce_blocks(_pair_rows(spec, s), active, 2)
-    sums = jnp.where(pair_active, sums, adder.zeros(()))
+    if not pair_active.all():
+        sums = jnp.where(pair_active, sums, adder.zeros(()))
     bits = _pair_write(spec, arith.to_bits(d, adder.dst),
                        arith.to_bits(adder.store(sums), adder.dst), written)
     return arith.from_bits(bits, adder.dst)
