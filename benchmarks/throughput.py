@@ -319,6 +319,7 @@ def main(argv=None) -> int:
         print(f"{s['case']:32s} {s['limit_ratio']:8.2f} {target:>7s} {s['vs_numpy']:8.1f} "
               f"{s['vs_literal']:10.0f} {s['compile_s']:7.2f}s  "
               f"{'yes' if not s['missed'] else 'missed: ' + ', '.join(s['missed'])}")
+    print("\nAs Markdown (the README's table):\n" + summary_markdown(summary))
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     result = {"backend": backend, "devices": [str(d) for d in jax.devices()],
@@ -334,6 +335,14 @@ def main(argv=None) -> int:
         print(f"bits identical to {args.compare_bits}: {sum(same)}/{len(same)}")
     print(f"saved {out / f'throughput-{backend}.json'} and the plot beside it")
     return 0
+
+
+def summary_markdown(summary) -> str:
+    lines = ["| instruction / dtype | x limit | x numpy | x literal | compile |",
+             "|---|---|---|---|---|"]
+    lines += [f"| {s['case']} | {s['limit_ratio']:.2f} | {s['vs_numpy']:.1f} | "
+              f"{s['vs_literal']:.0f} | {s['compile_s']:.2f} s |" for s in summary]
+    return "\n".join(lines)
 
 
 def _plot(rows, path, backend):
