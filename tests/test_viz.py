@@ -178,8 +178,5 @@ def test_summation_tree_of_nested_tuples():
 
 
 def test_summation_tree_of_revealed_order():
-    precision = pytest.importorskip("ascjax.precision")
-    if not hasattr(precision, "reveal_order"):
-        pytest.skip("ascjax.precision.reveal_order not available")
-    tree = precision.reveal_order(lambda x: np.sum(x, axis=-1), 16, dtype="float")
+    tree = ascjax.precision.reveal_order(lambda x: np.sum(x, axis=-1), 16, dtype="float")
     rendered(viz.summation_tree(tree), ink=0.002)

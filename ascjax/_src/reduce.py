@@ -165,12 +165,11 @@ def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_str
     Differentiable in ``dst`` and ``src`` as the exact operation.
     """
     where = "pair_reduce_sum"
-    config, fmt, dst, src = _setup(where, dst, src, PAIR_REDUCE_SUM_TYPES, product, config)
-    repeats = check_int(repeat_time, 0, 255, where=where, arg="repeat_time")
-    st = _strides(where, config, dst_rep_stride=dst_rep_stride, src_blk_stride=src_blk_stride,
-                  src_rep_stride=src_rep_stride)
+    call = _repeat_call(where, dst, src, PAIR_REDUCE_SUM_TYPES, product, config, repeat_time,
+                        mask, dst_rep_stride=dst_rep_stride, src_blk_stride=src_blk_stride,
+                        src_rep_stride=src_rep_stride)
+    config, fmt, dst, src, repeats, st, active = call
     d_stride, b_stride, r_stride = st["dst_rep_stride"], st["src_blk_stride"], st["src_rep_stride"]
-    active = _pair_mask(mask, fmt, where)
     if repeats == 0:
         return dst
 
@@ -211,6 +210,27 @@ def _setup(where: str, dst: Any, src: Any, table: dict, product: str | None,
     dst = jnp.broadcast_to(dst, batch + dst.shape[-1:])
     src = jnp.broadcast_to(src, batch + src.shape[-1:])
     return config, fmt, dst, src
+
+
+class _RepeatCall(NamedTuple):
+    """A checked LocalTensor call: config, T, dst/src on one batch shape, repeats, strides, mask."""
+
+    config: Config
+    fmt: Format
+    dst: Any
+    src: Any
+    repeats: int
+    strides: dict
+    active: np.ndarray
+
+
+def _repeat_call(where: str, dst: Any, src: Any, table: dict, product: str | None,
+                 config: Config | None, repeat_time: int, mask: Any, **strides: int) -> _RepeatCall:
+    """The checks every repeat/stride/mask instruction starts with, in the same order."""
+    config, fmt, dst, src = _setup(where, dst, src, table, product, config)
+    repeats = check_int(repeat_time, 0, 255, where=where, arg="repeat_time")
+    checked = _strides(where, config, **strides)
+    return _RepeatCall(config, fmt, dst, src, repeats, checked, _pair_mask(mask, fmt, where))
 
 
 def _strides(where: str, config: Config, **strides: int) -> dict:

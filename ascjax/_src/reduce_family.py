@@ -28,7 +28,7 @@ from .common import (
 )
 from .config import Config
 from .formats import BLOCKS_PER_REGISTER, Format
-from .reduce import _pair_mask, _setup, _strides
+from .reduce import _pair_mask, _repeat_call, _setup, _strides
 
 _ALL_PRODUCTS = ("950", "A3", "A2", "200I/500 A2", "inference AI Core", "training")
 _HALF_FLOAT = ("half", "float")
@@ -113,13 +113,12 @@ def block_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_st
     Differentiable in ``dst`` and ``src`` as the exact operation.
     """
     where = "block_reduce_sum"
-    config, fmt, dst, src = _setup(where, dst, src, BLOCK_REDUCE_SUM_TYPES, product, config)
-    repeats = check_int(repeat_time, 0, 255, where=where, arg="repeat_time")
-    st = _strides(where, config, dst_rep_stride=dst_rep_stride, src_blk_stride=src_blk_stride,
-                  src_rep_stride=src_rep_stride)
+    config, fmt, dst, src, repeats, st, active = _repeat_call(
+        where, dst, src, BLOCK_REDUCE_SUM_TYPES, product, config, repeat_time, mask,
+        dst_rep_stride=dst_rep_stride, src_blk_stride=src_blk_stride,
+        src_rep_stride=src_rep_stride)
     if empty_block not in _EMPTY_BLOCK:
         raise ValueError(f"{where}: empty_block={empty_block!r} is not one of {_EMPTY_BLOCK}")
-    active = _pair_mask(mask, fmt, where)
     if repeats == 0:
         return dst
     reads = repeat_reads(fmt, repeats, st["src_blk_stride"], st["src_rep_stride"], active,
@@ -168,11 +167,11 @@ def whole_reduce_sum(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_st
     Differentiable in ``dst`` and ``src`` as the exact operation.
     """
     where = "whole_reduce_sum"
-    config, fmt, dst, src = _setup(where, dst, src, WHOLE_REDUCE_SUM_TYPES, product, config)
-    repeats = check_int(repeat_time, 0, 255, where=where, arg="repeat_time")
-    st = _strides(where, config, dst_rep_stride=dst_rep_stride, src_blk_stride=src_blk_stride,
-                  src_rep_stride=src_rep_stride)
-    return _whole(where, config, fmt, dst, src, repeats, _pair_mask(mask, fmt, where), st)
+    config, fmt, dst, src, repeats, st, active = _repeat_call(
+        where, dst, src, WHOLE_REDUCE_SUM_TYPES, product, config, repeat_time, mask,
+        dst_rep_stride=dst_rep_stride, src_blk_stride=src_blk_stride,
+        src_rep_stride=src_rep_stride)
+    return _whole(where, config, fmt, dst, src, repeats, active, st)
 
 
 def repeat_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: int, dst_blk_stride: int,
