@@ -2,8 +2,10 @@
 
 XLA's CPU backend treats float32/bfloat16 subnormals as zero (inputs and results of adds,
 comparisons and casts), may keep excess precision between fused half ops, and GPUs return
-their own NaN. So floating values travel as *bit patterns* in unsigned integers, and every
-step except one native float32 add is integer arithmetic, which no backend changes:
+their own NaN. So floating values travel as *bit patterns* in unsigned integers. Besides native
+float32 adds, the only float operations are conversions and power-of-two scalings whose operands
+and results are normal numbers (int -> float of m < 2^24, half -> float32), which no backend
+flushes or rounds; everything else is integer arithmetic:
 
 * a "carrier" is the uint32 bit pattern of a float32 holding a half/bfloat16/float value
   exactly (every half and bfloat16 value is a float32 value);
