@@ -94,7 +94,8 @@ def gather(src: Any, index: Any, mask: Any, *, dst_dtype: Any = None, dtype: Any
     seed's table offers several (``"int16_t"`` from int8 src: zero extension, -40 -> 216).
     When the data is narrower than the index (b8 data, uint16 index; b16 data, uint32 index)
     value i goes to dst element 2i and odd elements are 0. Bits are moved unchanged (NaN
-    payloads, -0, subnormals).
+    payloads, -0, subnormals). (Ascend C offers the two widening rows only in the reference-
+    output form; a functional port returns dst either way.)
 
     An active lane at or past the end of ``src`` raises ``IndexError``; under ``jit`` see
     ``Config.out_of_range``. Inactive lanes are never checked. Differentiable in ``src``
