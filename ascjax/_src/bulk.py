@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -37,6 +36,7 @@ from .config import _CHOICES, PRODUCTS, Config
 from .formats import DATABLOCK_BYTES, FORMATS, VL_BYTES, Format, resolve
 from .gather import gather
 from .masks import create_mask
+from .progress import Progress
 from .reduce import REDUCE_SUM_DATABLOCK_TYPES, pair_reduce_sum, reduce_sum_datablock
 from .registry import INSTRUCTIONS
 from .squeeze import (
@@ -51,33 +51,6 @@ AXIS = "registers"
 
 
 # --- the streaming, sharded engine ----------------------------------------------------------
-
-class Progress:
-    """A one-line progress bar on stderr (registers done, rate), redrawn at most 5 times/s."""
-
-    def __init__(self, total: int, label: str, *, enabled: bool, unit: str = "registers",
-                 stream: Any = None):
-        self.total, self.label, self.enabled, self.unit = total, label, enabled, unit
-        self.stream = stream if stream is not None else sys.stderr
-        self.done, self.start, self.shown = 0, time.perf_counter(), 0.0
-
-    def update(self, count: int) -> None:
-        self.done += count
-        now = time.perf_counter()
-        if self.enabled and (now - self.shown > 0.2 or self.done >= self.total):
-            self.shown = now
-            frac = self.done / self.total if self.total else 1.0
-            rate = self.done / max(now - self.start, 1e-9)
-            bar = "#" * int(30 * frac)
-            self.stream.write(f"\r{self.label} [{bar:<30}] {100 * frac:5.1f}% "
-                              f"{self.done}/{self.total} {self.unit}, {rate:,.0f}/s")
-            self.stream.flush()
-
-    def close(self) -> None:
-        if self.enabled:
-            self.stream.write("\n")
-            self.stream.flush()
-
 
 def chunk_size(count: int, chunk: int, devices: int) -> int:
     """Registers per call: ``chunk``, or the power of two >= ``count`` if smaller, rounded up to

@@ -173,13 +173,9 @@ def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_str
     if repeats == 0:
         return dst
 
-    reads, writes = pair_reduce_sum_plan(fmt, repeats, active, d_stride, b_stride, r_stride,
-                                         config.zero_masked_pairs)
-    needed = reads[:, active]
-    if needed.max() >= src.shape[-1]:
-        raise ValueError(f"{where}: src has {src.shape[-1]} elements but repeat "
-                         f"{int(np.argmax(needed.max(axis=1) >= src.shape[-1]))} reads element "
-                         f"{int(needed.max())}; the LocalTensor is too short")
+    repeat_reads(fmt, repeats, b_stride, r_stride, active, src.shape[-1], where)  # range check
+    _, writes = pair_reduce_sum_plan(fmt, repeats, active, d_stride, b_stride, r_stride,
+                                     config.zero_masked_pairs)
     if writes.max() >= dst.shape[-1]:
         raise ValueError(f"{where}: dst has {dst.shape[-1]} elements but the repeats write "
                          f"element {int(writes.max())}; the LocalTensor is too short")
@@ -243,6 +239,30 @@ def _strides(where: str, config: Config, **strides: int) -> dict:
     return out
 
 
+def repeat_offsets(fmt: Format, repeats: int, blk_stride: int, rep_stride: int) -> np.ndarray:
+    """Element offsets ``(repeats, lanes)``: element e of repeat r is read from
+    ``(r*rep_stride + (e // epb)*blk_stride)*epb + e % epb`` (strides in DataBlocks)."""
+    epb = fmt.per_block
+    e = np.arange(fmt.lanes)
+    return (np.arange(repeats)[:, None] * rep_stride + (e // epb) * blk_stride) * epb + e % epb
+
+
+def repeat_reads(fmt: Format, repeats: int, blk_stride: int, rep_stride: int, active: np.ndarray,
+                 src_len: int, where: str) -> np.ndarray:
+    """Element offsets ``(repeats, lanes)`` each repeat reads; masked-off lanes read offset 0.
+
+    Raises if an active lane reads past the end of src (a LocalTensor too short).
+    """
+    reads = repeat_offsets(fmt, repeats, blk_stride, rep_stride)
+    active = np.broadcast_to(active, reads.shape)
+    needed = np.where(active, reads, -1)
+    if needed.max(initial=-1) >= src_len:
+        r = int(np.argmax(needed.max(axis=1) >= src_len))
+        raise ValueError(f"{where}: src has {src_len} elements but repeat {r} reads element "
+                         f"{int(needed.max())}; the LocalTensor is too short")
+    return np.where(active, reads, 0)
+
+
 def pair_reduce_sum_plan(fmt: Format, repeats: int, active: np.ndarray, dst_rep_stride: int,
                          src_blk_stride: int, src_rep_stride: int, zero_masked_pairs: bool):
     """Where PairReduceSum reads and writes: ``(reads (R, lanes), writes (R, lanes/2))``.
@@ -251,10 +271,8 @@ def pair_reduce_sum_plan(fmt: Format, repeats: int, active: np.ndarray, dst_rep_
     dst offset output k of repeat r lands at, or -1 where it writes nothing (both elements
     masked and not ``zero_masked_pairs``) or a later repeat overwrites it.
     """
-    lanes, epb, half = fmt.lanes, fmt.per_block, fmt.lanes // 2
-    e = np.arange(lanes)
-    reads = (np.arange(repeats)[:, None] * src_rep_stride + (e // epb) * src_blk_stride) * epb \
-        + e % epb
+    half = fmt.lanes // 2
+    reads = repeat_offsets(fmt, repeats, src_blk_stride, src_rep_stride)
     written = np.ones(half, bool) if zero_masked_pairs else active[0::2] | active[1::2]
     writes = np.arange(repeats)[:, None] * dst_rep_stride * half + np.arange(half)
     writes = np.where(written[None, :], writes, -1)

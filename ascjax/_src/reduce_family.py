@@ -28,7 +28,7 @@ from .common import (
 )
 from .config import Config
 from .formats import BLOCKS_PER_REGISTER, Format
-from .reduce import _pair_mask, _repeat_call, _setup, _strides
+from .reduce import _pair_mask, _repeat_call, _setup, _strides, repeat_reads
 
 _ALL_PRODUCTS = ("950", "A3", "A2", "200I/500 A2", "inference AI Core", "training")
 _HALF_FLOAT = ("half", "float")
@@ -46,24 +46,6 @@ REDUCE_SUM_MODES = {p: (1, 1) for p in _ALL_PRODUCTS} | {"A3": (2, 1), "A2": (2,
 
 
 # --- shared addressing ----------------------------------------------------------------------
-
-def repeat_reads(fmt: Format, repeats: int, blk_stride: int, rep_stride: int, active: np.ndarray,
-                 src_len: int, where: str) -> np.ndarray:
-    """Element offsets ``(repeats, lanes)`` each repeat reads; masked-off lanes read offset 0.
-
-    Raises if an active lane reads past the end of src (a LocalTensor too short).
-    """
-    lanes, epb = fmt.lanes, fmt.per_block
-    e = np.arange(lanes)
-    reads = (np.arange(repeats)[:, None] * rep_stride + (e // epb) * blk_stride) * epb + e % epb
-    active = np.broadcast_to(active, reads.shape)
-    needed = np.where(active, reads, -1)
-    if needed.max(initial=-1) >= src_len:
-        r = int(np.argmax(needed.max(axis=1) >= src_len))
-        raise ValueError(f"{where}: src has {src_len} elements but repeat {r} reads element "
-                         f"{int(needed.max())}; the LocalTensor is too short")
-    return np.where(active, reads, 0)
-
 
 def last_writes(targets: np.ndarray, written: np.ndarray, dst_len: int, where: str):
     """``(sel, pos)``: flat result indices to keep and the dst offsets they go to.

@@ -12,8 +12,6 @@ import csv
 import dataclasses
 import math
 import re
-import sys
-import time
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,6 +23,7 @@ from . import precision
 from .formats import resolve
 from .masks import create_mask
 from .orders import ORDERS
+from .progress import Progress
 from .reduce import reduce_sum_datablock
 
 DISTRIBUTIONS = {
@@ -92,25 +91,6 @@ def _bits(a: np.ndarray) -> np.ndarray:
     return a.view(f"uint{a.dtype.itemsize * 8}")
 
 
-class Progress:
-    """A one-line progress bar on stderr (a terminal's carriage return redraws it)."""
-
-    def __init__(self, total: int, enabled: bool = True, width: int = 30):
-        self.total, self.done, self.enabled, self.width = total, 0, enabled, width
-        self.start = time.perf_counter()
-
-    def update(self, label: str) -> None:
-        self.done += 1
-        if not self.enabled:
-            return
-        filled = self.width * self.done // max(self.total, 1)
-        bar = "#" * filled + "-" * (self.width - filled)
-        elapsed = time.perf_counter() - self.start
-        end = "\n" if self.done == self.total else ""
-        print(f"\rstudy [{bar}] {self.done}/{self.total} {label:<24} {elapsed:6.1f} s",
-              end=end, file=sys.stderr, flush=True)
-
-
 @dataclasses.dataclass(frozen=True)
 class Study:
     """The measured rows (one per format, distribution, n, order) and the settings."""
@@ -138,7 +118,7 @@ def run_study(*, formats: Sequence[str] = DEFAULT_FORMATS, sizes: Sequence[int] 
     for order in orders:
         if order not in ORDERS:
             raise ValueError(f"run_study: unknown order {order!r}; valid: {list(ORDERS)}")
-    bar = Progress(len(formats) * len(sizes), progress)
+    bar = Progress(len(formats) * len(sizes), "study", enabled=progress, unit="cells")
     rows = []
     for fmt in formats:
         for n in sizes:
@@ -166,7 +146,8 @@ def run_study(*, formats: Sequence[str] = DEFAULT_FORMATS, sizes: Sequence[int] 
                         "mean_exact": float(np.mean(m["exact"][part])),
                         "exact_is_zero": bool(np.all(m["exact"][part] == 0)),
                     })
-            bar.update(f"{fmt} n={n}")
+            bar.update(note=f"{fmt} n={n}")
+    bar.close()
     return Study(rows, formats, tuple(sizes), tuple(distributions), tuple(orders), trials, seed)
 
 
