@@ -108,3 +108,18 @@ def test_xla_cpu_flushes_subnormals_natively():
     assert float(jax.jit(lambda a, b: a + b)(x, x)) == 0.0
     got = arith.carrier_add(jnp.asarray(x).view(jnp.uint32), jnp.asarray(x).view(jnp.uint32))
     assert int(got) == int((x + x).view(np.uint32))
+
+
+@pytest.mark.parametrize("dtype", [np.uint16, np.uint32, np.int16, np.int32])
+@pytest.mark.parametrize("fill", [0, 0x8000, -1])
+def test_keep_where_is_a_bitwise_select(dtype, fill):
+    info = np.iinfo(dtype)
+    x = RNG.integers(info.min, info.max, (7, 64), dtype=dtype, endpoint=True)
+    active = RNG.random((7, 64)) < 0.5
+    fill = np.array(fill).astype(dtype)
+    expected = np.where(active, x, fill)
+    for fn in (arith.keep_where, jax.jit(arith.keep_where)):
+        got = np.asarray(fn(jnp.asarray(active), jnp.asarray(x), fill))
+        assert got.dtype == dtype and np.array_equal(got, expected)
+    static = np.asarray(arith.keep_where(active, jnp.asarray(x), fill))  # a NumPy (static) mask
+    assert np.array_equal(static, expected)

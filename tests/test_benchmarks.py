@@ -3,7 +3,11 @@
 import importlib.util
 import json
 import pathlib
+import platform
+import subprocess
 import sys
+
+import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -28,3 +32,15 @@ def test_throughput_script_runs_and_compares_bits(tmp_path, capsys):
     capsys.readouterr()
     assert bench.main(args + ["--compare-bits", str(tmp_path / "throughput-cpu.json")]) == 0
     assert f"bits identical to {tmp_path / 'throughput-cpu.json'}: 2/2" in capsys.readouterr().out
+
+
+@pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="--malloc sets glibc tunables")
+def test_throughput_malloc_option_reruns_under_the_tunables(tmp_path):
+    bench = _load("throughput")
+    script = ROOT / "benchmarks" / "throughput.py"
+    subprocess.run([sys.executable, str(script), "--malloc", "reuse", "--min-log2", "10",
+                    "--max-log2", "10", "--no-numpy", "--cases", "squeeze(register)/uint8",
+                    "--out", str(tmp_path)], check=True, capture_output=True, text=True)
+    saved = json.loads((tmp_path / "throughput-cpu-reuse.json").read_text())
+    assert saved["malloc"] == "reuse"
+    assert saved["glibc_tunables"] == bench.MALLOC["reuse"]  # the rerun process saw them

@@ -5,7 +5,10 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 import ascjax
+from ascjax._src.bulk import RUNNERS
 from ascjax._src.cli import main as cli_main
 from ascjax._src.examples import EXAMPLES
 
@@ -55,6 +58,15 @@ def test_cli_examples_and_help(capsys):
     assert cli_main(["examples", "nope"]) == 2
     assert cli_main([]) == 0
     assert "examples" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", [["examples"], ["conformance"], ["compare"], ["study"],
+                                     ["run"], *[["run", name] for name in RUNNERS]])
+def test_every_command_has_help(command, capsys):
+    with pytest.raises(SystemExit) as done:
+        cli_main([*command, "--help"])
+    assert done.value.code == 0
+    assert "usage: ascjax " + " ".join(command) in capsys.readouterr().out
 
 
 def test_console_script_runs_as_module():

@@ -70,6 +70,19 @@ def _int_to_f32_bits(m):
     return lax.bitcast_convert_type(lax.convert_element_type(m, jnp.float32), U32)
 
 
+def keep_where(active, x, fill=0):
+    """``where(active, x, fill)`` for integer arrays, as bitwise operations.
+
+    Inside a fused adjacent-pair tree, XLA's CPU backend vectorizes an AND with an all-ones
+    word but not a select on a bool mask (measured 2.6x slower on the whole reduction).
+    """
+    ones = jnp.zeros((), x.dtype) - jnp.asarray(active).astype(x.dtype)  # all ones where active
+    out = x & ones
+    if not (isinstance(fill, (int, np.integer)) and int(fill) == 0):
+        out = out | (jnp.asarray(fill, x.dtype) & ~ones)
+    return out
+
+
 # --- carriers -------------------------------------------------------------------------------
 
 def to_carrier(bits, fmt: Format):

@@ -50,12 +50,13 @@ def _conformance(args: argparse.Namespace) -> int:
 
 def _add_option(p: argparse.ArgumentParser, option) -> None:
     flag = "--" + option.name.replace("_", "-")
+    text = option.help.replace("%", "%%")  # argparse %-formats help (docs say "addr % 32")
     if option.flag:
-        p.add_argument(flag, dest=option.name, action="store_true", help=option.help)
+        p.add_argument(flag, dest=option.name, action="store_true", help=text)
         return
     choices = [c for c in option.choices if c is not None] if option.choices else None
     p.add_argument(flag, dest=option.name, type=option.type, default=option.default,
-                   choices=choices, required=option.required, help=option.help)
+                   choices=choices, required=option.required, help=text)
 
 
 def _run_args(p: argparse.ArgumentParser) -> None:

@@ -97,10 +97,10 @@ class Adder:
         """Working values with masked-off lanes replaced as ``config.masked_lanes`` says."""
         if isinstance(active, np.ndarray) and active.all():  # a static full mask: no select
             return values
-        fill = self.zeros(())
+        fill = 0
         if self.dst.is_float and self.config.masked_lanes == "skip":
             fill = arith.SIGN32  # -0: x + (-0) == x for every x, so the lane takes no part
-        return jnp.where(active, values, fill)
+        return arith.keep_where(active, values, fill)
 
     def reduce_blocks(self, src, active, block: int, *, levels: list | None = None):
         """Adjacent-pair tree sums of each ``block`` consecutive lanes of ``src`` (masked).
@@ -123,7 +123,7 @@ class Adder:
             fill = np.uint16(0x8000)
         bits = arith.to_bits(src, self.src)
         if not (isinstance(active, np.ndarray) and active.all()):
-            bits = jnp.where(active, bits, fill)
+            bits = arith.keep_where(active, bits, fill)
         words = lax.bitcast_convert_type(bits.reshape(bits.shape[:-1] + (-1, 2)), arith.U32)
         if self.src.is_float:  # little-endian: element 2k is the low half of word k
             return (arith.to_carrier(words & np.uint32(0xFFFF), self.src),

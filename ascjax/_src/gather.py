@@ -7,6 +7,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from . import arith
 from .common import check_register, kernel, resolve_dtypes, runtime_check
@@ -39,9 +40,16 @@ def _check_combination(dst: Format, src: Format, index: Format, where: str) -> N
 def _check_range(index, active, n_src: int, mode: str, where: str):
     """Raise when an active lane reads at or past the end of src (eagerly, or as ``mode`` says).
 
-    One max over the active indices decides it (a second reduction would halve throughput).
+    The max of all indices settles the usual case alone; only when it is out of range does the
+    max over the active ones run (a masked reduction costs 8x a plain one on XLA's CPU backend).
     """
-    top = jnp.max(jnp.where(active, index.astype(jnp.uint32), np.uint32(0)), initial=np.uint32(0))
+    if mode == "ignore":
+        return
+    zero = np.zeros((), index.dtype)  # reduced in the index's own type: a widening copies
+    top = jnp.max(index, initial=zero).astype(jnp.uint32)
+    top = lax.cond(top >= np.uint32(n_src),
+                   lambda: jnp.max(jnp.where(active, index, zero), initial=zero).astype(jnp.uint32),
+                   lambda: top)
     runtime_check(top >= np.uint32(n_src), lambda w: f"{where}: an active index lane reads "
                   f"element {w} but src has {n_src} elements (the hardware raises an address "
                   f"exception)", top, mode=mode)
