@@ -2,8 +2,11 @@
 
 import importlib.util
 import json
+import os
 import pathlib
 import platform
+import re
+import shutil
 import subprocess
 import sys
 
@@ -44,3 +47,13 @@ def test_throughput_malloc_option_reruns_under_the_tunables(tmp_path):
     saved = json.loads((tmp_path / "throughput-cpu-reuse.json").read_text())
     assert saved["malloc"] == "reuse"
     assert saved["glibc_tunables"] == bench.MALLOC["reuse"]  # the rerun process saw them
+
+
+@pytest.mark.skipif(not shutil.which("bash"), reason="the prepared device check is a bash script")
+def test_prepared_device_check_runs_end_to_end(tmp_path):
+    """The one-shot GPU script, at 2^10 registers on whatever backend this machine has."""
+    env = dict(os.environ, MIN_LOG2="10", MAX_LOG2="10")
+    done = subprocess.run(["bash", str(ROOT / "benchmarks" / "gpu_check.sh"), str(tmp_path)],
+                          cwd=ROOT, env=env, check=True, capture_output=True, text=True)
+    assert re.search(r"bits identical to \S+: (\d+)/\1\b", done.stdout)
+    assert "float32 reduction at 2^10 registers runs at" in done.stdout
