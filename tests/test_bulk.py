@@ -107,7 +107,7 @@ def test_gather_widening_and_index_type_from_the_registry(tmp_path):
     want = _loop(lambda i, m: ascjax.gather(data, i, m.astype(bool), dst_dtype="int16_t"),
                  index, mask)
     assert np.array_equal(got, want)
-    with pytest.raises(TypeError, match=r"give --index-dtype; the seed's table allows "
+    with pytest.raises(TypeError, match=r"give --index-dtype, one of "
                                         r"\['uint16_t', 'uint32_t'\]"):
         ascjax.run_bin("gather", src=str(tmp_path / "src.bin"), dtype="half",
                        index=str(tmp_path / "index.bin"), out=str(tmp_path / "x.bin"))
@@ -258,3 +258,44 @@ def test_distributed_example_runs_with_one_process():
         capture_output=True, text=True, timeout=300, check=False)
     assert run.returncode == 0, run.stderr
     assert "bit-exact against one reduce_sum_datablock call: True" in run.stdout
+
+
+def test_cli_run_guards_against_user_mistakes(tmp_path, capsys):
+    x = np.ones((8, 64), np.float32)
+    src = tmp_path / "src.bin"
+    x.tofile(src)
+    before = src.read_bytes()
+    out = str(tmp_path / "o.bin")
+    squeeze = ["run", "squeeze_and_storeunalign", "--src", str(src), "--dtype", "float"]
+    cases = [  # (arguments, exit code, message)
+        # the UB end is checked whether or not the UB is written out
+        (squeeze + ["--ub-bytes", "1024", "--dst-addr", "32", "--out", out], 2,
+         "reaches UB byte 2080, past the end of the 1024-byte UB"),
+        (squeeze + ["--dst-addr", "3", "--out", out], 2,
+         "dst_addr=3 must be aligned to sizeof(float) = 4 (a UB byte address in [0, 262144))"),
+        (squeeze + ["--out", str(src)], 2, "this output file is also an input"),
+        (squeeze + ["--out", out, "--ub-out", out], 2, "named for two outputs of one run"),
+        (squeeze + ["--out", out, "--devices", "99"], 2, "--devices 99: this process sees"),
+        (["run", "gather", "--src", str(src), "--dtype", "float", "--index", str(src),
+          "--dst-dtype", "half", "--out", out], 2, "dst=half from src=float is not in the seed"),
+    ]
+    for args, code, message in cases:
+        assert main(args) == code and message in capsys.readouterr().err, message
+    for bad in ("0", "-3"):
+        with pytest.raises(SystemExit) as exit_info:
+            main(squeeze + ["--out", out, "--devices", bad])
+        assert exit_info.value.code == 2
+        assert "is not a positive integer" in capsys.readouterr().err
+    (tmp_path / "empty.bin").write_bytes(b"")
+    assert main(["run", "gather", "--src", str(tmp_path / "empty.bin"), "--dtype", "float",
+                 "--index", str(src), "--index-dtype", "uint32_t", "--out", out]) == 2
+    assert "the file is empty" in capsys.readouterr().err
+    assert sorted(os.listdir(tmp_path)) == ["empty.bin", "src.bin"]
+    assert src.read_bytes() == before
+    # 0x addresses as in kernels, dtype aliases as elsewhere, files as open() would make them
+    assert main(squeeze + ["--dst-addr", "0x20", "--out", out]) == 0
+    assert main(["run", "reduce_sum_datablock", "--src", str(src), "--dtype", "float32",
+                 "--out", str(tmp_path / "r.bin")]) == 0
+    mask = os.umask(0o022)
+    os.umask(mask)
+    assert os.stat(out).st_mode & 0o777 == 0o666 & ~mask

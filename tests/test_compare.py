@@ -203,3 +203,15 @@ def test_cli_subprocess_json(tmp_path):
                          capture_output=True, text=True, check=False, timeout=120)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["pass"] is True
+
+
+def test_agreeing_nan_and_inf_are_counted_where_the_loss_rule_fails_them(tmp_path):
+    a = np.ones(128, np.float16)
+    a[3], a[5] = np.nan, np.inf
+    a.tofile(tmp_path / "a.bin")
+    report = ascjax.compare(str(tmp_path / "a.bin"), str(tmp_path / "a.bin"), dtype="half",
+                            bit_exact=True)
+    thousandth, bit_exact = report.criteria[0], report.criteria[-1]
+    assert bit_exact.passed and report.mismatches == 0
+    assert not thousandth.passed and thousandth.figures["nan_inf_agreeing"] == 2
+    assert "fail this rule even where both files agree" in str(report)

@@ -365,3 +365,17 @@ def test_golden_mismatch():
     assert precision.golden_mismatch("uniform(1, 2)", "float", blocks=256) == 0.0
     rate = precision.golden_mismatch("uniform(1, 2)", "half", blocks=1024)
     assert 0.1 < rate < 0.5
+
+
+def test_study_command_rejects_bad_values_and_reads_uniform_with_a_comma(tmp_path, capsys):
+    for args in (["--trials", "0"], ["--sizes", "8,0"], ["--sizes", "-4"]):
+        with pytest.raises(SystemExit) as done:
+            main(["study", "--out", str(tmp_path), *args])
+        assert done.value.code == 2 and "is not a positive integer" in capsys.readouterr().err
+    assert main(["study", "--out", str(tmp_path), "--distributions", "uniform(2,1)"]) == 2
+    assert "'uniform(2,1)' needs a < b" in capsys.readouterr().err
+    assert main(["study", "--out", str(tmp_path), "--formats", "half", "--sizes", "8",
+                 "--trials", "4", "--orders", "sequential", "--distributions",
+                 "uniform(1,2),normal", "--no-progress"]) == 0
+    table = (tmp_path / "study.csv").read_text()
+    assert "uniform(1,2)" in table and "normal" in table

@@ -27,7 +27,8 @@ def test_quick_start_has_two_commands_and_ci_runs_the_test_one():
     assert commands[1] in ci.splitlines()
 
 
-def test_readme_python_runs():
+def test_readme_python_runs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the snippets save files where a user would run them
     for block in _blocks("python"):
         exec(compile(block, "README.md", "exec"), {})  # noqa: S102 - the README is ours
 
@@ -67,6 +68,12 @@ def test_every_command_has_help(command, capsys):
         cli_main([*command, "--help"])
     assert done.value.code == 0
     assert "usage: ascjax " + " ".join(command) in capsys.readouterr().out
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as done:
+        cli_main(["--version"])
+    assert done.value.code == 0 and capsys.readouterr().out.strip() == f"ascjax {ascjax.__version__}"
 
 
 def test_console_script_runs_as_module():

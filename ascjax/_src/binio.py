@@ -119,6 +119,12 @@ def write_bin(path: str | os.PathLike, array: Any, dtype: Any = None) -> str:
     return os.fspath(path)
 
 
+def _umask() -> int:
+    mask = os.umask(0)  # reading the umask means setting it; put it straight back
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_outputs(paths: list[str | os.PathLike]) -> Iterator[list[Any]]:
     """Open binary handles that become ``paths`` only if the block finishes without error.
@@ -137,8 +143,10 @@ def atomic_outputs(paths: list[str | os.PathLike]) -> Iterator[list[Any]]:
             handles.append(tempfile.NamedTemporaryFile(  # noqa: SIM115
                 dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp", delete=False))
         yield handles
+        mode = 0o666 & ~_umask()  # what open() would have given; temporary files are 0600
         for handle in handles:
             handle.close()
+            os.chmod(handle.name, mode)
         for handle, path in zip(handles, paths):
             os.replace(handle.name, path)
         done = True

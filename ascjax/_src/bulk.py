@@ -33,9 +33,9 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 from .binio import BinFileError, atomic_outputs, count_units, read_bin, to_little
 from .common import check_int
 from .config import _CHOICES, PRODUCTS, Config
-from .formats import DATABLOCK_BYTES, FORMATS, VL_BYTES, Format, resolve
+from .formats import BY_ALIAS, DATABLOCK_BYTES, FORMATS, VL_BYTES, Format, resolve
 from .gather import gather
-from .masks import create_mask
+from .masks import Pattern, create_mask
 from .progress import Progress
 from .reduce import REDUCE_SUM_DATABLOCK_TYPES, pair_reduce_sum, reduce_sum_datablock
 from .registry import INSTRUCTIONS
@@ -225,7 +225,8 @@ def _config_options() -> tuple[Option, ...]:
     for field, choices in _CHOICES.items():
         if field != "out_of_range":
             default = getattr(Config(), field)
-            opts.append(Option(field, f"Config.{field} (default {default})", default=default,
+            shown = "as the --product's page says" if default is None else default
+            opts.append(Option(field, f"Config.{field} (default {shown})", default=default,
                                choices=choices))
     opts.append(Option("ub_bytes", "usable UB size in bytes (Config.ub_bytes)", int,
                        Config().ub_bytes))
@@ -238,8 +239,8 @@ _MASK_OPTIONS = (
            "each; with --mask-bits the 32-byte hardware form (bit j of the 256 = byte j//8, "
            "bit j%8, LSB first)"),
     Option("mask_bits", "the mask file holds the 32-byte hardware form", flag=True),
-    Option("pattern", "mask pattern when no --mask is given (asc_create_mask_bW)",
-           default="PAT_ALL"),
+    Option("pattern", "mask pattern when no --mask is given (asc_create_mask_bW): "
+           f"{', '.join(Pattern.__members__)} (default PAT_ALL)", default="PAT_ALL"),
 )
 
 
@@ -337,10 +338,14 @@ def _gather_index_type(dst: str, src: str, given: str | None) -> str:
     """The index type: as given, or the only one the registry's rows allow for (dst, src)."""
     if given is not None:
         return given
-    rows = [r[2] for r in INSTRUCTIONS["gather"].types if r[:2] == (dst, src)]
+    table = INSTRUCTIONS["gather"].types
+    rows = [r[2] for r in table if r[:2] == (dst, src)]
+    if not rows:
+        pairs = ", ".join(sorted({f"{d}<-{s}" for d, s, _ in table}))
+        raise TypeError(f"gather: dst={dst} from src={src} is not in the seed's table; "
+                        f"supported dst<-src: {pairs}")
     if len(rows) != 1:
-        raise TypeError(f"gather: give --index-dtype; the seed's table allows {rows} for "
-                        f"dst={dst}, src={src}")
+        raise TypeError(f"gather: give --index-dtype, one of {rows} for dst={dst}, src={src}")
     return rows[0]
 
 
@@ -350,6 +355,9 @@ def _plan_gather(opts: dict) -> Plan:
     idx_fmt = resolve(_gather_index_type(dst_fmt.name, src_fmt.name, opts.get("index_dtype")),
                       where="gather", arg="index_dtype")
     data = read_bin(opts["src"], src_fmt, arg="--src")
+    if data.size == 0:
+        raise BinFileError(f"--src {opts['src']}: the file is empty; it holds the UB data the "
+                           f"indices read")
     index = _registers(opts["index"], idx_fmt, "--index")
     batched, shared, to_mask = _mask(opts, idx_fmt, len(index), idx_fmt.name)
     config = _config(opts)
@@ -373,6 +381,9 @@ def _plan_squeeze(opts: dict) -> Plan:
         raise BinFileError(f"--src {opts['src']}: {len(src)} registers is not a whole number "
                            f"of groups of {group} (--group)")
     addr = check_int(opts["dst_addr"], 0, config.ub_bytes - 1, where=where, arg="dst_addr")
+    if addr % fmt.width:
+        raise ValueError(f"{where}: dst_addr={addr} must be aligned to sizeof({fmt.name}) = "
+                         f"{fmt.width} (a UB byte address in [0, {config.ub_bytes}))")
     # Only UB addresses modulo 32 matter to the byte model, so each group gets a small UB that
     # starts at floor32(dst_addr); the end of the real UB is checked from AR afterwards.
     off = addr % DATABLOCK_BYTES
@@ -401,22 +412,41 @@ def _plan_squeeze(opts: dict) -> Plan:
             ub, st = squeeze_and_storeunalign_finalize(ub, off, st)
         return jnp.moveaxis(dst, 0, 1), ub, get_squeeze_status(st)
 
-    def region(out):
-        ub, ar = out[1], out[2].astype(np.int64)
+    def checked_ar(out):  # every output checks it: a store past the UB end is a fault
+        ar = out[2].astype(np.int64)
         if len(ar) and addr + ar.max() > config.ub_bytes:
             raise IndexError(f"{where}: the store reaches UB byte {addr + int(ar.max())}, past "
                              f"the end of the {config.ub_bytes}-byte UB (dst_addr + AR); use "
                              f"a smaller --group")
+        return ar
+
+    def region(out):
+        ub, ar = out[1], checked_ar(out)
         pos = np.arange(ub.shape[1]) - off
         return ub[(pos >= 0) & (pos < ar[:, None])]
 
-    outputs = [Output(opts["out"], fmt, lambda out: out[0].reshape(-1, out[0].shape[-1]))]
+    def dst(out):
+        checked_ar(out)
+        return out[0].reshape(-1, out[0].shape[-1])
+
+    outputs = [Output(opts["out"], fmt, dst)]
     if opts.get("ub_out"):
         outputs.append(Output(opts["ub_out"], FORMATS["uint8_t"], region))
     if opts.get("ar_out"):
         outputs.append(Output(opts["ar_out"], FORMATS["uint32_t"],
-                              lambda out: out[2].astype(np.uint32)))
+                              lambda out: checked_ar(out).astype(np.uint32)))
     return Plan(fn, groups, shared, outputs, unit="groups", row_registers=group)
+
+
+def ascend_type(text: str) -> str:
+    """An Ascend type name from it or an alias (float16 -> half); unknown names pass through
+    to argparse's choices check, which lists the valid ones."""
+    return BY_ALIAS[text].name if text in BY_ALIAS else text
+
+
+def byte_address(text: str) -> int:
+    """A byte address as written in kernels: decimal or 0x hex."""
+    return int(text, 0)
 
 
 _OUT = Option("out", "output .bin file (dst registers / tensors)", required=True)
@@ -424,12 +454,13 @@ _OUT = Option("out", "output .bin file (dst registers / tensors)", required=True
 RUNNERS: dict[str, Runner] = {r.name: r for r in (
     Runner("reduce_sum_datablock", (
         Option("src", "src registers (.bin)", required=True),
-        Option("dtype", "src type", required=True,
+        Option("dtype", "src type", ascend_type, required=True,
                choices=_type_choices("reduce_sum_datablock")),
         *_MASK_OPTIONS, _OUT), _plan_reduce_sum_datablock),
     Runner("pair_reduce_sum", (
         Option("src", "src LocalTensor(s) (.bin)", required=True),
-        Option("dtype", "T", required=True, choices=_type_choices("pair_reduce_sum")),
+        Option("dtype", "T", ascend_type, required=True,
+               choices=_type_choices("pair_reduce_sum")),
         Option("tensors", "the src (and dst) file holds this many LocalTensors", int, 1),
         Option("dst", "initial dst LocalTensor(s) (.bin); default zeros"),
         Option("dst_len", "elements of each zero dst when no --dst (default: src length)", int),
@@ -442,21 +473,23 @@ RUNNERS: dict[str, Runner] = {r.name: r for r in (
         _OUT), _plan_pair_reduce_sum),
     Runner("gather", (
         Option("src", "UB data from the source address on (.bin)", required=True),
-        Option("dtype", "src type", required=True, choices=_type_choices("gather", 1)),
+        Option("dtype", "src type", ascend_type, required=True,
+               choices=_type_choices("gather", 1)),
         Option("index", "index registers (.bin)", required=True),
         Option("index_dtype", "index type (default: the one the seed's table allows)",
-               choices=_type_choices("gather", 2)),
-        Option("dst_dtype", "dst type (default: the src type)",
+               ascend_type, choices=_type_choices("gather", 2)),
+        Option("dst_dtype", "dst type (default: the src type)", ascend_type,
                choices=_type_choices("gather", 0)),
         *_MASK_OPTIONS, _OUT), _plan_gather),
     Runner("squeeze_and_storeunalign", (
         Option("src", "src1 registers (.bin)", required=True),
-        Option("dtype", "type", required=True,
+        Option("dtype", "type", ascend_type, required=True,
                choices=_type_choices("squeeze_and_storeunalign")),
         *_MASK_OPTIONS,
         Option("group", "registers per init ... finalize sequence (default: the whole file)",
                int),
-        Option("dst_addr", "dst_addr, UB byte address", int, 0),
+        Option("dst_addr", "dst_addr, UB byte address (decimal or 0x hex)",
+               byte_address, 0),
         Option("no_finalize", "skip _finalize (the pending tail stays out of the UB)",
                flag=True),
         Option("ub_out", "file for the UB bytes [dst_addr, dst_addr + AR) of each group"),
@@ -494,16 +527,32 @@ def run_bin(instruction: str, *, chunk: int = CHUNK, devices: Sequence[Any] | No
     if missing:
         raise TypeError(f"run {instruction}: missing option(s) {missing}")
     for name, o in known.items():
+        if o.type is ascend_type and isinstance(opts[name], str):
+            opts[name] = ascend_type(opts[name])  # aliases, as on the command line
         if o.choices is not None and opts[name] is not None and opts[name] not in o.choices:
             raise ValueError(f"{instruction}: {name}={opts[name]!r} is not one of "
                              f"{list(o.choices)}")
     check_int(chunk, 1, 1 << 30, where=f"run {instruction}", arg="chunk")
     begin = time.perf_counter()
     plan = runner.plan(opts)
+    _check_output_paths(plan, [opts[o.name] for o in runner.options
+                               if not o.name.endswith("out")])
     devices = list(jax.local_devices() if devices is None else devices)
     rows = _execute(plan, chunk=chunk, devices=devices, progress=progress, label=instruction)
     return RunSummary(instruction, rows, plan.unit, tuple(o.path for o in plan.outputs),
                       len(devices), jax.process_count(), time.perf_counter() - begin)
+
+
+def _check_output_paths(plan: Plan, values: list) -> None:
+    """No output may replace an input file or another output of the same run."""
+    outputs = [os.path.realpath(o.path) for o in plan.outputs]
+    inputs = {os.path.realpath(v): v for v in values if isinstance(v, str) and os.path.isfile(v)}
+    for o, path in zip(plan.outputs, outputs):
+        if path in inputs:
+            raise ValueError(f"{o.path}: this output file is also an input ({inputs[path]}); "
+                             f"write it elsewhere")
+        if outputs.count(path) > 1:
+            raise ValueError(f"{o.path}: named for two outputs of one run")
 
 
 def _execute(plan: Plan, *, chunk: int, devices: list, progress: bool, label: str) -> int:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Callable
 
@@ -73,12 +74,19 @@ def _run_args(p: argparse.ArgumentParser) -> None:
         for option in CONFIG_OPTIONS:
             _add_option(config, option)
         engine = q.add_argument_group("execution")
-        engine.add_argument("--chunk", type=int, default=CHUNK,
+        engine.add_argument("--chunk", type=positive_int, default=CHUNK,
                             help=f"registers per compiled call (default {CHUNK})")
-        engine.add_argument("--devices", type=int, default=None,
+        engine.add_argument("--devices", type=positive_int, default=None,
                             help="use the first N local devices (default: all)")
         engine.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                             help="progress bar on stderr (default: when stderr is a terminal)")
+
+
+def positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not a positive integer")
+    return value
 
 
 def _fail(name: str, error: BaseException) -> int:
@@ -99,7 +107,13 @@ def _run(args: argparse.Namespace) -> int:
     names = [o.name for o in RUNNERS[args.instruction].options + CONFIG_OPTIONS]
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     try:
-        devices = jax.local_devices()[: args.devices] if args.devices else None
+        devices = None
+        if args.devices:
+            devices = jax.local_devices()
+            if args.devices > len(devices):
+                raise ValueError(f"--devices {args.devices}: this process sees {len(devices)} "
+                                 f"local device(s)")
+            devices = devices[: args.devices]
         summary = run_bin(args.instruction, chunk=args.chunk, devices=devices,
                           progress=progress, **{n: getattr(args, n) for n in names})
     except BAD_INPUT as error:
@@ -140,6 +154,12 @@ def _csv(kind: Callable) -> Callable:
     return parse
 
 
+def _distributions(text: str) -> list[str]:
+    """Comma-separated names; a comma inside uniform(a,b) (or the older uniform(a;b)) stays."""
+    items = re.split(r",(?![^()]*\))", text.replace(";", ","))
+    return [item.strip() for item in items if item.strip()]
+
+
 def _study_args(p: argparse.ArgumentParser) -> None:
     from ascjax.precision import (
         DEFAULT_DISTRIBUTIONS,
@@ -154,14 +174,14 @@ def _study_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--formats", type=_csv(str), default=list(DEFAULT_FORMATS),
                    help=f"comma-separated formats (default {','.join(DEFAULT_FORMATS)}; also "
                         "fp8_e5m2_t, fp8_e4m3fn_t)")
-    p.add_argument("--sizes", type=_csv(int), default=list(DEFAULT_SIZES),
+    p.add_argument("--sizes", type=_csv(positive_int), default=list(DEFAULT_SIZES),
                    help=f"comma-separated n (default {','.join(map(str, DEFAULT_SIZES))})")
-    p.add_argument("--distributions", type=_csv(str), default=list(DEFAULT_DISTRIBUTIONS),
-                   help=f"comma-separated, from {', '.join(DISTRIBUTIONS)} or uniform(a;b) "
+    p.add_argument("--distributions", type=_distributions, default=list(DEFAULT_DISTRIBUTIONS),
+                   help=f"comma-separated, from {', '.join(DISTRIBUTIONS)} or uniform(a,b) "
                         f"(default: all four)")
     p.add_argument("--orders", type=_csv(str), default=list(ORDERS),
                    help=f"comma-separated orders (default: all of {', '.join(ORDERS)})")
-    p.add_argument("--trials", type=int, default=DEFAULT_TRIALS,
+    p.add_argument("--trials", type=positive_int, default=DEFAULT_TRIALS,
                    help=f"random inputs per cell (default {DEFAULT_TRIALS})")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
@@ -173,10 +193,8 @@ def _study_args(p: argparse.ArgumentParser) -> None:
 def _study(args: argparse.Namespace) -> int:
     from ascjax.precision import run_study, write_study
 
-    # "uniform(a;b)" keeps a distribution's comma out of the comma-separated list
-    distributions = [d.replace(";", ",") for d in args.distributions]
     try:
-        study = run_study(formats=args.formats, sizes=args.sizes, distributions=distributions,
+        study = run_study(formats=args.formats, sizes=args.sizes, distributions=args.distributions,
                           trials=args.trials, seed=args.seed, orders=args.orders,
                           progress=args.progress)
         paths = write_study(study, args.out)
@@ -190,6 +208,9 @@ def _study(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ascjax", description="Bit-exact JAX emulator of Ascend C vector instructions.")
+    from ascjax import __version__
+
+    parser.add_argument("--version", action="version", version=f"ascjax {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (help_text, add_arguments, _) in COMMANDS.items():
         add_arguments(sub.add_parser(name, help=help_text, description=help_text))

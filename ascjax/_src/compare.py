@@ -20,7 +20,7 @@ The verdicts (``criteria``):
   in the NumPy type ``np.fromfile`` gives (float16 for half, so 10e-10 rounds to 0 there and
   an exact 0 fails the relative test; float32 otherwise, float64 for 32-bit integers). As in
   the script, an element with a NaN or an inf on either side fails both tests, even when the
-  bits agree (inf - inf is NaN).
+  bits agree (inf - inf is NaN); the report counts those agreeing ones (``nan_inf_agreeing``).
 * ``mere_mare``: the CANN precision standard's threshold test. With
   ``rel = |actual - golden| / (|golden| + 1e-7)`` (float64), MERE = mean(rel), MARE = max(rel);
   pass when MERE < T and MARE < 10 T, T = 2^-10 (half), 2^-7 (bfloat16), 2^-13 (float),
@@ -237,6 +237,9 @@ class CompareReport:
         for c in self.criteria:
             figures = ", ".join(f"{k} {_fmt(v)}" for k, v in c.figures.items())
             lines.append(f"    {c.name:<10} {'pass' if c.passed else 'FAIL'}  ({figures})")
+            if c.name == "thousandth" and not c.passed and c.figures["nan_inf_agreeing"]:
+                lines.append("               (as verify_result.py does, NaN and inf elements "
+                             "fail this rule even where both files agree)")
         lines.append("  PASS" if self.passed else "  FAIL")
         return "\n".join(lines)
 
@@ -269,7 +272,7 @@ class _Tally:
         self.nan_pairs = self.nan_payload = self.nan_vs_number = self.inf_mismatches = 0
         self.hist: dict[str, int] = {}
         self.found: list[Mismatch] = []
-        self.rtol_fail = self.atol_fail = 0
+        self.rtol_fail = self.atol_fail = self.nonfinite_agree = 0
         self.rel_sum, self.rel_max = 0.0, 0.0
 
     def add(self, a: np.ndarray, g: np.ndarray, offset: int) -> None:
@@ -300,6 +303,8 @@ class _Tally:
                 self.found.append(self._mismatch(offset + i, a[i], g[i], int(ulp[i])))
         va, vg = _values(a, fmt), _values(g, fmt)
         self._thousandth(va, vg)
+        # The script fails these although both sides agree (NaN pairs, equal infinities).
+        self.nonfinite_agree += int(((both_nan | (inf_a & (a == g))) & ~differ).sum())
         self._relative(va, vg, both_nan, one_nan)
 
     def _mismatch(self, index: int, a, g, ulp: int) -> Mismatch:
@@ -342,7 +347,7 @@ class _Tally:
             "thousandth",
             not (self.rtol_fail > n * LOSS and self.atol_fail > n * LOSS),
             {"rtol_failures": self.rtol_fail, "atol_failures": self.atol_fail,
-             "limit": n * LOSS},
+             "limit": n * LOSS, "nan_inf_agreeing": self.nonfinite_agree},
             "Ascend samples verify_result.py: fail when both the relative and the absolute "
             "error exceed LOSS=1e-3 on more than n*LOSS elements")]
         if name in THRESHOLDS:

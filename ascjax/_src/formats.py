@@ -172,7 +172,7 @@ FORMATS: dict[str, Format] = {
     )
 }
 
-_BY_ALIAS = {alias: f for f in FORMATS.values() for alias in (f.name, *f.aliases)}
+BY_ALIAS = {alias: f for f in FORMATS.values() for alias in (f.name, *f.aliases)}
 # A NumPy dtype names the format whose storage it is; uint8 means uint8_t, never a
 # byte-stored format (hifloat8, nibble pairs): those must be named explicitly.
 _BY_DTYPE = {}
@@ -200,8 +200,8 @@ def resolve(spec: Any, *, where: str = "ascjax", arg: str = "dtype") -> Format:
     if isinstance(spec, Format):
         return spec
     if isinstance(spec, str):
-        if spec in _BY_ALIAS:
-            return _BY_ALIAS[spec]
+        if spec in BY_ALIAS:
+            return BY_ALIAS[spec]
         raise TypeError(f"{where}: unknown {arg} {spec!r}; supported Ascend types: "
                         f"{supported_table()}")
     try:

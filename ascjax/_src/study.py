@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from . import precision
+from .common import check_int
 from .formats import resolve
 from .masks import create_mask
 from .orders import ORDERS
@@ -51,7 +52,10 @@ def make_inputs(distribution: str, n: int, trials: int, dtype: Any, *, seed: int
     rng = np.random.default_rng([seed, zlib.crc32(distribution.encode()), n])
     match = _UNIFORM.match(distribution)
     if match:
-        x = rng.uniform(float(match[1]), float(match[2]), (trials, n))
+        low, high = float(match[1]), float(match[2])
+        if not low < high:
+            raise ValueError(f"make_inputs: {distribution!r} needs a < b")
+        x = rng.uniform(low, high, (trials, n))
     elif distribution == "uniform":
         x = rng.uniform(0.0, 1.0, (trials, n))
     elif distribution == "normal":
@@ -115,6 +119,9 @@ def run_study(*, formats: Sequence[str] = DEFAULT_FORMATS, sizes: Sequence[int] 
     the correctly rounded sum.
     """
     formats = tuple(resolve(f, where="run_study").name for f in formats)
+    check_int(trials, 1, 1 << 31, where="run_study", arg="trials")
+    for n in sizes:
+        check_int(n, 1, 1 << 31, where="run_study", arg="sizes (each n)")
     for order in orders:
         if order not in ORDERS:
             raise ValueError(f"run_study: unknown order {order!r}; valid: {list(ORDERS)}")
