@@ -298,12 +298,15 @@ def main(argv=None) -> int:
                         help="glibc malloc settings for the whole run (see the module doc)")
     args = parser.parse_args(argv)
     tunables = MALLOC[args.malloc]
-    if tunables and os.environ.get("GLIBC_TUNABLES") != tunables:
+    current = os.environ.get("GLIBC_TUNABLES", "")
+    if tunables and not set(tunables.split(":")) <= set(current.split(":")):
+        # glibc reads its tunables at process start: rerun this command line under them
         if platform.libc_ver()[0] != "glibc":
             parser.error("--malloc needs glibc (Linux)")
-        env = dict(os.environ, GLIBC_TUNABLES=tunables)
-        argv = sys.argv[1:] if argv is None else argv
-        os.execve(sys.executable, [sys.executable, os.path.abspath(__file__), *argv], env)
+        if argv is not None:
+            parser.error("--malloc reruns the process: give it on the command line")
+        env = dict(os.environ, GLIBC_TUNABLES=f"{current}:{tunables}" if current else tunables)
+        os.execve(sys.executable, sys.orig_argv, env)
     cases = [c for c in CASES if not args.cases or any(s in c.name for s in args.cases)]
     backend = jax.default_backend()
     copy_gbps = copy_bandwidth(args.max_log2)

@@ -299,3 +299,14 @@ def test_cli_run_guards_against_user_mistakes(tmp_path, capsys):
     mask = os.umask(0o022)
     os.umask(mask)
     assert os.stat(out).st_mode & 0o777 == 0o666 & ~mask
+    os.chmod(out, 0o640)  # a file written again keeps its mode, as with open()
+    assert main(squeeze + ["--out", out]) == 0 and os.stat(out).st_mode & 0o777 == 0o640
+    # the same guards in Python: paths as Path objects, a hard link, options as strings
+    os.link(src, tmp_path / "link.bin")
+    for target in (src, tmp_path / "link.bin"):
+        with pytest.raises(ValueError, match="this output file is also an input"):
+            ascjax.run_bin("reduce_sum_datablock", src=src, dtype="float", out=target)
+    assert src.read_bytes() == before
+    ascjax.run_bin("squeeze_and_storeunalign", src=str(src), dtype="float32", dst_addr="0x20",
+                   out=str(tmp_path / "py.bin"))
+    assert (tmp_path / "py.bin").read_bytes() == pathlib.Path(out).read_bytes()

@@ -119,10 +119,17 @@ def write_bin(path: str | os.PathLike, array: Any, dtype: Any = None) -> str:
     return os.fspath(path)
 
 
-def _umask() -> int:
-    mask = os.umask(0)  # reading the umask means setting it; put it straight back
-    os.umask(mask)
-    return mask
+def _new_file_mode(path: str | os.PathLike) -> int:
+    """The mode ``open(path, "wb")`` would leave: an existing file's, else 0o666 less the umask."""
+    with contextlib.suppress(OSError):
+        return os.stat(path).st_mode & 0o7777
+    try:  # Linux reports the umask without changing it (os.umask would, for every thread)
+        with open("/proc/self/status") as status:
+            mask = next(int(line.split()[1], 8) for line in status if line.startswith("Umask:"))
+    except (OSError, StopIteration):
+        mask = os.umask(0)
+        os.umask(mask)
+    return 0o666 & ~mask
 
 
 @contextlib.contextmanager
@@ -143,10 +150,9 @@ def atomic_outputs(paths: list[str | os.PathLike]) -> Iterator[list[Any]]:
             handles.append(tempfile.NamedTemporaryFile(  # noqa: SIM115
                 dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp", delete=False))
         yield handles
-        mode = 0o666 & ~_umask()  # what open() would have given; temporary files are 0600
-        for handle in handles:
+        for handle, path in zip(handles, paths):
             handle.close()
-            os.chmod(handle.name, mode)
+            os.chmod(handle.name, _new_file_mode(path))  # temporary files are 0600
         for handle, path in zip(handles, paths):
             os.replace(handle.name, path)
         done = True

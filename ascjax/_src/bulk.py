@@ -527,32 +527,34 @@ def run_bin(instruction: str, *, chunk: int = CHUNK, devices: Sequence[Any] | No
     if missing:
         raise TypeError(f"run {instruction}: missing option(s) {missing}")
     for name, o in known.items():
-        if o.type is ascend_type and isinstance(opts[name], str):
-            opts[name] = ascend_type(opts[name])  # aliases, as on the command line
+        if isinstance(opts[name], str) and o.type is not str:
+            opts[name] = o.type(opts[name])  # as on the command line: aliases, 0x addresses
         if o.choices is not None and opts[name] is not None and opts[name] not in o.choices:
             raise ValueError(f"{instruction}: {name}={opts[name]!r} is not one of "
                              f"{list(o.choices)}")
     check_int(chunk, 1, 1 << 30, where=f"run {instruction}", arg="chunk")
     begin = time.perf_counter()
     plan = runner.plan(opts)
-    _check_output_paths(plan, [opts[o.name] for o in runner.options
-                               if not o.name.endswith("out")])
+    _check_output_paths(plan, [opts[name] for name in INPUT_FILES if opts.get(name)])
     devices = list(jax.local_devices() if devices is None else devices)
     rows = _execute(plan, chunk=chunk, devices=devices, progress=progress, label=instruction)
     return RunSummary(instruction, rows, plan.unit, tuple(o.path for o in plan.outputs),
                       len(devices), jax.process_count(), time.perf_counter() - begin)
 
 
-def _check_output_paths(plan: Plan, values: list) -> None:
-    """No output may replace an input file or another output of the same run."""
+INPUT_FILES = ("src", "mask", "index", "dst")  # the runners' options that name input files
+
+
+def _check_output_paths(plan: Plan, inputs: list) -> None:
+    """No output may replace an input file (links included) or another output of the run."""
     outputs = [os.path.realpath(o.path) for o in plan.outputs]
-    inputs = {os.path.realpath(v): v for v in values if isinstance(v, str) and os.path.isfile(v)}
     for o, path in zip(plan.outputs, outputs):
-        if path in inputs:
-            raise ValueError(f"{o.path}: this output file is also an input ({inputs[path]}); "
-                             f"write it elsewhere")
         if outputs.count(path) > 1:
-            raise ValueError(f"{o.path}: named for two outputs of one run")
+            raise ValueError(f"{os.fspath(o.path)}: named for two outputs of one run")
+        for given in inputs:  # (PairReduceSum's --mask is a value, not a file)
+            if os.path.isfile(given) and os.path.exists(path) and os.path.samefile(path, given):
+                raise ValueError(f"{os.fspath(o.path)}: this output file is also an input "
+                                 f"({os.fspath(given)}); write it elsewhere")
 
 
 def _execute(plan: Plan, *, chunk: int, devices: list, progress: bool, label: str) -> int:

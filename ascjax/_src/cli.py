@@ -156,8 +156,8 @@ def _csv(kind: Callable) -> Callable:
 
 def _distributions(text: str) -> list[str]:
     """Comma-separated names; a comma inside uniform(a,b) (or the older uniform(a;b)) stays."""
-    items = re.split(r",(?![^()]*\))", text.replace(";", ","))
-    return [item.strip() for item in items if item.strip()]
+    items = re.split(r",(?![^()]*\))", re.sub(r"\s+", "", text.replace(";", ",")))
+    return [item for item in items if item]  # spaces dropped: "uniform(1, 2)" is uniform(1,2)
 
 
 def _study_args(p: argparse.ArgumentParser) -> None:
