@@ -46,10 +46,15 @@ def _check_range(index, active, n_src: int, mode: str, where: str):
     if mode == "ignore":
         return
     zero = np.zeros((), index.dtype)  # reduced in the index's own type: a widening copies
+
+    def active_top():
+        return jnp.max(jnp.where(active, index, zero), initial=zero).astype(jnp.uint32)
+
     top = jnp.max(index, initial=zero).astype(jnp.uint32)
-    top = lax.cond(top >= np.uint32(n_src),
-                   lambda: jnp.max(jnp.where(active, index, zero), initial=zero).astype(jnp.uint32),
-                   lambda: top)
+    if isinstance(top, jax.core.Tracer):
+        top = lax.cond(top >= np.uint32(n_src), active_top, lambda: top)
+    elif int(top) >= n_src:  # eagerly a Python branch: an eager cond copies its operands
+        top = active_top()
     runtime_check(top >= np.uint32(n_src), lambda w: f"{where}: an active index lane reads "
                   f"element {w} but src has {n_src} elements (the hardware raises an address "
                   f"exception)", top, mode=mode)
