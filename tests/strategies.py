@@ -6,6 +6,7 @@ one example exercises many registers with a single (vectorized, jitted) fast cal
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 
 import ascjax
@@ -148,3 +149,29 @@ def hardware_mask(elements: np.ndarray, width: int) -> np.ndarray:
     hw = np.zeros(elements.shape[:-1] + (256,), bool)
     hw[..., ::width] = elements
     return hw
+
+
+# --- plain loop models: one add at a time on NumPy scalars ------------------------------------
+
+DTYPES = {"half": np.float16, "bfloat16_t": ml_dtypes.bfloat16, "float": np.float32,
+          "fp8_e5m2_t": ml_dtypes.float8_e5m2, "fp8_e4m3fn_t": ml_dtypes.float8_e4m3fn}
+NAN_BITS = {"half": 0x7E00, "bfloat16_t": 0x7FC0, "float": 0x7FC00000, "fp8_e5m2_t": 0x7E,
+            "fp8_e4m3fn_t": 0x7F}
+
+
+def bits(x, name):
+    """Bit patterns, every NaN replaced by the emulator's canonical NaN."""
+    x = np.asarray(x, DTYPES[name])
+    b = x.view(f"uint{x.dtype.itemsize * 8}").astype(np.int64)
+    return np.where(np.isnan(x.astype(np.float32)), NAN_BITS[name], b)
+
+
+def add(a, b, name):
+    """One add in the format: float16 and float32 adds are IEEE in NumPy; bfloat16 and the
+    fp8 formats add in float32, then round (double rounding is innocuous at these widths;
+    fp8_e4m3fn overflows to NaN)."""
+    dt = DTYPES[name]
+    with np.errstate(all="ignore"):
+        if name in ("half", "float"):
+            return dt(dt(a) + dt(b))
+        return dt(np.float32(a) + np.float32(b))

@@ -4,23 +4,12 @@ written from SPEC 5/10, with repeats, strides, masks, specials, errors and gradi
 import jax
 import numpy as np
 import pytest
+from strategies import DTYPES, add, bits
 
 import ascjax
 
-DT = {"half": np.float16, "float": np.float32}
-NAN = {"half": 0x7E00, "float": 0x7FC00000}
+DT = DTYPES
 RNG = np.random.default_rng(5)
-
-
-def bits(x, name):
-    x = np.asarray(x, DT[name])
-    b = x.view(f"uint{x.dtype.itemsize * 8}").astype(np.int64)
-    return np.where(np.isnan(x.astype(np.float32)), NAN[name], b)
-
-
-def add(a, b, name):
-    with np.errstate(all="ignore"):
-        return DT[name](DT[name](a) + DT[name](b))
 
 
 def tree(values, name):
