@@ -5,19 +5,6 @@ Ascend C (``asc_reduce_sum_datablock`` -> ``reduce_sum_datablock``); out-paramet
 return values and hidden registers explicit state. See ``INSTRUCTIONS`` for the registry.
 """
 
-from ascjax._src.binio import BinFileError as BinFileError
-from ascjax._src.binio import read_bin as read_bin
-from ascjax._src.binio import write_bin as write_bin
-from ascjax._src.bulk import RUNNERS as RUNNERS
-from ascjax._src.bulk import RunSummary as RunSummary
-from ascjax._src.bulk import map_registers as map_registers
-from ascjax._src.bulk import run_bin as run_bin
-from ascjax._src.codecs import decode as decode
-from ascjax._src.codecs import encode as encode
-from ascjax._src.codecs import pack_nibbles as pack_nibbles
-from ascjax._src.codecs import unpack_nibbles as unpack_nibbles
-from ascjax._src.compare import CompareReport as CompareReport
-from ascjax._src.compare import compare as compare
 from ascjax._src.config import PRODUCTS as PRODUCTS
 from ascjax._src.config import Config as Config
 from ascjax._src.formats import CODEC_FORMATS as CODEC_FORMATS
@@ -28,36 +15,49 @@ from ascjax._src.formats import UB_BYTES as UB_BYTES
 from ascjax._src.formats import VL_BYTES as VL_BYTES
 from ascjax._src.formats import Format as Format
 from ascjax._src.formats import resolve_format as resolve_format
-from ascjax._src.gather import gather as gather
-from ascjax._src.masks import Pattern as Pattern
-from ascjax._src.masks import create_mask as create_mask
-from ascjax._src.masks import update_mask as update_mask
-from ascjax._src.memory import copy_gm2ub_align as copy_gm2ub_align
-from ascjax._src.memory import copy_ub2gm_align as copy_ub2gm_align
-from ascjax._src.memory import loadalign as loadalign
-from ascjax._src.memory import make_ub as make_ub
-from ascjax._src.memory import storealign as storealign
-from ascjax._src.memory import sync as sync
-from ascjax._src.memory import sync_notify as sync_notify
-from ascjax._src.memory import sync_wait as sync_wait
-from ascjax._src.memory import ub_view as ub_view
-from ascjax._src.reduce import pair_reduce_sum as pair_reduce_sum
-from ascjax._src.reduce import reduce_sum_datablock as reduce_sum_datablock
-from ascjax._src.reduce_family import block_reduce_sum as block_reduce_sum
-from ascjax._src.reduce_family import reduce_sum as reduce_sum
-from ascjax._src.reduce_family import repeat_reduce_sum as repeat_reduce_sum
-from ascjax._src.reduce_family import whole_reduce_sum as whole_reduce_sum
+from ascjax._src.io.binio import BinFileError as BinFileError
+from ascjax._src.io.binio import read_bin as read_bin
+from ascjax._src.io.binio import write_bin as write_bin
+from ascjax._src.io.bulk import RUNNERS as RUNNERS
+from ascjax._src.io.bulk import RunSummary as RunSummary
+from ascjax._src.io.bulk import map_registers as map_registers
+from ascjax._src.io.bulk import run_bin as run_bin
+from ascjax._src.io.compare import CompareReport as CompareReport
+from ascjax._src.io.compare import compare as compare
+from ascjax._src.isa.codecs import decode as decode
+from ascjax._src.isa.codecs import encode as encode
+from ascjax._src.isa.codecs import pack_nibbles as pack_nibbles
+from ascjax._src.isa.codecs import unpack_nibbles as unpack_nibbles
+from ascjax._src.isa.gather import gather as gather
+from ascjax._src.isa.masks import Pattern as Pattern
+from ascjax._src.isa.masks import create_mask as create_mask
+from ascjax._src.isa.masks import update_mask as update_mask
+from ascjax._src.isa.memory import copy_gm2ub_align as copy_gm2ub_align
+from ascjax._src.isa.memory import copy_ub2gm_align as copy_ub2gm_align
+from ascjax._src.isa.memory import loadalign as loadalign
+from ascjax._src.isa.memory import make_ub as make_ub
+from ascjax._src.isa.memory import storealign as storealign
+from ascjax._src.isa.memory import sync as sync
+from ascjax._src.isa.memory import sync_notify as sync_notify
+from ascjax._src.isa.memory import sync_wait as sync_wait
+from ascjax._src.isa.memory import ub_view as ub_view
+from ascjax._src.isa.reduce import pair_reduce_sum as pair_reduce_sum
+from ascjax._src.isa.reduce import reduce_sum_datablock as reduce_sum_datablock
+from ascjax._src.isa.reduce_family import block_reduce_sum as block_reduce_sum
+from ascjax._src.isa.reduce_family import reduce_sum as reduce_sum
+from ascjax._src.isa.reduce_family import repeat_reduce_sum as repeat_reduce_sum
+from ascjax._src.isa.reduce_family import whole_reduce_sum as whole_reduce_sum
+from ascjax._src.isa.squeeze import SqueezeState as SqueezeState
+from ascjax._src.isa.squeeze import get_squeeze_status as get_squeeze_status
+from ascjax._src.isa.squeeze import squeeze_and_storeunalign as squeeze_and_storeunalign
+from ascjax._src.isa.squeeze import (
+    squeeze_and_storeunalign_finalize as squeeze_and_storeunalign_finalize,
+)
+from ascjax._src.isa.squeeze import squeeze_and_storeunalign_init as squeeze_and_storeunalign_init
+from ascjax._src.isa.squeeze import squeeze_register as squeeze_register
 from ascjax._src.registry import ASSUMPTIONS as ASSUMPTIONS
 from ascjax._src.registry import INSTRUCTIONS as INSTRUCTIONS
 from ascjax._src.registry import conformance_table as conformance_table
-from ascjax._src.squeeze import SqueezeState as SqueezeState
-from ascjax._src.squeeze import get_squeeze_status as get_squeeze_status
-from ascjax._src.squeeze import squeeze_and_storeunalign as squeeze_and_storeunalign
-from ascjax._src.squeeze import (
-                                               squeeze_and_storeunalign_finalize as squeeze_and_storeunalign_finalize,
-)
-from ascjax._src.squeeze import squeeze_and_storeunalign_init as squeeze_and_storeunalign_init
-from ascjax._src.squeeze import squeeze_register as squeeze_register
 from ascjax._src.tables import format_spacing as format_spacing
 from ascjax._src.tables import format_table as format_table
 from ascjax._src.tables import value_table as value_table

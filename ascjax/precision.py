@@ -15,8 +15,8 @@ exact sum and Higham's bounds; reveal the order of a black-box sum.
   hardware's DataBlock tree).
 """
 
-from ascjax._src.orders import ORDERS, SUM_FORMATS
-from ascjax._src.precision import (
+from ascjax._src.study.orders import ORDERS, SUM_FORMATS
+from ascjax._src.study.precision import (
     error_bound,
     errors,
     exact_sum,
@@ -31,8 +31,8 @@ from ascjax._src.precision import (
     ulp,
     unit_roundoff,
 )
-from ascjax._src.reveal import draw_tree, reveal_order
-from ascjax._src.study import (
+from ascjax._src.study.reveal import draw_tree, reveal_order
+from ascjax._src.study.study import (
     DEFAULT_DISTRIBUTIONS,
     DEFAULT_FORMATS,
     DEFAULT_SIZES,

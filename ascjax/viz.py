@@ -11,8 +11,8 @@ and arguments mirror the instructions: ``ascjax.viz.gather(src, index, mask)`` d
 >>> fig.savefig("register.png")  # doctest: +SKIP
 """
 
-from ascjax._src.viz import mask, reduce_sum_datablock, register, summation_tree
-from ascjax._src.viz_memory import gather, pair_reduce_sum, squeeze_and_storeunalign
+from ascjax._src.viz.core import mask, reduce_sum_datablock, register, summation_tree
+from ascjax._src.viz.memory import gather, pair_reduce_sum, squeeze_and_storeunalign
 
 __all__ = ["gather", "mask", "pair_reduce_sum", "reduce_sum_datablock", "register",
            "squeeze_and_storeunalign", "summation_tree"]

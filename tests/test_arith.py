@@ -6,9 +6,9 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from ascjax._src import arith
 from ascjax._src.config import Config
 from ascjax._src.formats import FORMATS
+from ascjax._src.numerics import arith
 
 RNG = np.random.default_rng(1234)
 QNAN = {"half": 0x7E00, "bfloat16_t": 0x7FC0, "float": 0x7FC00000}

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import ascjax
-from ascjax._src.binio import BinFileError, atomic_outputs
+from ascjax._src.io.binio import BinFileError, atomic_outputs
 
 
 @pytest.mark.parametrize("name", list(ascjax.FORMATS))

@@ -261,7 +261,7 @@ def test_no_retrace_with_same_shapes():
 @pytest.mark.parametrize("strides", [(1, 1, 8), (2, 3, 5), (0, 2, 0), (1, 0, 16)])
 def test_pair_reduce_plan_is_what_the_kernel_reads_and_writes(strides):
     """pair_reduce_sum_plan (used by checks and pictures) agrees with the kernel's own addressing."""
-    from ascjax._src.reduce import pair_reduce_sum_plan
+    from ascjax._src.isa.reduce import pair_reduce_sum_plan
 
     d_stride, b_stride, r_stride = strides
     active = RNG.random(64) < 0.8

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import ascjax
-from ascjax._src.masks import element_mask
+from ascjax._src.isa.masks import element_mask
 
 WIDTHS = {"b8": ("uint8_t", 1, 256), "b16": ("half", 2, 128), "b32": ("float", 4, 64)}
 # Lowest-n patterns and their n, per SPEC 2, written out independently of the enum names.

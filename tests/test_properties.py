@@ -32,9 +32,9 @@ from strategies import (
 
 import ascjax
 from ascjax import Config, reference
-from ascjax._src.gather import GATHER_TYPES
-from ascjax._src.reduce import PAIR_REDUCE_SUM_TYPES, REDUCE_SUM_DATABLOCK_TYPES
-from ascjax._src.squeeze import SQUEEZE_TYPES
+from ascjax._src.isa.gather import GATHER_TYPES
+from ascjax._src.isa.reduce import PAIR_REDUCE_SUM_TYPES, REDUCE_SUM_DATABLOCK_TYPES
+from ascjax._src.isa.squeeze import SQUEEZE_TYPES
 
 BATCH = 24                                   # registers per example
 SEEDS = st.integers(0, 2**32 - 1)

@@ -8,9 +8,9 @@ import sys
 import pytest
 
 import ascjax
-from ascjax._src.bulk import RUNNERS
 from ascjax._src.cli import main as cli_main
 from ascjax._src.examples import EXAMPLES
+from ascjax._src.io.bulk import RUNNERS
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()

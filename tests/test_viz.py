@@ -10,9 +10,9 @@ import pytest
 import ascjax
 from ascjax import viz
 from ascjax._src.formats import FORMATS
-from ascjax._src.gather import GATHER_TYPES
-from ascjax._src.reduce import REDUCE_SUM_DATABLOCK_TYPES
-from ascjax._src.squeeze import SQUEEZE_TYPES
+from ascjax._src.isa.gather import GATHER_TYPES
+from ascjax._src.isa.reduce import REDUCE_SUM_DATABLOCK_TYPES
+from ascjax._src.isa.squeeze import SQUEEZE_TYPES
 
 pytest.importorskip("matplotlib")
 

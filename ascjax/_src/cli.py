@@ -61,7 +61,7 @@ def _add_option(p: argparse.ArgumentParser, option) -> None:
 
 
 def _run_args(p: argparse.ArgumentParser) -> None:
-    from .bulk import CHUNK, CONFIG_OPTIONS, RUNNERS
+    from .io.bulk import CHUNK, CONFIG_OPTIONS, RUNNERS
 
     sub = p.add_subparsers(dest="instruction", metavar="INSTRUCTION", required=True)
     for name, runner in RUNNERS.items():
@@ -102,7 +102,7 @@ BAD_INPUT = (OSError, ValueError, TypeError, IndexError)
 def _run(args: argparse.Namespace) -> int:
     import jax
 
-    from .bulk import CONFIG_OPTIONS, RUNNERS, run_bin
+    from .io.bulk import CONFIG_OPTIONS, RUNNERS, run_bin
 
     names = [o.name for o in RUNNERS[args.instruction].options + CONFIG_OPTIONS]
     progress = sys.stderr.isatty() if args.progress is None else args.progress
@@ -134,7 +134,7 @@ def _compare_args(p: argparse.ArgumentParser) -> None:
 @command("compare", "compare an output .bin with a golden: ULPs, locations, CANN criteria")(
     _compare_args)
 def _compare(args: argparse.Namespace) -> int:
-    from .compare import compare
+    from .io.compare import compare
 
     try:
         report = compare(args.actual, args.golden, dtype=args.dtype, first=args.first,

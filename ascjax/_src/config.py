@@ -1,7 +1,8 @@
 """Emulation knobs: every choice the vendor documents leave open, in one validated value.
 
-A ``Config`` is passed explicitly (``config=``) to the instructions that read it; nothing lives
-in module globals. Each field that settles an open question names the SPEC section 11 item.
+Every instruction takes ``config=`` and nothing else for these readings: no per-call keyword
+repeats a field, and nothing lives in module globals. Each field that settles an open question
+names its assumption in the conformance table (``ascjax.ASSUMPTIONS``).
 """
 
 from __future__ import annotations
@@ -26,6 +27,11 @@ _CHOICES = {
     "float_overflow": ("ieee", "saturate"),
     "out_of_range": ("raise", "checkify", "ignore"),
     "masked_lanes": ("zero", "skip"),
+    "mask_layout": ("canonical", "replicated"),
+    "vl_overflow": ("clamp", "empty"),
+    "store_masked": ("keep", "zero"),
+    "empty_block": ("zero", "keep"),
+    "e8m0": ("cast", "format"),
 }
 
 
@@ -54,6 +60,17 @@ class Config:
         ``"checkify"`` emits a ``jax.experimental.checkify`` check (wrap the caller in
         ``checkify.checkify``); ``"ignore"`` checks nothing: the gather lane reads 0 and UB
         bytes past the end are dropped.
+      mask_layout: which bits of a b16/b32 mask ``create_mask`` / ``update_mask`` set for an
+        active element: ``"canonical"`` (only the group's lowest bit, **assumed**, A1) or
+        ``"replicated"`` (every bit of the group).
+      vl_overflow: ``PAT_VLn`` with n above the lane count: ``"clamp"`` to all lanes
+        (**assumed**, A2) or ``"empty"`` (no lane).
+      store_masked: masked-off bytes of ``asc_storealign``: ``"keep"`` the UB contents
+        (**assumed**, A4) or ``"zero"``.
+      empty_block: a BlockReduceSum DataBlock with no active element writes ``"zero"``
+        (+0, **assumed**, A11) or ``"keep"``s dst.
+      e8m0: what fp8_e8m0_t code 0x00 means to ``encode`` / ``decode``: ``"cast"`` (+0, the
+        hardware cast, **assumed**, A6) or ``"format"`` (the format's 2^-127).
       ub_bytes: usable Unified Buffer size in bytes, at most 256 KiB.
     """
 
@@ -63,6 +80,11 @@ class Config:
     float_overflow: str = "ieee"
     masked_lanes: str = "zero"
     out_of_range: str = "raise"
+    mask_layout: str = "canonical"
+    vl_overflow: str = "clamp"
+    store_masked: str = "keep"
+    empty_block: str = "zero"
+    e8m0: str = "cast"
     ub_bytes: int = UB_BYTES
 
     def __post_init__(self):

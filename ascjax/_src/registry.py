@@ -5,12 +5,12 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 
-from . import gather as _gather
-from . import memory as _memory
-from . import reduce as _reduce
-from . import reduce_family as _family
-from . import squeeze as _squeeze
-from .masks import create_mask, update_mask
+from .isa import gather as _gather
+from .isa import memory as _memory
+from .isa import reduce as _reduce
+from .isa import reduce_family as _family
+from .isa import squeeze as _squeeze
+from .isa.masks import create_mask, update_mask
 
 
 @dataclasses.dataclass(frozen=True)

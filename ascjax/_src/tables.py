@@ -6,8 +6,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from .codecs import _codec_format, decode
 from .formats import CODEC_FORMATS, FORMATS, Format
+from .isa.codecs import _codec_format, decode
 
 
 def _layout(f: Format) -> str:

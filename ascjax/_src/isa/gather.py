@@ -9,10 +9,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from . import arith
-from .common import check_register, kernel, resolve_dtypes, runtime_check
-from .config import Config, resolve_config
-from .formats import Format, resolve
+from ..config import Config, resolve_config
+from ..formats import Format, resolve
+from ..numerics import arith
+from .lanes import check_register, kernel, resolve_dtypes, runtime_check
 from .masks import element_mask
 
 # (dst, src, index) rows of the seed's table 1.

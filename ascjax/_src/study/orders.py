@@ -15,12 +15,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import arith
-from .codecs import decode, encode
-from .common import pair_tree, sequential_sum
-from .config import Config, resolve_config
-from .formats import FORMATS, Format
-from .reduce_family import tensor_sum
+from ..config import Config, resolve_config
+from ..formats import FORMATS, Format
+from ..isa.codecs import decode, encode
+from ..isa.lanes import pair_tree, sequential_sum
+from ..isa.reduce_family import tensor_sum
+from ..numerics import arith
 
 ORDERS = ("sequential", "adjacent_tree", "datablock_mode1", "datablock_mode2", "numpy_pairwise",
           "kahan")

@@ -16,10 +16,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from . import arith
-from .common import check_register, check_supported, kernel, resolve_dtypes, runtime_check
-from .config import Config, resolve_config
-from .formats import DATABLOCK_BYTES, VL_BYTES
+from ..config import Config, resolve_config
+from ..formats import DATABLOCK_BYTES, VL_BYTES
+from ..numerics import arith
+from .lanes import check_register, check_supported, kernel, resolve_dtypes, runtime_check
 from .masks import element_mask
 from .memory import check_ub, to_bytes
 

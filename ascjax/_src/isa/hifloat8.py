@@ -27,8 +27,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from . import rounding
-from .rounding import U32, quantize, split
+from ..numerics import rounding
+from ..numerics.rounding import U32, quantize, split
 
 E_MIN, E_MAX = -22, 15  # binades of the finite nonzero values
 INF_CODE, NAN_CODE, MAX_CODE = 0x6F, 0x80, 0x6E

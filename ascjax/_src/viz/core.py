@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .codecs import decode, unpack_nibbles
-from .common import check_register, resolve_dtypes
-from .config import Config
-from .formats import BLOCKS_PER_REGISTER, CODEC_FORMATS, Format, resolve
-from .masks import _spread, element_mask
-from .reduce import reduce_sum_datablock as _reduce_sum_datablock
+from ..config import Config
+from ..formats import BLOCKS_PER_REGISTER, CODEC_FORMATS, Format, resolve
+from ..isa.codecs import decode, unpack_nibbles
+from ..isa.lanes import check_register, resolve_dtypes
+from ..isa.masks import _spread, element_mask
+from ..isa.reduce import reduce_sum_datablock as _reduce_sum_datablock
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -457,7 +457,7 @@ def summation_tree(tree: Any, *, title: str | None = None) -> Figure:
     >>> from ascjax import viz
     >>> fig = viz.summation_tree((((0, 1), 2), (3, 4)), title="five inputs")
     """
-    from .reveal import draw_tree, leaves
+    from ..study.reveal import draw_tree, leaves
 
     fig = new_figure(min(max(6.0, 2 + 0.35 * len(leaves(tree))), 14), 4)
     ax = fig.add_subplot()

@@ -16,9 +16,9 @@ import ml_dtypes
 import numpy as np
 from jax import lax
 
+from ..formats import CODEC_FORMATS, FORMATS, ROUND_MODES, Format, resolve
+from ..numerics.rounding import U32, magnitude_rule, overflow_toward_zero, quantize, round_up, split
 from . import hifloat8
-from .formats import CODEC_FORMATS, FORMATS, ROUND_MODES, Format, resolve
-from .rounding import U32, magnitude_rule, overflow_toward_zero, quantize, round_up, split
 
 E8M0_READINGS = ("cast", "format")  # what code 0x00 of fp8_e8m0_t means: +0 or 2**-127
 

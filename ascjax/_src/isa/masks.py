@@ -15,7 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from .formats import VL_BYTES, Format, resolve
+from ..formats import VL_BYTES, Format, resolve
 
 
 class Pattern(enum.IntEnum):

@@ -19,13 +19,13 @@ from typing import Any
 
 import numpy as np
 
+from ..formats import resolve
+from ..io.progress import Progress
+from ..isa.lanes import check_int
+from ..isa.masks import create_mask
+from ..isa.reduce import reduce_sum_datablock
 from . import precision
-from .common import check_int
-from .formats import resolve
-from .masks import create_mask
 from .orders import ORDERS
-from .progress import Progress
-from .reduce import reduce_sum_datablock
 
 DISTRIBUTIONS = {
     "uniform": "uniform on [0, 1)",

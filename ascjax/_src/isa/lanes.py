@@ -12,9 +12,9 @@ import numpy as np
 from jax import lax
 from jax.experimental import checkify
 
-from . import arith
-from .config import Config
-from .formats import Format, resolve
+from ..config import Config
+from ..formats import Format, resolve
+from ..numerics import arith
 
 
 def check_register(x: Any, fmt: Format, *, where: str, arg: str) -> jax.Array:

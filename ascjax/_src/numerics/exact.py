@@ -18,8 +18,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from ..formats import Format
 from . import arith
-from .formats import Format
 
 LIMB_BITS = 14
 _MASK = (1 << LIMB_BITS) - 1

@@ -11,8 +11,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from . import arith
-from .common import (
+from ..config import Config, resolve_config
+from ..formats import BLOCKS_PER_REGISTER, FORMATS, Format
+from ..numerics import arith
+from .lanes import (
     Adder,
     check_int,
     check_register,
@@ -22,8 +24,6 @@ from .common import (
     pair_tree,
     resolve_dtypes,
 )
-from .config import Config, resolve_config
-from .formats import BLOCKS_PER_REGISTER, FORMATS, Format
 from .masks import element_mask
 
 # src type -> dst type (seed table); 16-bit integers are widened before any add.

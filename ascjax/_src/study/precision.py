@@ -15,10 +15,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import arith, exact, orders
-from .common import kernel
-from .config import Config, resolve_config
-from .formats import FORMATS, Format, resolve
+from ..config import Config, resolve_config
+from ..formats import FORMATS, Format, resolve
+from ..isa.lanes import kernel
+from ..numerics import arith, exact
+from . import orders
 from .orders import ORDERS, SUM_FORMATS
 
 

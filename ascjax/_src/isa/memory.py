@@ -12,10 +12,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import arith
-from .common import check_register, resolve_dtypes
-from .config import Config, resolve_config
-from .formats import DATABLOCK_BYTES, VL_BYTES, Format, resolve
+from ..config import Config, resolve_config
+from ..formats import DATABLOCK_BYTES, VL_BYTES, Format, resolve
+from ..numerics import arith
+from .lanes import check_register, resolve_dtypes
 from .masks import element_mask
 
 

@@ -11,16 +11,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .common import resolve_dtypes
-from .config import Config, resolve_config
-from .formats import DATABLOCK_BYTES, Format, resolve
-from .gather import gather as _gather
-from .memory import make_ub
-from .reduce import _pair_mask, pair_reduce_sum_plan
-from .reduce import pair_reduce_sum as _pair_reduce_sum
-from .squeeze import squeeze_and_storeunalign as _squeeze
-from .squeeze import squeeze_and_storeunalign_finalize, squeeze_and_storeunalign_init
-from .viz import (
+from ..config import Config, resolve_config
+from ..formats import DATABLOCK_BYTES, Format, resolve
+from ..isa.gather import gather as _gather
+from ..isa.lanes import resolve_dtypes
+from ..isa.memory import make_ub
+from ..isa.reduce import _pair_mask, pair_reduce_sum_plan
+from ..isa.reduce import pair_reduce_sum as _pair_reduce_sum
+from ..isa.squeeze import squeeze_and_storeunalign as _squeeze
+from ..isa.squeeze import squeeze_and_storeunalign_finalize, squeeze_and_storeunalign_init
+from .core import (
     ACTIVE,
     MASKED,
     MASKED_EDGE,

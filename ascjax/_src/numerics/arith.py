@@ -26,8 +26,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from .config import Config
-from .formats import Format
+from ..config import Config
+from ..formats import Format
 
 U32 = jnp.uint32
 SIGN32 = np.uint32(0x80000000)

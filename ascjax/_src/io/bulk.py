@@ -30,21 +30,21 @@ from jax import lax
 from jax.experimental import checkify
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from .binio import BinFileError, atomic_outputs, count_units, read_bin, to_little
-from .common import check_int
-from .config import _CHOICES, PRODUCTS, Config
-from .formats import BY_ALIAS, DATABLOCK_BYTES, FORMATS, VL_BYTES, Format, resolve
-from .gather import gather
-from .masks import Pattern, create_mask
-from .progress import Progress
-from .reduce import REDUCE_SUM_DATABLOCK_TYPES, pair_reduce_sum, reduce_sum_datablock
-from .registry import INSTRUCTIONS
-from .squeeze import (
+from ..config import _CHOICES, PRODUCTS, Config
+from ..formats import BY_ALIAS, DATABLOCK_BYTES, FORMATS, VL_BYTES, Format, resolve
+from ..isa.gather import gather
+from ..isa.lanes import check_int
+from ..isa.masks import Pattern, create_mask
+from ..isa.reduce import REDUCE_SUM_DATABLOCK_TYPES, pair_reduce_sum, reduce_sum_datablock
+from ..isa.squeeze import (
     SqueezeState,
     get_squeeze_status,
     squeeze_and_storeunalign,
     squeeze_and_storeunalign_finalize,
 )
+from ..registry import INSTRUCTIONS
+from .binio import BinFileError, atomic_outputs, count_units, read_bin, to_little
+from .progress import Progress
 
 CHUNK = 1 << 16  # registers per compiled call: 16 MiB of input at 256 bytes a register
 AXIS = "registers"

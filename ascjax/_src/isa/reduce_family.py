@@ -17,8 +17,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from . import arith
-from .common import (
+from ..config import Config
+from ..formats import BLOCKS_PER_REGISTER, Format
+from ..numerics import arith
+from .lanes import (
     Adder,
     check_int,
     kernel,
@@ -26,8 +28,6 @@ from .common import (
     pair_tree,
     sequential_sum,
 )
-from .config import Config
-from .formats import BLOCKS_PER_REGISTER, Format
 from .reduce import _pair_mask, _repeat_call, _setup, _strides, repeat_reads
 
 _ALL_PRODUCTS = ("950", "A3", "A2", "200I/500 A2", "inference AI Core", "training")

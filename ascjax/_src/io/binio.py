@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from .formats import VL_BYTES, Format, resolve
+from ..formats import VL_BYTES, Format, resolve
 
 
 class BinFileError(ValueError):

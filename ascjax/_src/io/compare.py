@@ -41,9 +41,9 @@ from typing import Any
 
 import numpy as np
 
+from ..formats import FORMATS, Format, resolve
+from ..isa.codecs import decode
 from .binio import read_bin
-from .codecs import decode
-from .formats import FORMATS, Format, resolve
 
 LOSS = 1e-3  # verify_result.py: "fp16: absolute and relative error both within 1/1000"
 MINIMUM = 10e-10  # verify_result.py's guard in the relative error's denominator

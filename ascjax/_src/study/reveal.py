@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .formats import resolve
+from ..formats import resolve
 
 Tree = Any  # an int (a leaf: input index) or a tuple of trees, children ordered by least leaf
 

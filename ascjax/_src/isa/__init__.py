@@ -1,0 +1,1 @@
+"""The emulated instructions and the lane/repeat machinery they share."""

@@ -1,0 +1,1 @@
+"""Bits, rounding and the adder: the only place values are computed."""

@@ -1,0 +1,1 @@
+"""Precision studies above the instruction set: orders, bounds, revealing trees."""

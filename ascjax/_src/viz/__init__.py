@@ -1,0 +1,1 @@
+"""Pictures of instructions (matplotlib), above the instruction set."""
