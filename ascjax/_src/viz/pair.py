@@ -41,7 +41,7 @@ class _Run:
 
 def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_stride: int,
                     src_blk_stride: int, src_rep_stride: int, *, repeat: int = 0,
-                    product: str | None = None, config: Config | None = None) -> Figure:
+                    config: Config | None = None) -> Figure:
     """What ``PairReduceSum`` reads and writes, and the sums of one repeat.
 
     Top: the src and dst LocalTensors as rows of 256 bytes (8 DataBlocks); a block read by
@@ -50,7 +50,8 @@ def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_str
     Bottom: repeat ``repeat``'s 8 DataBlocks with their values, each pair's sum (as dst now
     holds it) under the two elements it adds. Masked elements are grey; a pair with both
     elements masked keeps dst's old value (hatched). Arguments as for
-    ``ascjax.pair_reduce_sum``; ``dst`` and ``src`` are 1-D.
+    ``ascjax.pair_reduce_sum`` (the product is ``config.product``); ``dst`` and ``src`` are
+    1-D.
 
     >>> import numpy as np, ascjax
     >>> from ascjax import viz
@@ -60,12 +61,10 @@ def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_str
     where = "viz.pair_reduce_sum"
     dst_a, src_a = one_tensor(dst, where, "dst"), one_tensor(src, where, "src")
     out = np.asarray(_pair_reduce_sum(dst, src, repeat_time, mask, dst_rep_stride,
-                                      src_blk_stride, src_rep_stride, product=product,
-                                      config=config))
+                                      src_blk_stride, src_rep_stride, config=config))
     if not 0 <= repeat < repeat_time:
         raise ValueError(f"{where}: repeat={repeat} must be in [0, repeat_time={repeat_time})")
     cfg = resolve_config(config)
-    cfg = cfg.replace(product=product) if product is not None else cfg
     fmt = resolve(src_a.dtype)
     active = _pair_mask(mask, fmt, where)
     reads, writes = pair_reduce_sum_plan(fmt, repeat_time, active, dst_rep_stride,
