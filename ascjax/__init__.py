@@ -18,12 +18,12 @@ from ascjax._src.formats import resolve_format as resolve_format
 from ascjax._src.io.binio import BinFileError as BinFileError
 from ascjax._src.io.binio import read_bin as read_bin
 from ascjax._src.io.binio import write_bin as write_bin
-from ascjax._src.io.bulk import RUNNERS as RUNNERS
-from ascjax._src.io.bulk import RunSummary as RunSummary
-from ascjax._src.io.bulk import map_registers as map_registers
-from ascjax._src.io.bulk import run_bin as run_bin
 from ascjax._src.io.compare import CompareReport as CompareReport
 from ascjax._src.io.compare import compare as compare
+from ascjax._src.io.engine import map_registers as map_registers
+from ascjax._src.io.runners import RUNNERS as RUNNERS
+from ascjax._src.io.runners import RunSummary as RunSummary
+from ascjax._src.io.runners import run_bin as run_bin
 from ascjax._src.isa.codecs import decode as decode
 from ascjax._src.isa.codecs import encode as encode
 from ascjax._src.isa.codecs import pack_nibbles as pack_nibbles

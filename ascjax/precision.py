@@ -9,7 +9,7 @@ exact sum and Higham's bounds; reveal the order of a black-box sum.
 * ``errors`` (absolute, relative, ULPs), ``error_bound`` / ``higham_gamma`` (Higham's
   gamma_k bounds), ``tree_depth``, ``order_tree``, ``unit_roundoff``, ``gamma``, ``ulp``.
 * ``reveal_order(sum_fn, n)``: the summation tree of a black-box sum (FPRev's method);
-  ``draw_tree`` draws one.
+  ``ascjax.viz.summation_tree`` draws one.
 * The study behind ``ascjax study``: ``make_inputs``, ``measure``, ``run_study``,
   ``write_study``, ``markdown``, ``plot``; and ``golden_mismatch`` (NumPy goldens against the
   hardware's DataBlock tree).
@@ -31,7 +31,7 @@ from ascjax._src.study.precision import (
     ulp,
     unit_roundoff,
 )
-from ascjax._src.study.reveal import draw_tree, reveal_order
+from ascjax._src.study.reveal import reveal_order
 from ascjax._src.study.study import (
     DEFAULT_DISTRIBUTIONS,
     DEFAULT_FORMATS,
@@ -57,7 +57,6 @@ __all__ = [
     "ORDERS",
     "SUM_FORMATS",
     "Study",
-    "draw_tree",
     "error_bound",
     "errors",
     "exact_sum",

@@ -11,8 +11,12 @@ and arguments mirror the instructions: ``ascjax.viz.gather(src, index, mask)`` d
 >>> fig.savefig("register.png")  # doctest: +SKIP
 """
 
-from ascjax._src.viz.core import mask, reduce_sum_datablock, register, summation_tree
-from ascjax._src.viz.memory import gather, pair_reduce_sum, squeeze_and_storeunalign
+from ascjax._src.viz.gather import gather
+from ascjax._src.viz.mask import mask
+from ascjax._src.viz.pair import pair_reduce_sum
+from ascjax._src.viz.register import register
+from ascjax._src.viz.squeeze import squeeze_and_storeunalign
+from ascjax._src.viz.tree import reduce_sum_datablock, summation_tree
 
 __all__ = ["gather", "mask", "pair_reduce_sum", "reduce_sum_datablock", "register",
            "squeeze_and_storeunalign", "summation_tree"]

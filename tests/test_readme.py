@@ -10,7 +10,7 @@ import pytest
 import ascjax
 from ascjax._src.cli import main as cli_main
 from ascjax._src.examples import EXAMPLES
-from ascjax._src.io.bulk import RUNNERS
+from ascjax._src.io.runners import RUNNERS
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
@@ -73,7 +73,8 @@ def test_every_command_has_help(command, capsys):
 def test_version(capsys):
     with pytest.raises(SystemExit) as done:
         cli_main(["--version"])
-    assert done.value.code == 0 and capsys.readouterr().out.strip() == f"ascjax {ascjax.__version__}"
+    assert done.value.code == 0
+    assert capsys.readouterr().out.strip() == f"ascjax {ascjax.__version__}"
 
 
 def test_console_script_runs_as_module():

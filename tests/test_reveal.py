@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import ascjax
-from ascjax import precision
+from ascjax import precision, viz
 
 
 def test_small_trees_by_hand():
@@ -128,10 +128,10 @@ def test_refuses_what_is_not_a_tree():
         precision.reveal_order(np.sum, 0)
 
 
-def test_draw_tree_returns_a_figure(tmp_path):
-    fig = precision.draw_tree(precision.order_tree("numpy_pairwise", 20), title="np.sum, n=20")
+def test_summation_tree_of_an_order_returns_a_figure(tmp_path):
+    fig = viz.summation_tree(precision.order_tree("numpy_pairwise", 20), title="np.sum, n=20")
     assert isinstance(fig, matplotlib.figure.Figure)
     fig.savefig(tmp_path / "tree.png")
     assert (tmp_path / "tree.png").stat().st_size > 1000
-    deep = precision.draw_tree(precision.order_tree("sequential", 3000))  # no recursion limit
+    deep = viz.summation_tree(precision.order_tree("sequential", 3000))  # no recursion limit
     assert isinstance(deep, matplotlib.figure.Figure)

@@ -61,7 +61,9 @@ def _add_option(p: argparse.ArgumentParser, option) -> None:
 
 
 def _run_args(p: argparse.ArgumentParser) -> None:
-    from .io.bulk import CHUNK, CONFIG_OPTIONS, RUNNERS
+    from .cli_options import CONFIG_OPTIONS
+    from .io.engine import CHUNK
+    from .io.runners import RUNNERS
 
     sub = p.add_subparsers(dest="instruction", metavar="INSTRUCTION", required=True)
     for name, runner in RUNNERS.items():
@@ -102,7 +104,8 @@ BAD_INPUT = (OSError, ValueError, TypeError, IndexError)
 def _run(args: argparse.Namespace) -> int:
     import jax
 
-    from .io.bulk import CONFIG_OPTIONS, RUNNERS, run_bin
+    from .cli_options import CONFIG_OPTIONS
+    from .io.runners import RUNNERS, run_bin
 
     names = [o.name for o in RUNNERS[args.instruction].options + CONFIG_OPTIONS]
     progress = sys.stderr.isatty() if args.progress is None else args.progress

@@ -1,1 +1,1 @@
-"""Files in and out: .bin I/O, the streaming bulk engine, comparison against NPU dumps."""
+"""Files in and out: .bin I/O, the streaming engine and the `ascjax run` runners, comparison against NPU dumps."""

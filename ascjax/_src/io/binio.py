@@ -150,10 +150,10 @@ def atomic_outputs(paths: list[str | os.PathLike]) -> Iterator[list[Any]]:
             handles.append(tempfile.NamedTemporaryFile(  # noqa: SIM115
                 dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp", delete=False))
         yield handles
-        for handle, path in zip(handles, paths):
+        for handle, path in zip(handles, paths, strict=True):
             handle.close()
             os.chmod(handle.name, _new_file_mode(path))  # temporary files are 0600
-        for handle, path in zip(handles, paths):
+        for handle, path in zip(handles, paths, strict=True):
             os.replace(handle.name, path)
         done = True
     finally:
@@ -162,3 +162,16 @@ def atomic_outputs(paths: list[str | os.PathLike]) -> Iterator[list[Any]]:
                 handle.close()
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(handle.name)
+
+
+def check_output_paths(outputs: list[str | os.PathLike],
+                       inputs: list[str | os.PathLike]) -> None:
+    """No output may replace an input file (links included) or another output of the run."""
+    real = [os.path.realpath(path) for path in outputs]
+    for given, path in zip(outputs, real, strict=True):
+        if real.count(path) > 1:
+            raise ValueError(f"{os.fspath(given)}: named for two outputs of one run")
+        for source in inputs:
+            if os.path.isfile(source) and os.path.exists(path) and os.path.samefile(path, source):
+                raise ValueError(f"{os.fspath(given)}: this output file is also an input "
+                                 f"({os.fspath(source)}); write it elsewhere")

@@ -230,7 +230,8 @@ def squeeze_and_storeunalign_finalize(ub: Any, dst_addr: Any, state: SqueezeStat
 def _flush_one(ub, addr, ar, pending, tail):
     p = addr + ar
     base = p - p % DATABLOCK_BYTES
-    return _write_one(ub, p - pending, p, base, tail[(base + jnp.arange(_WINDOW)) % DATABLOCK_BYTES])
+    stream = tail[(base + jnp.arange(_WINDOW)) % DATABLOCK_BYTES]
+    return _write_one(ub, p - pending, p, base, stream)
 
 
 @functools.partial(jax.jit, static_argnums=0)
@@ -242,3 +243,37 @@ def _finalize(batch, ub, addr, state):
     ub = _batched(_flush_one, len(batch))(expand(ub, ub.shape[-1:]), expand(addr), ar,
                                           expand(state.pending), expand(state.tail, (32,)))
     return ub, SqueezeState(ar, jnp.zeros_like(ar), expand(state.tail, (DATABLOCK_BYTES,)))
+
+
+def squeeze_window(dst_addr: int, calls: int, ub_bytes: int) -> tuple[int, int]:
+    """``(offset, size)`` of the UB bytes ``calls`` calls and a finalize from ``dst_addr`` can
+    write: whole 32-byte blocks from floor32(``dst_addr``), never past the ``ub_bytes`` end;
+    ``dst_addr`` lies at ``offset`` in them. Only UB addresses modulo 32 matter to the byte
+    model, so such a run may use a UB of just these bytes, at ``dst_addr = offset``."""
+    offset = dst_addr % DATABLOCK_BYTES
+    blocks = -(-(offset + calls * VL_BYTES) // DATABLOCK_BYTES)
+    return offset, min(blocks * DATABLOCK_BYTES, ub_bytes - (dst_addr - offset))
+
+
+def squeeze_sequence(src1: Any, squeeze_mask: Any, dst_addr: int, ub_size: int, *,
+                     dtype: Any = None, finalize: bool = True, config: Config | None = None):
+    """init, one ``squeeze_and_storeunalign`` per register along axis -2 of ``src1``
+    (``(..., calls, lanes)``), then ``_finalize`` (unless ``finalize=False``), on a zeroed UB of
+    ``ub_size`` bytes; ``squeeze_mask`` broadcasts to ``src1``'s calls. Returns
+    ``(dst, ub, ar)``: every call's dst ``(..., calls, lanes)``, the UB and AR at the end."""
+    batch = src1.shape[:-2]
+    masks = jnp.broadcast_to(squeeze_mask, src1.shape[:-1] + squeeze_mask.shape[-1:])
+    state = SqueezeState(jnp.zeros(batch, jnp.int32), jnp.zeros(batch, jnp.int32),
+                         jnp.zeros(batch + (DATABLOCK_BYTES,), jnp.uint8))
+
+    def call(carry, xs):
+        ub, state = carry
+        ub, dst, state = squeeze_and_storeunalign(ub, dst_addr, state, xs[0], xs[1], dtype=dtype,
+                                                  config=config)
+        return (ub, state), dst
+
+    (ub, state), dst = lax.scan(call, (jnp.zeros(batch + (ub_size,), jnp.uint8), state),
+                                (jnp.moveaxis(src1, -2, 0), jnp.moveaxis(masks, -2, 0)))
+    if finalize:
+        ub, state = squeeze_and_storeunalign_finalize(ub, dst_addr, state)
+    return jnp.moveaxis(dst, 0, -2), ub, get_squeeze_status(state)

@@ -105,8 +105,8 @@ def reveal_order(sum_fn: Callable, n: int, *, dtype: Any = "float", batched: boo
             rep, others = leaves[0], leaves[1:]
             if np.any(mine > parent):
                 raise ValueError("reveal_order: inconsistent subtree sizes; sum_fn is not a tree")
-            inside = [(s, j) for s, j in zip(mine, others) if s < parent]
-            rest = [j for s, j in zip(mine, others) if s == parent]
+            inside = [(s, j) for s, j in zip(mine, others, strict=True) if s < parent]
+            rest = [j for s, j in zip(mine, others, strict=True) if s == parent]
             chain = []  # (ancestor size, task id of the leaves hanging off it)
             for size in sorted({s for s, _ in inside}):
                 group = [j for s, j in inside if s == size]
@@ -162,51 +162,3 @@ def leaves(tree: Tree) -> list[int]:
         else:
             stack += list(reversed(t))
     return out
-
-
-def draw_tree(tree: Tree, *, title: str | None = None, ax: Any = None) -> Any:
-    """A matplotlib Figure of a summation tree: leaves at the bottom in tree order, each add a
-    node one level above its highest child; or drawn into ``ax``. matplotlib is imported only
-    when this is called, and without pyplot (no GUI backend, nothing to close)."""
-    from matplotlib.figure import Figure
-
-    order = leaves(tree)
-    x_of = {leaf: float(k) for k, leaf in enumerate(order)}
-    if ax is None:
-        ax = Figure(figsize=(min(2 + 0.35 * len(order), 14), 4)).add_subplot()
-    fig = ax.figure
-    label = len(order) <= 64
-
-    def place(t):
-        """(x, y) of a node, drawing its edges; iterative to allow deep (sequential) trees."""
-        stack, pos = [(t, False)], {}
-
-        def key(node):
-            return id(node) if isinstance(node, tuple) else -1 - int(node)
-
-        while stack:
-            node, expanded = stack.pop()
-            if isinstance(node, (int, np.integer)):
-                pos[key(node)] = (x_of[int(node)], 0.0)
-                if label:
-                    ax.annotate(str(int(node)), (x_of[int(node)], 0.0), xytext=(0, -12),
-                                textcoords="offset points", ha="center", fontsize=8)
-                continue
-            if not expanded:
-                stack.append((node, True))
-                stack += [(child, False) for child in node]
-                continue
-            kids = [pos[key(c)] for c in node]
-            x = sum(k[0] for k in kids) / len(kids)
-            y = max(k[1] for k in kids) + 1
-            for kx, ky in kids:
-                ax.plot([x, kx], [y, ky], color="0.4", lw=0.8)
-            pos[key(node)] = (x, y)
-        return pos[key(t)]
-
-    x, y = place(tree)
-    ax.plot([x], [y], "o", color="C3", ms=4)
-    ax.set_axis_off()
-    if title:
-        ax.set_title(title)
-    return fig

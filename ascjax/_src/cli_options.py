@@ -1,0 +1,59 @@
+"""The option schema of ``ascjax run``: one ``Option`` per parameter, the ``Config`` fields as
+options, and the argument types the command line and ``run_bin`` share."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from .config import _CHOICES, PRODUCTS, Config
+from .formats import BY_ALIAS
+
+
+@dataclasses.dataclass(frozen=True)
+class Option:
+    """One parameter of a bulk run: ``--name-with-dashes`` on the command line."""
+
+    name: str
+    help: str
+    type: Callable = str
+    default: Any = None
+    choices: tuple | None = None
+    required: bool = False
+    flag: bool = False
+
+
+def ascend_type(text: str) -> str:
+    """An Ascend type name from it or an alias (float16 -> half); unknown names pass through
+    to argparse's choices check, which lists the valid ones."""
+    return BY_ALIAS[text].name if text in BY_ALIAS else text
+
+
+def byte_address(text: str) -> int:
+    """A byte address as written in kernels: decimal or 0x hex."""
+    return int(text, 0)
+
+
+def _config_options() -> tuple[Option, ...]:
+    """One option per ``Config`` field (out-of-range faults always raise ``IndexError`` in a
+    bulk run, checked per chunk)."""
+    opts = [Option("product", "Ascend product (Config.product)", default="950",
+                   choices=tuple(PRODUCTS))]
+    for field, choices in _CHOICES.items():
+        if field != "out_of_range":
+            default = getattr(Config(), field)
+            shown = "as the --product's page says" if default is None else default
+            opts.append(Option(field, f"Config.{field} (default {shown})", default=default,
+                               choices=choices))
+    opts.append(Option("ub_bytes", "usable UB size in bytes (Config.ub_bytes)", int,
+                       Config().ub_bytes))
+    return tuple(opts)
+
+
+CONFIG_OPTIONS = _config_options()
+
+
+def config_from_options(opts: dict) -> Config:
+    """The ``Config`` the ``CONFIG_OPTIONS`` in ``opts`` name; faults are checked per chunk."""
+    return Config(**{o.name: opts[o.name] for o in CONFIG_OPTIONS}, out_of_range="checkify")

@@ -1,0 +1,190 @@
+"""The streaming, sharded engine: functions over whole files of registers.
+
+``map_registers`` runs a function over the leading (register) axis of arrays that may be far
+larger than memory (``np.memmap``): a fixed number of registers at a time (the last chunk
+padded, so ``jit`` compiles once), each chunk split over the local devices along that axis
+(``Mesh`` + ``NamedSharding``), with the next chunk dispatched while the previous one is
+copied back. Registers are independent, so the bits do not depend on the chunk size or the
+device count.
+
+``execute`` runs a ``Plan`` (what ``ascjax run`` builds for one instruction, see ``runners``)
+the same way and writes its outputs atomically. Under ``jax.distributed`` with several
+processes, process p computes the p-th contiguous share of the rows on its own devices,
+writes it to ``OUT.part<p>``, and process 0 joins the parts into ``OUT`` once every process is
+done.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import jax
+import numpy as np
+from jax.experimental import checkify
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from ..formats import Format
+from .binio import atomic_outputs, to_little
+from .progress import Progress
+
+CHUNK = 1 << 16  # registers per compiled call: 16 MiB of input at 256 bytes a register
+AXIS = "registers"
+
+
+def chunk_size(count: int, chunk: int, devices: int) -> int:
+    """Registers per call: ``chunk``, or the power of two >= ``count`` if smaller, rounded up to
+    a multiple of the device count (each device gets an equal share)."""
+    size = min(chunk, 1 << max(count - 1, 0).bit_length())
+    return -(-size // devices) * devices
+
+
+def _pad(block: np.ndarray, size: int) -> np.ndarray:
+    if len(block) == size:
+        return block
+    padded = np.zeros((size,) + block.shape[1:], block.dtype)  # zero registers, masked off
+    padded[: len(block)] = block
+    return padded
+
+
+def iter_chunks(fn: Callable, batched: Sequence[Any], shared: Sequence[Any] = (), *,
+                chunk: int = CHUNK, devices: Sequence[Any] | None = None,
+                progress: bool = False, label: str = "ascjax",
+                unit: str = "registers") -> Iterator[tuple]:
+    """Yield ``(start, stop, outputs)`` for ``fn(*batched[start:stop], *shared)``, chunk by chunk.
+
+    ``batched`` arrays share their leading length n (registers, tensors or groups) and may be
+    ``np.memmap``; ``shared`` arrays go whole to every device. ``fn`` returns an array or a
+    tuple of arrays with the same leading axis; ``outputs`` is a tuple of NumPy arrays of
+    ``stop - start`` rows. Each call has the same shape (``chunk_size``), split over
+    ``devices`` (default: all local devices) along the leading axis.
+    """
+    if not batched:
+        raise ValueError("iter_chunks: at least one batched array is needed")
+    count = len(batched[0])
+    for i, b in enumerate(batched):
+        if len(b) != count:
+            raise ValueError(f"iter_chunks: batched[{i}] has {len(b)} rows, batched[0] {count}")
+    devices = list(jax.local_devices() if devices is None else devices)
+    size = chunk_size(count, chunk, len(devices))
+    mesh = Mesh(np.array(devices), (AXIS,))
+    rows, whole = NamedSharding(mesh, PartitionSpec(AXIS)), NamedSharding(mesh, PartitionSpec())
+
+    def checked(*args):
+        # Value-dependent faults (Config(out_of_range="checkify")) come back as an error value
+        # per chunk and are raised on the host: no callback leaves the runtime in a bad state.
+        err, out = checkify.checkify(fn)(*args)
+        return err, out if isinstance(out, tuple) else (out,)
+
+    compiled = jax.jit(checked, in_shardings=(rows,) * len(batched) + (whole,) * len(shared),
+                       out_shardings=(whole, rows))
+    shared = [jax.device_put(np.asarray(s), whole) for s in shared]
+    bar = Progress(count, label, enabled=progress, unit=unit)
+    pending = None
+    # Dispatch is asynchronous: chunk k+1 is queued before chunk k is copied back to the host.
+    for start in range(0, count, size):
+        stop = min(start + size, count)
+        parts = [jax.device_put(_pad(np.asarray(b[start:stop]), size), rows) for b in batched]
+        current = (start, stop, compiled(*parts, *shared))
+        if pending is not None:
+            yield _fetch(pending, bar)
+        pending = current
+    if pending is not None:
+        yield _fetch(pending, bar)
+    bar.close()
+
+
+def _fetch(pending: tuple, bar: Progress) -> tuple:
+    start, stop, (err, out) = pending
+    message = err.get()
+    if message is not None:
+        raise IndexError(message.removesuffix(" (`check` failed)"))
+    result = tuple(np.asarray(o)[: stop - start] for o in out)
+    bar.update(stop - start)
+    return start, stop, result
+
+
+def map_registers(fn: Callable, *batched: Any, shared: Sequence[Any] = (), chunk: int = CHUNK,
+                  devices: Sequence[Any] | None = None, progress: bool = False) -> Any:
+    """``fn(*batched, *shared)`` computed chunk by chunk over the leading axis, sharded.
+
+    For notebooks: ``batched`` arrays (e.g. ``ascjax.read_bin(..., registers=True,
+    mmap=True)``) are streamed ``chunk`` rows at a time over ``devices`` (default: all local
+    devices); the result (one array, or a tuple if ``fn`` returns one) is gathered in host
+    memory. Bits are those of ``fn`` applied to the whole arrays at once.
+
+    >>> import numpy as np, ascjax
+    >>> x = np.ones((3, 64), np.float32)
+    >>> mask = ascjax.create_mask("PAT_ALL", "float")
+    >>> ascjax.map_registers(lambda s, m: ascjax.reduce_sum_datablock(s, m), x,
+    ...                      shared=[mask])[:, :8].tolist()[0]
+    [8.0, 8.0, 8.0, 8.0, 8.0, 8.0, 8.0, 8.0]
+    """
+    pieces = [out for _, _, out in iter_chunks(fn, batched, shared, chunk=chunk, devices=devices,
+                                                progress=progress)]
+    joined = tuple(np.concatenate(p) for p in zip(*pieces, strict=True))
+    return joined[0] if len(joined) == 1 else joined
+
+
+# --- running a plan over .bin files --------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Output:
+    """One output file: its path, the format written, and how to get its rows from a chunk."""
+
+    path: str
+    fmt: Format
+    take: Callable[[tuple], np.ndarray]
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """One run over files: ``fn`` of each chunk of the ``batched`` rows (and the whole
+    ``shared`` arrays), and the outputs written from what it returns."""
+
+    fn: Callable
+    batched: list
+    shared: list
+    outputs: list
+    unit: str = "registers"
+    row_registers: int = 1  # registers' worth of data in one row: scales the chunk down
+
+
+def execute(plan: Plan, *, chunk: int, devices: list, progress: bool, label: str) -> int:
+    """Run ``plan`` (this process's share of its rows) and write its outputs atomically;
+    returns the number of rows."""
+    count = len(plan.batched[0])
+    rank, procs = jax.process_index(), jax.process_count()
+    lo, hi = count * rank // procs, count * (rank + 1) // procs
+    paths = [o.path if procs == 1 else f"{o.path}.part{rank}" for o in plan.outputs]
+    with atomic_outputs(paths) as handles:
+        if hi > lo:
+            rows = max(chunk // plan.row_registers, 1)
+            for _, _, out in iter_chunks(plan.fn, [b[lo:hi] for b in plan.batched], plan.shared,
+                                         chunk=rows, devices=devices, progress=progress,
+                                         label=label, unit=plan.unit):
+                for handle, o in zip(handles, plan.outputs, strict=True):
+                    to_little(np.asarray(o.take(out), o.fmt.storage_dtype), o.fmt).tofile(handle)
+    if procs > 1:
+        _join_parts([o.path for o in plan.outputs], rank, procs)
+    return count
+
+
+def _join_parts(paths: list[str], rank: int, procs: int) -> None:
+    """Process 0 concatenates every process's ``.part<p>`` files once all are written."""
+    from jax.experimental import multihost_utils
+
+    multihost_utils.sync_global_devices("ascjax.run_bin: parts written")
+    if rank == 0:
+        with atomic_outputs(paths) as handles:
+            for handle, path in zip(handles, paths, strict=True):
+                for p in range(procs):
+                    with open(f"{path}.part{p}", "rb") as part:
+                        while block := part.read(1 << 24):
+                            handle.write(block)
+        for path in paths:
+            for p in range(procs):
+                os.unlink(f"{path}.part{p}")
+    multihost_utils.sync_global_devices("ascjax.run_bin: parts joined")

@@ -1,0 +1,91 @@
+"""What the pictures print: display values of lanes, their labels, and the checks that a
+picture gets one register (or one tensor)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..formats import CODEC_FORMATS, Format
+from ..isa.codecs import decode, unpack_nibbles
+from ..isa.lanes import check_register
+from ..isa.masks import element_mask
+
+
+def element_values(x: Any, fmt: Format) -> np.ndarray:
+    """Display values ``(n, k)`` of ``n`` lanes: k = 2 for nibble pairs (low nibble first),
+    else 1. Integers as int64, floats as float64 (exact: every format fits float32)."""
+    x = np.asarray(x).reshape(-1)
+    if fmt.kind != "float" and not fmt.packed:
+        return x.astype(np.int64).reshape(-1, 1)
+    if fmt.name not in CODEC_FORMATS:
+        return x.astype(np.float64).reshape(-1, 1)
+    # Decode padded to whole registers: one compiled decode per format, whatever the count.
+    n = x.shape[0]
+    padded = np.zeros(-(-n // fmt.lanes) * fmt.lanes or fmt.lanes, x.dtype)
+    padded[:n] = x
+    if fmt.packed:
+        codes = np.asarray(unpack_nibbles(padded.astype(np.uint8)))
+        return np.asarray(decode(codes, fmt), np.float64)[:2 * n].reshape(-1, 2)
+    return np.asarray(decode(padded, fmt), np.float64)[:n].reshape(-1, 1)
+
+
+def tidy(text: str) -> str:
+    """A number's text without exponent padding (1e+05 -> 1e5)."""
+    return text.replace("e+0", "e").replace("e-0", "e-").replace("e+", "e")
+
+
+def exact_text(value: float, fmt: Format) -> str:
+    """The shortest decimal that reads back as ``value`` in ``fmt`` (its exact identity), or
+    the integer; hifloat8 and fp4 values (no NumPy type) to 4 significant digits."""
+    if fmt.kind != "float":
+        return str(int(value))
+    if not np.isfinite(value):
+        return str(value)
+    if value == 0:
+        return "-0" if np.signbit(value) else "0"
+    if fmt.storage_dtype.kind == "u":  # hifloat8, fp4 pairs: no NumPy type to round-trip
+        return tidy(f"{value:.4g}")
+    positional = 1e-4 <= abs(value) < 1e7
+    for digits in range(1, 18):
+        text = (np.format_float_positional(value, precision=digits, fractional=False, trim="-")
+                if positional else f"{value:.{digits}g}")
+        if float(np.array(float(text)).astype(fmt.storage_dtype)) == value:
+            return tidy(text)
+    return repr(value)
+
+
+def labels(value: float, fmt: Format) -> list[str]:
+    """Label candidates for one value, longest and most exact first."""
+    if fmt.kind != "float":
+        return [str(int(value)), tidy(f"{value:.2g}")]
+    if not np.isfinite(value):
+        return [str(value)]
+    out = [exact_text(value, fmt)] + [tidy(f"{value:.{d}g}") for d in (4, 3, 2, 1)]
+    return list(dict.fromkeys(out))
+
+
+def single_register(values: Any, fmt: Format, where: str, arg: str) -> np.ndarray:
+    x = check_register(values, fmt, where=where, arg=arg)
+    if x.ndim != 1:
+        raise ValueError(f"{where}: draws one register; {arg} has shape {x.shape} (pick one, "
+                         f"e.g. {arg}[0])")
+    return np.asarray(x)
+
+
+def one_tensor(x: Any, where: str, arg: str) -> np.ndarray:
+    x = np.asarray(x)
+    if x.ndim != 1:
+        raise ValueError(f"{where}: draws one tensor; {arg} has shape {x.shape} (pick one, "
+                         f"e.g. {arg}[0])")
+    return x
+
+
+def lane_mask(mask: Any, fmt: Format, where: str, arg: str = "mask") -> np.ndarray:
+    if mask is None:
+        return np.ones(fmt.lanes, bool)
+    active = np.asarray(element_mask(mask, fmt, where=where, arg=arg))
+    if active.ndim != 1:
+        raise ValueError(f"{where}: draws one register; {arg} has shape {active.shape}")
+    return active
