@@ -35,7 +35,8 @@ from ..formats import BY_ALIAS, DATABLOCK_BYTES, FORMATS, VL_BYTES, Format, reso
 from ..isa.gather import gather
 from ..isa.lanes import check_int
 from ..isa.masks import Pattern, create_mask
-from ..isa.reduce import REDUCE_SUM_DATABLOCK_TYPES, pair_reduce_sum, reduce_sum_datablock
+from ..isa.reduce_register import REDUCE_SUM_DATABLOCK_TYPES, reduce_sum_datablock
+from ..isa.reduce_tensor import pair_reduce_sum
 from ..isa.squeeze import (
     SqueezeState,
     get_squeeze_status,

@@ -1,9 +1,9 @@
 """Pictures of registers, masks and reduction trees (matplotlib, imported only when drawing).
 
 Every function returns a ``matplotlib.figure.Figure`` built without pyplot, so drawing changes
-no global state. Values are those the instructions return (``return_partials=True`` for the
-tree), formatted here and nowhere recomputed; value texts carry a ``gid`` so a test can read
-back what was drawn. Shared drawing helpers live here; ``viz_memory`` draws the UB-addressing
+no global state. Values are those the instructions return (``reduce_sum_datablock_levels``
+for the tree), formatted here and nowhere recomputed; value texts carry a ``gid`` so a test can
+read back what was drawn. Shared drawing helpers live here; ``viz_memory`` draws the UB-addressing
 instructions (PairReduceSum, gather, squeeze).
 """
 
@@ -22,7 +22,7 @@ from ..formats import BLOCKS_PER_REGISTER, CODEC_FORMATS, Format, resolve
 from ..isa.codecs import decode, unpack_nibbles
 from ..isa.lanes import check_register, resolve_dtypes
 from ..isa.masks import _spread, element_mask
-from ..isa.reduce import reduce_sum_datablock as _reduce_sum_datablock
+from ..isa.reduce_register import reduce_sum_datablock_levels
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -346,9 +346,9 @@ def _exact_label(delta: Any) -> str:
 def reduce_sum_datablock(src: Any, mask: Any, *, block: int = 0, dtype: Any = None,
                          config: Config | None = None) -> Figure:
     """The adjacent-pair tree ``asc_reduce_sum_datablock`` builds for DataBlock ``block``: every
-    level's values as the instruction rounded them (``return_partials=True``), inputs at the
-    bottom, ``dst[block]`` at the top. An add whose rounding changed the exact sum of its two
-    operands is outlined red with the change (rounded - exact); an integer add that wrapped,
+    level's values as the instruction rounded them (``reduce_sum_datablock_levels``), inputs
+    at the bottom, ``dst[block]`` at the top. An add whose rounding changed the exact sum of
+    its two operands is outlined red with the change (rounded - exact); an integer add that wrapped,
     orange. Masked-off lanes enter as +0, grey. Values are the shortest decimals that read back
     as the same bits. ``src`` is one register ``(lanes,)``; ``mask`` as for the instruction.
 
@@ -362,9 +362,8 @@ def reduce_sum_datablock(src: Any, mask: Any, *, block: int = 0, dtype: Any = No
     single_register(src, fmt, where, "src")
     if not (isinstance(block, (int, np.integer)) and 0 <= block < BLOCKS_PER_REGISTER):
         raise ValueError(f"{where}: block={block!r} must be an int in [0, 8)")
-    dst, levels = _reduce_sum_datablock(src, mask, dtype=dtype, config=config,
-                                        return_partials=True)
-    dst_fmt = resolve(np.asarray(dst).dtype)
+    levels = reduce_sum_datablock_levels(src, mask, dtype=dtype, config=config)
+    dst_fmt = resolve(np.asarray(levels[0]).dtype)
     active = lane_mask(mask, fmt, where)[block * fmt.per_block:(block + 1) * fmt.per_block]
     values = [element_values(np.asarray(level)[block], dst_fmt)[:, 0] for level in levels]
     texts = [[exact_text(v, dst_fmt) for v in level] for level in values]

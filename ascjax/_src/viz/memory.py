@@ -16,8 +16,9 @@ from ..formats import DATABLOCK_BYTES, Format, resolve
 from ..isa.gather import gather as _gather
 from ..isa.lanes import resolve_dtypes
 from ..isa.memory import make_ub
-from ..isa.reduce import _pair_mask, pair_reduce_sum_plan
-from ..isa.reduce import pair_reduce_sum as _pair_reduce_sum
+from ..isa.reduce_tensor import pair_reduce_sum as _pair_reduce_sum
+from ..isa.reduce_tensor import pair_reduce_sum_plan
+from ..isa.repeat import repeat_mask
 from ..isa.squeeze import squeeze_and_storeunalign as _squeeze
 from ..isa.squeeze import squeeze_and_storeunalign_finalize, squeeze_and_storeunalign_init
 from .core import (
@@ -59,7 +60,7 @@ def _one_d(x: Any, where: str, arg: str) -> np.ndarray:
 
 def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_stride: int,
                     src_blk_stride: int, src_rep_stride: int, *, repeat: int = 0,
-                    product: str | None = None, config: Config | None = None) -> Figure:
+                    config: Config | None = None) -> Figure:
     """What ``PairReduceSum`` reads and writes, and the sums of one repeat.
 
     Top: the src and dst LocalTensors as rows of 256 bytes (8 DataBlocks); a block read by
@@ -78,16 +79,14 @@ def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_str
     where = "viz.pair_reduce_sum"
     dst_a, src_a = _one_d(dst, where, "dst"), _one_d(src, where, "src")
     out = np.asarray(_pair_reduce_sum(dst, src, repeat_time, mask, dst_rep_stride,
-                                      src_blk_stride, src_rep_stride, product=product,
-                                      config=config))
+                                      src_blk_stride, src_rep_stride, config=config))
     if not 0 <= repeat < repeat_time:
         raise ValueError(f"{where}: repeat={repeat} must be in [0, repeat_time={repeat_time})")
-    cfg = resolve_config(config)
-    cfg = cfg.replace(product=product) if product is not None else cfg
     fmt = resolve(src_a.dtype)
-    active = _pair_mask(mask, fmt, where)
-    reads, writes = pair_reduce_sum_plan(fmt, repeat_time, active, dst_rep_stride,
-                                         src_blk_stride, src_rep_stride, cfg.zero_masked_pairs)
+    active = repeat_mask(mask, fmt, where)
+    plan = pair_reduce_sum_plan(fmt, repeat_time, active, dst_rep_stride, src_blk_stride,
+                                src_rep_stride, resolve_config(config).zero_masked_pairs)
+    reads, writes = plan.reads, plan.writes
     rows = max(_overview_rows(len(src_a), fmt), _overview_rows(len(dst_a), fmt))
     height = 5.6 + 0.42 * rows
     fig = new_figure(13, height)
