@@ -98,7 +98,8 @@ def test_pair_reduce_masked_pairs_per_product():
     dst = np.full(32, 9, np.float32)
     keep = np.asarray(ascjax.pair_reduce_sum(dst, src, 1, 62, 1, 1, 8))
     assert keep[30] == 2 and keep[31] == 9  # "the last value does not change"
-    zero = np.asarray(ascjax.pair_reduce_sum(dst, src, 1, 62, 1, 1, 8, config=ascjax.Config(product="200I/500 A2")))
+    zero = np.asarray(ascjax.pair_reduce_sum(dst, src, 1, 62, 1, 1, 8,
+                                             config=ascjax.Config(product="200I/500 A2")))
     assert zero[31] == 0
     forced = ascjax.pair_reduce_sum(dst, src, 1, 62, 1, 1, 8,
                                     config=ascjax.Config(masked_pair="zero"))
@@ -172,7 +173,7 @@ def test_gather_moves_bits_of_bfloat16_and_fp8():
 
 def _squeeze_all(ub, addr, regs, masks, dtype=None, finalize=True):
     state = ascjax.squeeze_and_storeunalign_init()
-    for reg, m in zip(regs, masks):
+    for reg, m in zip(regs, masks, strict=True):
         ub, dst, state = ascjax.squeeze_and_storeunalign(ub, addr, state, reg, m, dtype=dtype)
     if finalize:
         ub, state = ascjax.squeeze_and_storeunalign_finalize(ub, addr, state)
@@ -185,7 +186,7 @@ def test_squeeze_writes_only_its_range(addr):
     regs = RNG.integers(0, 2**31, (3, 64), dtype=np.int64).astype(np.int32)
     masks = RNG.random((3, 64)) < 0.3
     ub, dst, state = _squeeze_all(ub0, addr, regs, masks)
-    selected = np.concatenate([r[m] for r, m in zip(regs, masks)]).view(np.uint8)
+    selected = np.concatenate([r[m] for r, m in zip(regs, masks, strict=True)]).view(np.uint8)
     n = selected.size
     assert int(ascjax.get_squeeze_status(state)) == n
     want = ub0.copy()
@@ -211,7 +212,7 @@ def test_squeeze_nibble_pairs_and_hifloat8_move_bytes():
     masks = RNG.random((2, 256)) < 0.5
     for fmt in ("int4b_t", "fp4x2_e2m1_t", "hifloat8_t"):
         ub, _, _ = _squeeze_all(np.zeros(1024, np.uint8), 3, raw, masks, dtype=fmt)
-        selected = np.concatenate([r[m] for r, m in zip(raw, masks)])
+        selected = np.concatenate([r[m] for r, m in zip(raw, masks, strict=True)])
         np.testing.assert_array_equal(ub[3:3 + selected.size], selected)
 
 

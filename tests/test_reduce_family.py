@@ -174,12 +174,18 @@ def test_reduce_sum_level0_form_masks_and_strides():
 def test_batched_jit_and_eager_agree():
     src = np.stack([source("half", 512) for _ in range(3)])
     dst = np.zeros((3, 32), np.float16)
-    f = lambda d, s: ascjax.block_reduce_sum(d, s, 4, 128, 1, 1, 8)
+
+    def f(d, s):
+        return ascjax.block_reduce_sum(d, s, 4, 128, 1, 1, 8)
+
     batched = f(dst, src)
     np.testing.assert_array_equal(bits(jax.jit(f)(dst, src), "half"), bits(batched, "half"))
     for k in range(3):
         np.testing.assert_array_equal(bits(f(dst[k], src[k]), "half"), bits(batched[k], "half"))
-    g = lambda d, s: ascjax.reduce_sum(d, s, None, 500)
+
+    def g(d, s):
+        return ascjax.reduce_sum(d, s, None, 500)
+
     np.testing.assert_array_equal(bits(jax.jit(g)(dst, src), "half"), bits(g(dst, src), "half"))
 
 
