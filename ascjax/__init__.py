@@ -41,12 +41,15 @@ from ascjax._src.isa.memory import sync as sync
 from ascjax._src.isa.memory import sync_notify as sync_notify
 from ascjax._src.isa.memory import sync_wait as sync_wait
 from ascjax._src.isa.memory import ub_view as ub_view
-from ascjax._src.isa.reduce import pair_reduce_sum as pair_reduce_sum
-from ascjax._src.isa.reduce import reduce_sum_datablock as reduce_sum_datablock
-from ascjax._src.isa.reduce_family import block_reduce_sum as block_reduce_sum
-from ascjax._src.isa.reduce_family import reduce_sum as reduce_sum
-from ascjax._src.isa.reduce_family import repeat_reduce_sum as repeat_reduce_sum
-from ascjax._src.isa.reduce_family import whole_reduce_sum as whole_reduce_sum
+from ascjax._src.isa.reduce_register import reduce_sum_datablock as reduce_sum_datablock
+from ascjax._src.isa.reduce_register import (
+    reduce_sum_datablock_levels as reduce_sum_datablock_levels,
+)
+from ascjax._src.isa.reduce_tensor import block_reduce_sum as block_reduce_sum
+from ascjax._src.isa.reduce_tensor import pair_reduce_sum as pair_reduce_sum
+from ascjax._src.isa.reduce_tensor import reduce_sum as reduce_sum
+from ascjax._src.isa.reduce_tensor import repeat_reduce_sum as repeat_reduce_sum
+from ascjax._src.isa.reduce_tensor import whole_reduce_sum as whole_reduce_sum
 from ascjax._src.isa.squeeze import SqueezeState as SqueezeState
 from ascjax._src.isa.squeeze import get_squeeze_status as get_squeeze_status
 from ascjax._src.isa.squeeze import squeeze_and_storeunalign as squeeze_and_storeunalign

@@ -71,7 +71,8 @@ def test_reduce_overflow_and_nan():
 
 def test_reduce_partials_match_output():
     src = RNG.standard_normal(64).astype(np.float32)
-    dst, levels = ascjax.reduce_sum_datablock(src, ALL["b32"], return_partials=True)
+    dst = ascjax.reduce_sum_datablock(src, ALL["b32"])
+    levels = ascjax.reduce_sum_datablock_levels(src, ALL["b32"])
     assert [lv.shape for lv in levels] == [(8, 8), (8, 4), (8, 2), (8, 1)]
     np.testing.assert_array_equal(bits(levels[-1][:, 0]), bits(dst)[:8])
 
@@ -97,7 +98,8 @@ def test_pair_reduce_masked_pairs_per_product():
     dst = np.full(32, 9, np.float32)
     keep = np.asarray(ascjax.pair_reduce_sum(dst, src, 1, 62, 1, 1, 8))
     assert keep[30] == 2 and keep[31] == 9  # "the last value does not change"
-    zero = np.asarray(ascjax.pair_reduce_sum(dst, src, 1, 62, 1, 1, 8, product="200I/500 A2"))
+    zero = np.asarray(ascjax.pair_reduce_sum(dst, src, 1, 62, 1, 1, 8,
+                                             config=ascjax.Config(product="200I/500 A2")))
     assert zero[31] == 0
     forced = ascjax.pair_reduce_sum(dst, src, 1, 62, 1, 1, 8,
                                     config=ascjax.Config(masked_pair="zero"))
@@ -171,7 +173,7 @@ def test_gather_moves_bits_of_bfloat16_and_fp8():
 
 def _squeeze_all(ub, addr, regs, masks, dtype=None, finalize=True):
     state = ascjax.squeeze_and_storeunalign_init()
-    for reg, m in zip(regs, masks):
+    for reg, m in zip(regs, masks, strict=True):
         ub, dst, state = ascjax.squeeze_and_storeunalign(ub, addr, state, reg, m, dtype=dtype)
     if finalize:
         ub, state = ascjax.squeeze_and_storeunalign_finalize(ub, addr, state)
@@ -184,7 +186,7 @@ def test_squeeze_writes_only_its_range(addr):
     regs = RNG.integers(0, 2**31, (3, 64), dtype=np.int64).astype(np.int32)
     masks = RNG.random((3, 64)) < 0.3
     ub, dst, state = _squeeze_all(ub0, addr, regs, masks)
-    selected = np.concatenate([r[m] for r, m in zip(regs, masks)]).view(np.uint8)
+    selected = np.concatenate([r[m] for r, m in zip(regs, masks, strict=True)]).view(np.uint8)
     n = selected.size
     assert int(ascjax.get_squeeze_status(state)) == n
     want = ub0.copy()
@@ -210,7 +212,7 @@ def test_squeeze_nibble_pairs_and_hifloat8_move_bytes():
     masks = RNG.random((2, 256)) < 0.5
     for fmt in ("int4b_t", "fp4x2_e2m1_t", "hifloat8_t"):
         ub, _, _ = _squeeze_all(np.zeros(1024, np.uint8), 3, raw, masks, dtype=fmt)
-        selected = np.concatenate([r[m] for r, m in zip(raw, masks)])
+        selected = np.concatenate([r[m] for r, m in zip(raw, masks, strict=True)])
         np.testing.assert_array_equal(ub[3:3 + selected.size], selected)
 
 
@@ -260,14 +262,15 @@ def test_no_retrace_with_same_shapes():
 
 @pytest.mark.parametrize("strides", [(1, 1, 8), (2, 3, 5), (0, 2, 0), (1, 0, 16)])
 def test_pair_reduce_plan_is_what_the_kernel_reads_and_writes(strides):
-    """pair_reduce_sum_plan (used by checks and pictures) agrees with the kernel's own addressing."""
-    from ascjax._src.isa.reduce import pair_reduce_sum_plan
+    """pair_reduce_sum_plan (used by checks, kernel and pictures) is what the instruction does."""
+    from ascjax._src.isa.reduce_tensor import pair_reduce_sum_plan
 
     d_stride, b_stride, r_stride = strides
     active = RNG.random(64) < 0.8
     active[:2] = True
-    reads, writes = pair_reduce_sum_plan(ascjax.FORMATS["float"], 3, active, d_stride, b_stride,
-                                         r_stride, False)
+    plan = pair_reduce_sum_plan(ascjax.FORMATS["float"], 3, active, d_stride, b_stride,
+                                r_stride, False)
+    reads, writes = plan.reads, plan.writes
     src = np.arange(1, reads.max() + 2, dtype=np.float32) * 2.0 ** -10  # sums are exact
     dst = np.full(writes.max() + 1, -1, np.float32)
     out = np.asarray(ascjax.pair_reduce_sum(dst, src, 3, [int(np.packbits(
@@ -279,3 +282,37 @@ def test_pair_reduce_plan_is_what_the_kernel_reads_and_writes(strides):
             if writes[r, k] >= 0:
                 want[writes[r, k]] = vals[r, 2 * k] + vals[r, 2 * k + 1]
     np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("strides", [(1, 1, 8), (2, 3, 5), (0, 2, 0), (1, 0, 16), (3, 1, 8)])
+@pytest.mark.parametrize("outputs", [32, 8, 1])  # pairs, DataBlocks, whole repeats (float)
+def test_repeat_plan_loads_and_stores_are_its_offsets(strides, outputs):
+    """The kernels' reshape / strided-slice loads read ``plan.reads`` and their slice stores
+    write ``plan.writes`` (last write wins), with src and dst exactly as long as needed."""
+    from ascjax._src.isa.repeat import RepeatPlan
+
+    d_stride, b_stride, r_stride = strides
+    mask = RNG.random(64) < 0.7
+    mask[0] = True
+    written = RNG.random(outputs) < 0.8
+    written[0] = True
+    plan = RepeatPlan(ascjax.FORMATS["float"], 3, b_stride, r_stride, tuple(mask.tolist()),
+                      outputs=outputs, dst_rep_stride=d_stride, dst_unit=outputs,
+                      written=tuple(written.tolist()))
+    src = np.arange(1, plan.reads[plan.active].max() + 2, dtype=np.int32)
+    loaded = np.asarray(plan.load(jnp.asarray(src)))
+    np.testing.assert_array_equal(np.where(plan.active, loaded, 0),
+                                  np.where(plan.active, src[np.where(plan.active, plan.reads, 0)],
+                                           0))
+    targets = [(r, k, r * d_stride * outputs + k) for r in range(3) for k in range(outputs)
+               if written[k]]
+    dst = np.full(max(t for _, _, t in targets) + 1, -1, np.int32)
+    values = np.arange(3 * outputs, dtype=np.int32).reshape(3, outputs) + 100
+    want = dst.copy()
+    for r, k, t in targets:  # repeats in order: a later write wins
+        want[t] = values[r, k]
+    got = np.asarray(plan.store(jnp.asarray(dst), jnp.asarray(values)))
+    np.testing.assert_array_equal(got, want)
+    from_plan = dst.copy()
+    from_plan[plan.writes[plan.writes >= 0]] = values[plan.writes >= 0]
+    np.testing.assert_array_equal(from_plan, want)

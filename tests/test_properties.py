@@ -33,7 +33,8 @@ from strategies import (
 import ascjax
 from ascjax import Config, reference
 from ascjax._src.isa.gather import GATHER_TYPES
-from ascjax._src.isa.reduce import PAIR_REDUCE_SUM_TYPES, REDUCE_SUM_DATABLOCK_TYPES
+from ascjax._src.isa.reduce_register import REDUCE_SUM_DATABLOCK_TYPES
+from ascjax._src.isa.reduce_tensor import PAIR_REDUCE_SUM_TYPES
 from ascjax._src.isa.squeeze import SQUEEZE_TYPES
 
 BATCH = 24                                   # registers per example
@@ -208,8 +209,9 @@ def test_pair_reduce_sum_matches_reference(case):
     dst_n, src_n = _pair_sizes(repeat, lanes, *strides)
     dst = register_values(rng, t, (PAIR_BATCH, dst_n + int(rng.integers(0, 40))), 0.1)
     src = register_values(rng, t, (PAIR_BATCH, src_n + int(rng.integers(0, 40))), 0.1)
+    call_config = config if product is None else config.replace(product=product)
     f = jax.jit(lambda d, s: ascjax.pair_reduce_sum(d, s, repeat, mask, *strides,
-                                                    product=product, config=config))
+                                                    config=call_config))
     want = _stack([reference.pair_reduce_sum(d, s, repeat, mask, *strides, product=product,
                                              config=config) for d, s in zip(dst, src)])
     assert_bits_equal(f(dst, src), want,
@@ -249,13 +251,14 @@ def test_pair_reduce_sum_masked_pairs():
     words = [(1 << 64) - 1, 0b0110]                    # element 65 alone, 66 alone, 67.. off
     kept = ascjax.pair_reduce_sum(dst, src, 1, words, 1, 1, 8)
     assert np.asarray(kept)[31:36].tolist() == [63 + 64, 66, 67, 7, 7]
-    zeroed = ascjax.pair_reduce_sum(dst, src, 1, words, 1, 1, 8, product="200I/500 A2")
+    zeroed = ascjax.pair_reduce_sum(dst, src, 1, words, 1, 1, 8,
+                                    config=Config(product="200I/500 A2"))
     assert np.asarray(zeroed)[33:36].tolist() == [67, 0, 0]
     forced = ascjax.pair_reduce_sum(dst, src, 1, words, 1, 1, 8,
                                     config=Config(masked_pair="zero"))
     assert_bits_equal(forced, zeroed, "masked_pair='zero'")
-    kept_200 = ascjax.pair_reduce_sum(dst, src, 1, words, 1, 1, 8, product="200I/500 A2",
-                                      config=Config(masked_pair="keep"))
+    kept_200 = ascjax.pair_reduce_sum(dst, src, 1, words, 1, 1, 8,
+                                      config=Config(product="200I/500 A2", masked_pair="keep"))
     assert_bits_equal(kept_200, kept, "masked_pair='keep'")
 
 

@@ -124,7 +124,8 @@ def test_block_reduce_sum_empty_blocks():
     dst = np.full(8, 9, np.float16)
     zero = np.asarray(ascjax.block_reduce_sum(dst, src, 1, 20, 1, 1, 8))
     assert zero.tolist() == [16, 4, 0, 0, 0, 0, 0, 0]
-    keep = np.asarray(ascjax.block_reduce_sum(dst, src, 1, 20, 1, 1, 8, empty_block="keep"))
+    keep = np.asarray(ascjax.block_reduce_sum(dst, src, 1, 20, 1, 1, 8,
+                                              config=ascjax.Config(empty_block="keep")))
     assert keep.tolist() == [16, 4, 9, 9, 9, 9, 9, 9]
 
 
@@ -148,12 +149,13 @@ def test_reduce_sum_default_modes_per_product():
     src[128::128] = 2
     dst = np.zeros(1, np.float16)
     tree = float(ascjax.reduce_sum(dst, src, None, 640)[0])
-    seq = float(ascjax.reduce_sum(dst, src, None, 640, product="A2")[0])
+    seq = float(ascjax.reduce_sum(dst, src, None, 640, config=ascjax.Config(product="A2"))[0])
     assert tree == float(ref_reduce_sum(src, 640, "half", 1))
     assert seq == float(ref_reduce_sum(src, 640, "half", 2))
     assert (tree, seq) == (2692.0, 2688.0)
     # The level-0 (mask, repeat) form is mode 1 on A2 too.
-    level0 = float(ascjax.reduce_sum(dst, src, None, 128, 5, 8, product="A2")[0])
+    level0 = float(ascjax.reduce_sum(dst, src, None, 128, 5, 8,
+                                    config=ascjax.Config(product="A2"))[0])
     assert level0 == tree
 
 
@@ -172,12 +174,18 @@ def test_reduce_sum_level0_form_masks_and_strides():
 def test_batched_jit_and_eager_agree():
     src = np.stack([source("half", 512) for _ in range(3)])
     dst = np.zeros((3, 32), np.float16)
-    f = lambda d, s: ascjax.block_reduce_sum(d, s, 4, 128, 1, 1, 8)
+
+    def f(d, s):
+        return ascjax.block_reduce_sum(d, s, 4, 128, 1, 1, 8)
+
     batched = f(dst, src)
     np.testing.assert_array_equal(bits(jax.jit(f)(dst, src), "half"), bits(batched, "half"))
     for k in range(3):
         np.testing.assert_array_equal(bits(f(dst[k], src[k]), "half"), bits(batched[k], "half"))
-    g = lambda d, s: ascjax.reduce_sum(d, s, None, 500)
+
+    def g(d, s):
+        return ascjax.reduce_sum(d, s, None, 500)
+
     np.testing.assert_array_equal(bits(jax.jit(g)(dst, src), "half"), bits(g(dst, src), "half"))
 
 
@@ -208,12 +216,14 @@ def test_errors_name_the_instruction_and_argument():
     with pytest.raises(TypeError, match="continuous mode only"):
         ascjax.repeat_reduce_sum(h, h, 1, [1, 0], 0, 1, 1, 8)
     with pytest.raises(TypeError, match="not available on product 'A3'"):
-        ascjax.repeat_reduce_sum(h, h, 1, 128, 0, 1, 1, 8, product="A3")
+        ascjax.repeat_reduce_sum(h, h, 1, 128, 0, 1, 1, 8,
+                                 config=ascjax.Config(product="A3"))
     with pytest.raises(TypeError, match="T on product 'training'"):
         ascjax.block_reduce_sum(np.zeros(64, np.float32), np.zeros(64, np.float32), 1, 64, 1,
-                                1, 8, product="training")
+                                1, 8, config=ascjax.Config(product="training"))
     with pytest.raises(ValueError, match="dst_rep_stride=0"):
-        ascjax.whole_reduce_sum(h, h, 128, 1, 0, 1, 8, product="training")
+        ascjax.whole_reduce_sum(h, h, 128, 1, 0, 1, 8,
+                                config=ascjax.Config(product="training"))
     with pytest.raises(ValueError, match="count=300"):
         ascjax.reduce_sum(h, h, None, 300)
     with pytest.raises(ValueError, match="mode=3"):

@@ -68,7 +68,8 @@ def test_recovers_the_instructions_trees():
     for product, order in (("950", "datablock_mode1"), ("A2", "datablock_mode2")):
         def reduce(x, product=product):
             dst = np.zeros((x.shape[0], 1), np.float32)
-            return np.asarray(ascjax.reduce_sum(dst, x, None, 200, product=product))[:, 0]
+            return np.asarray(ascjax.reduce_sum(dst, x, None, 200,
+                                                config=ascjax.Config(product=product)))[:, 0]
 
         assert precision.reveal_order(reduce, 200) == precision.order_tree(order, 200)
 

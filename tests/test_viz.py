@@ -11,7 +11,7 @@ import ascjax
 from ascjax import viz
 from ascjax._src.formats import FORMATS
 from ascjax._src.isa.gather import GATHER_TYPES
-from ascjax._src.isa.reduce import REDUCE_SUM_DATABLOCK_TYPES
+from ascjax._src.isa.reduce_register import REDUCE_SUM_DATABLOCK_TYPES
 from ascjax._src.isa.squeeze import SQUEEZE_TYPES
 
 pytest.importorskip("matplotlib")
@@ -94,7 +94,8 @@ def test_reduce_tree_draws_the_instructions_bits(name):
     if fmt.kind == "float":  # rounding in the tree, subnormals, a signed zero
         x[0], x[1], x[2], x[3] = 2048, 1, np.finfo(x.dtype).smallest_subnormal, -0.0
     mask = ascjax.create_mask("PAT_M3", name)
-    dst, levels = ascjax.reduce_sum_datablock(x, mask, return_partials=True)
+    dst = ascjax.reduce_sum_datablock(x, mask)
+    levels = ascjax.reduce_sum_datablock_levels(x, mask)
     for block in (0, 5):
         fig = viz.reduce_sum_datablock(x, mask, block=block)
         rendered(fig)

@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 from .isa import gather as _gather
 from .isa import memory as _memory
-from .isa import reduce as _reduce
-from .isa import reduce_family as _family
+from .isa import reduce_register as _register
+from .isa import reduce_tensor as _tensor
 from .isa import squeeze as _squeeze
 from .isa.masks import create_mask, update_mask
 
@@ -44,25 +44,23 @@ INSTRUCTIONS: dict[str, Instruction] = {
     i.name: i
     for i in (
         Instruction("reduce_sum_datablock", "asc_reduce_sum_datablock",
-                    _reduce.reduce_sum_datablock, "4", "asc_reduce_sum_datablock.md",
-                    ("src", "dst"), tuple(_reduce.REDUCE_SUM_DATABLOCK_TYPES.items()),
+                    _register.reduce_sum_datablock, "4", "asc_reduce_sum_datablock.md",
+                    ("src", "dst"), tuple(_register.REDUCE_SUM_DATABLOCK_TYPES.items()),
                     {"half": _FLOAT_SUM, "float": _FLOAT_SUM}),
-        Instruction("pair_reduce_sum", "PairReduceSum", _reduce.pair_reduce_sum, "5",
-                    "PairReduceSum.md", ("T", "products"),
-                    tuple((t, ", ".join(p for p, ts in _reduce.PAIR_REDUCE_SUM_TYPES.items()
-                                        if t in ts)) for t in ("half", "float")),
+        Instruction("pair_reduce_sum", "PairReduceSum", _tensor.pair_reduce_sum, "5",
+                    "PairReduceSum.md", ("T", "products"), _by_type(_tensor.PAIR_REDUCE_SUM_TYPES),
                     {"half": _FLOAT_SUM + ("A5", "A9"), "float": _FLOAT_SUM + ("A5", "A9")}),
-        Instruction("block_reduce_sum", "BlockReduceSum", _family.block_reduce_sum, "10", None,
-                    ("T", "products"), _by_type(_family.BLOCK_REDUCE_SUM_TYPES),
+        Instruction("block_reduce_sum", "BlockReduceSum", _tensor.block_reduce_sum, "10", None,
+                    ("T", "products"), _by_type(_tensor.BLOCK_REDUCE_SUM_TYPES),
                     {"half": _FLOAT_SUM + ("A9", "A11"), "float": _FLOAT_SUM + ("A9", "A11")}),
-        Instruction("whole_reduce_sum", "WholeReduceSum", _family.whole_reduce_sum, "10", None,
-                    ("T", "products"), _by_type(_family.WHOLE_REDUCE_SUM_TYPES),
+        Instruction("whole_reduce_sum", "WholeReduceSum", _tensor.whole_reduce_sum, "10", None,
+                    ("T", "products"), _by_type(_tensor.WHOLE_REDUCE_SUM_TYPES),
                     {"half": _FLOAT_SUM + ("A9",), "float": _FLOAT_SUM + ("A9",)}),
-        Instruction("repeat_reduce_sum", "RepeatReduceSum", _family.repeat_reduce_sum, "10", None,
-                    ("T", "products"), _by_type(_family.REPEAT_REDUCE_SUM_TYPES),
+        Instruction("repeat_reduce_sum", "RepeatReduceSum", _tensor.repeat_reduce_sum, "10", None,
+                    ("T", "products"), _by_type(_tensor.REPEAT_REDUCE_SUM_TYPES),
                     {"half": _FLOAT_SUM + ("A9",), "float": _FLOAT_SUM + ("A9",)}),
-        Instruction("reduce_sum", "ReduceSum", _family.reduce_sum, "10", None,
-                    ("T", "products"), _by_type(_family.REDUCE_SUM_TYPES),
+        Instruction("reduce_sum", "ReduceSum", _tensor.reduce_sum, "10", None,
+                    ("T", "products"), _by_type(_tensor.REDUCE_SUM_TYPES),
                     {"half": _FLOAT_SUM + ("A9", "A12"), "float": _FLOAT_SUM + ("A9", "A12")}),
         Instruction("gather", "asc_gather", _gather.gather, "6", "asc_gather.md",
                     ("dst", "src", "index"), _gather.GATHER_TYPES),
@@ -98,7 +96,7 @@ ASSUMPTIONS = (
      'storealign(masked="zero")'),
     ("A5", ("PairReduceSum, both elements of a pair masked: dst unchanged (seed; 950 "
      "implementation code writes 0)"),
-     'Config(masked_pair="zero") or product="200I/500 A2"'),
+     'Config(masked_pair="zero") or Config(product="200I/500 A2")'),
     ("A6", ("fp8_e8m0 code 0x00 decodes as +0 (the hardware cast), not the format's 2^-127; "
      "instructions only move e8m0 bits, which no reading changes"),
      'encode / decode(e8m0="format")'),
@@ -114,7 +112,7 @@ ASSUMPTIONS = (
      "none"),
     ("A11", ("BlockReduceSum: a DataBlock with no active element writes +0 (the pages do not "
      "say); the reduce family's strides are accepted in [0, 65535], as A9"),
-     'block_reduce_sum(empty_block="keep")'),
+     'Config(empty_block="keep")'),
     ("A12", ("ReduceSum mode 1 with a repeat count that is not a power of two: the repeat "
      "results are summed by an adjacent-pair tree padded with +0 (as the hardware's "
      "re-reduction of a partly masked tensor would)"),
@@ -144,7 +142,7 @@ def conformance_table() -> str:
     for ins in INSTRUCTIONS.values():
         for key in dict.fromkeys(row[0] for row in ins.types):
             variants = [row for row in ins.types if row[0] == key]
-            detail = "; ".join(", ".join(f"{c}={v}" for c, v in zip(ins.columns, row))
+            detail = "; ".join(", ".join(f"{c}={v}" for c, v in zip(ins.columns, row, strict=True))
                                for row in variants)
             keys = ins.assumed.get(key)
             status = f"assumed ({', '.join(keys)})" if keys else "documented"

@@ -22,7 +22,8 @@ from ..formats import DATABLOCK_BYTES, FORMATS, Format, resolve
 from ..isa.gather import gather
 from ..isa.lanes import check_int
 from ..isa.masks import Pattern, create_mask
-from ..isa.reduce import REDUCE_SUM_DATABLOCK_TYPES, pair_reduce_sum, reduce_sum_datablock
+from ..isa.reduce_register import REDUCE_SUM_DATABLOCK_TYPES, reduce_sum_datablock
+from ..isa.reduce_tensor import pair_reduce_sum
 from ..isa.squeeze import squeeze_sequence, squeeze_window
 from ..registry import INSTRUCTIONS
 from .binio import BinFileError, check_output_paths, count_units, read_bin

@@ -1,4 +1,5 @@
-"""Helpers every instruction shares: checks, the element adder, the adjacent-pair tree, gradients."""
+"""Helpers every instruction shares: checks, the element adder, the adjacent-pair tree and
+gradients."""
 
 from __future__ import annotations
 
@@ -208,7 +209,7 @@ def kernel(forward: Callable, linear: Callable | None = None, *, num_diff: int =
 
     def jvp(spec, primals, tangents):
         diff = [jnp.zeros_like(p) if t.dtype == jax.dtypes.float0 else t
-                for p, t in zip(primals[:num_diff], tangents[:num_diff])]
+                for p, t in zip(primals[:num_diff], tangents[:num_diff], strict=True)]
         return body(spec, *primals), linear(spec, *diff, *primals[num_diff:])
 
     body.defjvp(jvp)

@@ -19,7 +19,7 @@ from ..config import Config, resolve_config
 from ..formats import FORMATS, Format
 from ..isa.codecs import decode, encode
 from ..isa.lanes import pair_tree, sequential_sum
-from ..isa.reduce_family import tensor_sum
+from ..isa.reduce_tensor import tensor_sum
 from ..numerics import arith
 
 ORDERS = ("sequential", "adjacent_tree", "datablock_mode1", "datablock_mode2", "numpy_pairwise",

@@ -23,7 +23,7 @@ from ..formats import resolve
 from ..io.progress import Progress
 from ..isa.lanes import check_int
 from ..isa.masks import create_mask
-from ..isa.reduce import reduce_sum_datablock
+from ..isa.reduce_register import reduce_sum_datablock
 from . import precision
 from .orders import ORDERS
 

@@ -12,8 +12,9 @@ import numpy as np
 
 from ..config import Config, resolve_config
 from ..formats import Format, resolve
-from ..isa.reduce import _pair_mask, pair_reduce_sum_plan
-from ..isa.reduce import pair_reduce_sum as _pair_reduce_sum
+from ..isa.reduce_tensor import pair_reduce_sum as _pair_reduce_sum
+from ..isa.reduce_tensor import pair_reduce_sum_plan
+from ..isa.repeat import repeat_mask
 from .canvas import ACTIVE, MASKED, MASKED_EDGE, Canvas, blend, palette
 from .values import element_values, labels, one_tensor
 
@@ -64,11 +65,11 @@ def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_str
                                       src_blk_stride, src_rep_stride, config=config))
     if not 0 <= repeat < repeat_time:
         raise ValueError(f"{where}: repeat={repeat} must be in [0, repeat_time={repeat_time})")
-    cfg = resolve_config(config)
     fmt = resolve(src_a.dtype)
-    active = _pair_mask(mask, fmt, where)
-    reads, writes = pair_reduce_sum_plan(fmt, repeat_time, active, dst_rep_stride,
-                                         src_blk_stride, src_rep_stride, cfg.zero_masked_pairs)
+    active = repeat_mask(mask, fmt, where)
+    plan = pair_reduce_sum_plan(fmt, repeat_time, active, dst_rep_stride, src_blk_stride,
+                                src_rep_stride, resolve_config(config).zero_masked_pairs)
+    reads, writes = plan.reads, plan.writes
     run = _Run(fmt, src_a, dst_a, out, active, reads, writes)
     rows = max(_overview_rows(len(src_a), fmt), _overview_rows(len(dst_a), fmt))
     height = 5.6 + 0.42 * rows

@@ -11,7 +11,7 @@ import numpy as np
 from ..config import Config
 from ..formats import BLOCKS_PER_REGISTER, Format, resolve
 from ..isa.lanes import resolve_dtypes
-from ..isa.reduce import reduce_sum_datablock as _reduce_sum_datablock
+from ..isa.reduce_register import reduce_sum_datablock_levels
 from ..study.reveal import leaves
 from .canvas import ACTIVE, DIGIT_WIDTH, MASKED, MASKED_EDGE, ROUNDED, WRAPPED, Canvas
 from .values import element_values, exact_text, lane_mask, single_register, tidy
@@ -39,8 +39,8 @@ def _exact_label(delta: Any) -> str:
 def reduce_sum_datablock(src: Any, mask: Any, *, block: int = 0, dtype: Any = None,
                          config: Config | None = None) -> Figure:
     """The adjacent-pair tree ``asc_reduce_sum_datablock`` builds for DataBlock ``block``: every
-    level's values as the instruction rounded them (``return_partials=True``), inputs at the
-    bottom, ``dst[block]`` at the top. An add whose rounding changed the exact sum of its two
+    level's values as the instruction rounded them (``reduce_sum_datablock_levels``), inputs at
+    the bottom, ``dst[block]`` at the top. An add whose rounding changed the exact sum of its two
     operands is outlined red with the change (rounded - exact); an integer add that wrapped,
     orange. Masked-off lanes enter as +0, grey. Values are the shortest decimals that read back
     as the same bits. ``src`` is one register ``(lanes,)``; ``mask`` as for the instruction.
@@ -55,9 +55,8 @@ def reduce_sum_datablock(src: Any, mask: Any, *, block: int = 0, dtype: Any = No
     single_register(src, fmt, where, "src")
     if not (isinstance(block, (int, np.integer)) and 0 <= block < BLOCKS_PER_REGISTER):
         raise ValueError(f"{where}: block={block!r} must be an int in [0, 8)")
-    dst, levels = _reduce_sum_datablock(src, mask, dtype=dtype, config=config,
-                                        return_partials=True)
-    dst_fmt = resolve(np.asarray(dst).dtype)
+    levels = reduce_sum_datablock_levels(src, mask, dtype=dtype, config=config)
+    dst_fmt = resolve(np.asarray(levels[0]).dtype)
     active = lane_mask(mask, fmt, where)[block * fmt.per_block:(block + 1) * fmt.per_block]
     values = [element_values(np.asarray(level)[block], dst_fmt)[:, 0] for level in levels]
     texts = [[exact_text(v, dst_fmt) for v in level] for level in values]

@@ -1,0 +1,299 @@
+"""Reductions over LocalTensors (SPEC 5, 10): PairReduceSum, BlockReduceSum, WholeReduceSum,
+RepeatReduceSum and ReduceSum.
+
+Every instruction here reads repeats of 256 bytes through a ``RepeatPlan`` (``repeat.py``):
+masked-off elements enter as +0 (``config.masked_lanes``), and every add is one IEEE add rounded
+to T (half or float; subnormals kept, NaN canonical). The sums are adjacent-pair trees over
+groups of a repeat's lanes: pairs (PairReduceSum), DataBlocks (BlockReduceSum) or the whole
+repeat (WholeReduceSum, RepeatReduceSum); ReduceSum then sums the repeat results.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ..config import Config
+from ..formats import BLOCKS_PER_REGISTER, Format
+from ..numerics import arith
+from .lanes import Adder, check_int, kernel, padded_pair_tree, pair_tree, sequential_sum
+from .repeat import (
+    RepeatCall,
+    RepeatPlan,
+    check_repeats,
+    check_strides,
+    repeat_call,
+    repeat_mask,
+    setup,
+)
+
+_ALL_PRODUCTS = ("950", "A3", "A2", "200I/500 A2", "inference AI Core", "training")
+_HALF_FLOAT = ("half", "float")
+
+# Data types per product, from each instruction's vendor page (the 950 also takes 32-bit
+# integers for the family; not emulated here).
+PAIR_REDUCE_SUM_TYPES = {p: _HALF_FLOAT for p in _ALL_PRODUCTS} | {"training": ("half",)}
+BLOCK_REDUCE_SUM_TYPES = {p: _HALF_FLOAT for p in _ALL_PRODUCTS} | {"training": ("half",)}
+WHOLE_REDUCE_SUM_TYPES = {p: _HALF_FLOAT for p in _ALL_PRODUCTS}
+REPEAT_REDUCE_SUM_TYPES = {p: _HALF_FLOAT for p in ("950", "A2", "inference AI Core", "training")}
+REDUCE_SUM_TYPES = {p: _HALF_FLOAT for p in _ALL_PRODUCTS}
+
+# ReduceSum's order across repeat results, per product: (first-n "count" API, level-0
+# mask/repeat API). 1 = adjacent-pair tree across repeat results, 2 = sequential (documented).
+REDUCE_SUM_MODES = {p: (1, 1) for p in _ALL_PRODUCTS} | {"A3": (2, 1), "A2": (2, 1)}
+
+
+# --- the group sums: one kernel for PairReduceSum, BlockReduceSum, WholeReduceSum ------------
+
+def _plan(call: RepeatCall, outputs: int, dst_unit: int, written: np.ndarray) -> RepeatPlan:
+    st = call.strides
+    return RepeatPlan(call.fmt, call.repeats, st["src_blk_stride"], st["src_rep_stride"],
+                      tuple(call.active.tolist()), outputs=outputs,
+                      dst_rep_stride=st["dst_rep_stride"], dst_unit=dst_unit,
+                      written=tuple(written.tolist()))
+
+
+def _group_sums(where: str, call: RepeatCall, plan: RepeatPlan, group: int) -> jax.Array:
+    """Each repeat's sums of ``group`` adjacent lanes, stored as ``plan`` says."""
+    plan.check(call.src.shape[-1], call.dst.shape[-1], where)
+    return _groups((Adder(call.fmt, call.fmt, call.config), plan, group), call.dst, call.src)
+
+
+def _groups_forward(spec, d, s):
+    adder, plan, group = spec
+    active = np.array(plan.mask)
+    sums = adder.reduce_blocks(plan.load(s), active, group)
+    group_active = active.reshape(-1, group).any(axis=1)
+    if not group_active.all():  # an all-masked group sums to +0 even when lanes are skipped
+        sums = jnp.where(group_active, sums, adder.zeros(()))
+    bits = plan.store(arith.to_bits(d, adder.dst), arith.to_bits(adder.store(sums), adder.dst))
+    return arith.from_bits(bits, adder.dst)
+
+
+def _groups_linear(spec, td, ts):
+    _, plan, group = spec
+    t = jnp.where(np.array(plan.mask), plan.load(ts), jnp.zeros((), ts.dtype))
+    return plan.store(td, pair_tree(t.reshape(t.shape[:-1] + (-1, group)), jnp.add))
+
+
+_groups = kernel(_groups_forward, _groups_linear, num_diff=2)
+
+
+# --- PairReduceSum --------------------------------------------------------------------------
+
+def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_stride: int,
+                    src_blk_stride: int, src_rep_stride: int, *,
+                    config: Config | None = None) -> jax.Array:
+    """``PairReduceSum<T>(dst, src, repeatTime, mask, dstRepStride, srcBlkStride, srcRepStride)``.
+
+    ``dst`` and ``src`` are LocalTensors: arrays ``(..., n)`` of half or float (leading axes are
+    independent tensors). Repeat r reads element e from
+    ``(r*src_rep_stride + (e // epb)*src_blk_stride)*epb + e % epb`` (epb elements per 32-byte
+    block) and writes ``a[2k] + a[2k+1]`` (one rounding, masked elements as +0) to
+    ``r*dst_rep_stride*(lanes/2) + k``. ``mask`` is an int (the first ``mask`` elements) or
+    uint64 words (bit mode); it is the same every repeat. A pair with both elements masked
+    leaves dst unchanged, or writes 0 on Atlas 200I/500 A2 (``config.masked_pair`` overrides).
+    Repeats run in order, so a later write to the same element wins; src is read before any
+    write. Returns the new dst. ``repeat_time``, ``mask`` and the strides are static Python
+    ints, checked when traced.
+
+    Differentiable in ``dst`` and ``src`` as the exact operation.
+    """
+    where = "pair_reduce_sum"
+    call = repeat_call(where, dst, src, PAIR_REDUCE_SUM_TYPES, config, repeat_time, mask,
+                       dst_rep_stride=dst_rep_stride, src_blk_stride=src_blk_stride,
+                       src_rep_stride=src_rep_stride)
+    if call.repeats == 0:
+        return call.dst
+    plan = pair_reduce_sum_plan(call.fmt, call.repeats, call.active, dst_rep_stride,
+                                src_blk_stride, src_rep_stride, call.config.zero_masked_pairs)
+    return _group_sums(where, call, plan, 2)
+
+
+def pair_reduce_sum_plan(fmt: Format, repeats: int, active: np.ndarray, dst_rep_stride: int,
+                         src_blk_stride: int, src_rep_stride: int,
+                         zero_masked_pairs: bool) -> RepeatPlan:
+    """Where PairReduceSum reads and writes (the instruction, its checks and ``viz`` use it).
+
+    Output k of repeat r is ``a[2k] + a[2k+1]``; a pair with both elements masked writes
+    nothing unless ``zero_masked_pairs``.
+    """
+    half = fmt.lanes // 2
+    written = np.ones(half, bool) if zero_masked_pairs else active[0::2] | active[1::2]
+    return RepeatPlan(fmt, repeats, src_blk_stride, src_rep_stride, tuple(active.tolist()),
+                      outputs=half, dst_rep_stride=dst_rep_stride, dst_unit=half,
+                      written=tuple(written.tolist()))
+
+
+# --- BlockReduceSum -------------------------------------------------------------------------
+
+def block_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_stride: int,
+                     src_blk_stride: int, src_rep_stride: int, *,
+                     config: Config | None = None) -> jax.Array:
+    """``BlockReduceSum<T>(dst, src, repeatTime, mask, dstRepStride, srcBlkStride, srcRepStride)``.
+
+    ``dst``, ``src``: LocalTensors ``(..., n)`` of half or float (training series: half);
+    leading axes are independent tensors. For each repeat r and each DataBlock b of its 8, the
+    block's elements (masked ones as +0) are summed by an adjacent-pair tree,
+    ``((e0+e1)+(e2+e3))+...``, each add rounded to T, and written to element
+    ``(r*dst_rep_stride + 0)*8 + b`` (dst_rep_stride is in units of 8 elements: 16 bytes for
+    half, 32 for float). ``mask``: an int (the first ``mask`` elements) or uint64 words (bit
+    mode), the same every repeat. A block with no active element writes +0
+    (``config.empty_block="zero"``, **assumed**) or leaves dst unchanged (``"keep"``). Returns
+    the new dst; ``repeat_time`` in [0, 255], the mask and strides are static Python ints.
+
+    Differentiable in ``dst`` and ``src`` as the exact operation.
+    """
+    where = "block_reduce_sum"
+    call = repeat_call(where, dst, src, BLOCK_REDUCE_SUM_TYPES, config, repeat_time, mask,
+                       dst_rep_stride=dst_rep_stride, src_blk_stride=src_blk_stride,
+                       src_rep_stride=src_rep_stride)
+    if call.repeats == 0:
+        return call.dst
+    block_active = call.active.reshape(BLOCKS_PER_REGISTER, call.fmt.per_block).any(axis=1)
+    written = block_active | (call.config.empty_block == "zero")
+    plan = _plan(call, BLOCKS_PER_REGISTER, BLOCKS_PER_REGISTER, written)
+    return _group_sums(where, call, plan, call.fmt.per_block)
+
+
+# --- WholeReduceSum / RepeatReduceSum -------------------------------------------------------
+
+def whole_reduce_sum(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_stride: int,
+                     src_blk_stride: int, src_rep_stride: int, *,
+                     config: Config | None = None) -> jax.Array:
+    """``WholeReduceSum<T>(dst, src, mask, repeatTimes, dstRepStride, srcBlkStride, srcRepStride)``.
+
+    Note the Ascend argument order: mask before repeatTimes. For each repeat r, its lanes
+    (masked ones as +0) are summed by one adjacent-pair tree over the whole 256-byte repeat
+    (7 levels for half, 6 for float), each add rounded to T, and the sum is written to element
+    ``r*dst_rep_stride`` (in elements). Otherwise as ``block_reduce_sum``; a repeat always has
+    an active lane (the mask checks forbid an empty one).
+
+    Differentiable in ``dst`` and ``src`` as the exact operation.
+    """
+    where = "whole_reduce_sum"
+    call = repeat_call(where, dst, src, WHOLE_REDUCE_SUM_TYPES, config, repeat_time, mask,
+                       dst_rep_stride=dst_rep_stride, src_blk_stride=src_blk_stride,
+                       src_rep_stride=src_rep_stride)
+    return _whole(where, call)
+
+
+def repeat_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: int, dst_blk_stride: int,
+                      src_blk_stride: int, dst_rep_stride: int, src_rep_stride: int, *,
+                      config: Config | None = None) -> jax.Array:
+    """``RepeatReduceSum<T>(dst, src, repeatTime, mask, dstBlkStride, srcBlkStride, dstRepStride,
+    srcRepStride)``: ``whole_reduce_sum`` with a continuous mask only.
+
+    ``dst_blk_stride`` has no effect (vendor page: "invalid, any value"); it is still checked to
+    be an int. Not available on Atlas A3 and Atlas 200I/500 A2.
+    """
+    where = "repeat_reduce_sum"
+    config, fmt, dst, src = setup(where, dst, src, REPEAT_REDUCE_SUM_TYPES, config)
+    if not isinstance(mask, (int, np.integer)) or isinstance(mask, (bool, np.bool_)):
+        raise TypeError(f"{where}: mask must be an int (continuous mode only), got {mask!r}")
+    repeats = check_repeats(repeat_time, where)
+    check_int(dst_blk_stride, -2**31, 2**31 - 1, where=where, arg="dst_blk_stride")
+    st = check_strides(where, config, dst_rep_stride=dst_rep_stride,
+                       src_blk_stride=src_blk_stride, src_rep_stride=src_rep_stride)
+    return _whole(where, RepeatCall(config, fmt, dst, src, repeats, st,
+                                    repeat_mask(mask, fmt, where)))
+
+
+def _whole(where: str, call: RepeatCall) -> jax.Array:
+    if call.repeats == 0:
+        return call.dst
+    return _group_sums(where, call, _plan(call, 1, 1, np.ones(1, bool)), call.fmt.lanes)
+
+
+# --- ReduceSum ------------------------------------------------------------------------------
+
+def tensor_sum(w, adder: Adder, mode: int):
+    """ReduceSum's order on working values ``(..., R, lanes)`` (masked lanes already +0).
+
+    Each repeat is summed by an adjacent-pair tree; then the R repeat results are summed by an
+    adjacent-pair tree padded with +0 to a power of two (mode 1: the hardware re-reduces them
+    as a partly masked tensor) or sequentially, ``((s0 + s1) + s2) + ...`` (mode 2).
+    """
+    sums = pair_tree(w, adder.add)
+    if mode == 1:
+        return padded_pair_tree(sums, adder.add, adder.zeros(()))
+    return sequential_sum(sums, adder.add)
+
+
+def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any, mode: int | None = None,
+               config: Config | None = None) -> jax.Array:
+    """``ReduceSum<T>``: the sum of a tensor, written to ``dst[..., 0]``. Two call forms:
+
+    * first n elements: ``reduce_sum(dst, src, shared_tmp_buffer, count)``; repeat r covers
+      elements ``[r*lanes, (r+1)*lanes)``, the last one partly (its other lanes +0);
+    * level 0: ``reduce_sum(dst, src, shared_tmp_buffer, mask, repeat_time, src_rep_stride)``;
+      repeat r reads ``(r*src_rep_stride + e // epb)*epb + e % epb`` under ``mask`` (int or
+      uint64 words); ``repeat_time`` 0 leaves dst unchanged.
+
+    Each repeat is summed by an adjacent-pair tree; the repeat results are then summed by an
+    adjacent-pair tree padded with +0 to a power of two (``mode=1``) or in order,
+    ``((s0 + s1) + s2) + ...`` (``mode=2``). Every add rounds to T. ``mode=None`` takes the
+    product's documented default: mode 1 everywhere, except the first-n form on Atlas A2 and
+    A3, which uses mode 2 (``REDUCE_SUM_MODES``). ``shared_tmp_buffer`` is the vendor's work
+    space; the emulator neither reads nor returns it. Only ``dst[..., 0]`` changes.
+
+    Differentiable in ``dst`` and ``src`` as the exact operation.
+
+    >>> import numpy as np, ascjax
+    >>> x = np.ones(640, np.float16); x[0] = 2047; x[128::128] = 2  # repeat sums 2174, 129 x 4
+    >>> dst = np.zeros(1, np.float16)
+    >>> [float(ascjax.reduce_sum(dst, x, None, 640, config=ascjax.Config(product=p))[0])
+    ...  for p in ("950", "A2")]
+    [2692.0, 2688.0]
+    """
+    where = "reduce_sum"
+    config, fmt, dst, src = setup(where, dst, src, REDUCE_SUM_TYPES, config)
+    del shared_tmp_buffer  # work space only
+    lanes = fmt.lanes
+    if len(args) == 1:
+        count = check_int(args[0], 1, src.shape[-1], where=where, arg="count")
+        plan = RepeatPlan(fmt, -(-count // lanes), 1, BLOCKS_PER_REGISTER, (True,) * lanes,
+                          count=count)
+        default = REDUCE_SUM_MODES[config.product][0]
+    elif len(args) == 3:
+        mask, repeat_time, src_rep_stride = args
+        repeats = check_repeats(repeat_time, where)
+        st = check_strides(where, config, src_rep_stride=src_rep_stride)
+        active = repeat_mask(mask, fmt, where)
+        if repeats == 0:
+            return dst
+        plan = RepeatPlan(fmt, repeats, 1, st["src_rep_stride"], tuple(active.tolist()))
+        plan.check(src.shape[-1], dst.shape[-1], where)
+        default = REDUCE_SUM_MODES[config.product][1]
+    else:
+        raise TypeError(f"{where}: expected (dst, src, shared_tmp_buffer, count) or (dst, src, "
+                        f"shared_tmp_buffer, mask, repeat_time, src_rep_stride); got "
+                        f"{3 + len(args)} positional arguments")
+    mode = default if mode is None else mode
+    if mode not in (1, 2):
+        raise ValueError(f"{where}: mode={mode!r} is not 1 (tree across repeats) or 2 "
+                         f"(sequential across repeats)")
+    if dst.shape[-1] < 1:
+        raise ValueError(f"{where}: dst has no element to write the sum to")
+    return _reduce_sum((Adder(fmt, fmt, config), plan, mode), dst, src)
+
+
+def _reduce_sum_forward(spec, d, s):
+    adder, plan, mode = spec
+    total = tensor_sum(adder.masked(adder.load(plan.load(s)), plan.active), adder, mode)
+    bits = arith.to_bits(d, adder.dst).at[..., 0].set(arith.to_bits(adder.store(total),
+                                                                    adder.dst))
+    return arith.from_bits(bits, adder.dst)
+
+
+def _reduce_sum_linear(spec, td, ts):
+    # Tangents are real numbers: the derivative of the exact sum may use any order.
+    _, plan, _ = spec
+    t = jnp.where(plan.active, plan.load(ts), jnp.zeros((), ts.dtype))
+    return td.at[..., 0].set(jnp.sum(t, axis=(-2, -1)))
+
+
+_reduce_sum = kernel(_reduce_sum_forward, _reduce_sum_linear, num_diff=2)
