@@ -145,7 +145,7 @@ FORMATS: dict[str, Format] = {
                max_code=0xFE, nan_code=0xFF, sign_bit=False,
                reference="ml_dtypes.float8_e8m0fnu", reference_mode="round",
                assumed=("round modes (no Cast row lists e8m0); negative values, inf and "
-                        "overflow give NaN 0xFF; code 0x00 per the e8m0= option (SPEC 11.6)")),
+                        "overflow give NaN 0xFF; code 0x00 per Config.e8m0 (SPEC 11.6)")),
         Format("hifloat8_t", 8, "float", np.uint8, specials=(
                "tapered dot-coded: 0x00 = 0, 0x80 = NaN, 0x6F/0xEF = +-inf, max 32768, "
                "min subnormal 2^-22"), library="en_dtypes.hifloat8 (independent check)",

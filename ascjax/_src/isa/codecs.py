@@ -16,11 +16,10 @@ import ml_dtypes
 import numpy as np
 from jax import lax
 
+from ..config import Config, resolve_config
 from ..formats import CODEC_FORMATS, FORMATS, ROUND_MODES, Format, resolve
 from ..numerics.rounding import U32, magnitude_rule, overflow_toward_zero, quantize, round_up, split
 from . import hifloat8
-
-E8M0_READINGS = ("cast", "format")  # what code 0x00 of fp8_e8m0_t means: +0 or 2**-127
 
 
 def _codec_format(fmt: Any, where: str) -> Format:
@@ -29,11 +28,6 @@ def _codec_format(fmt: Any, where: str) -> Format:
         raise TypeError(f"{where}: {f.name} has no value codec; types with one: "
                         f"{', '.join(CODEC_FORMATS)}")
     return f
-
-
-def _check_e8m0(e8m0: str, where: str) -> None:
-    if e8m0 not in E8M0_READINGS:
-        raise ValueError(f"{where}: e8m0={e8m0!r} is not one of {E8M0_READINGS}")
 
 
 # --- encode ---------------------------------------------------------------------------------
@@ -134,7 +128,7 @@ def _encode_kernel(bits, half_lsb, *, name: str, mode: str, saturate: bool, e8m0
 
 
 def encode(values: Any, fmt: Any, *, round_mode: str | None = None, saturate: bool = False,
-           e8m0: str = "cast") -> jax.Array:
+           config: Config | None = None) -> jax.Array:
     """Bit patterns of ``values`` converted to the Ascend type ``fmt``, as the hardware Cast does.
 
     ``values``: array-like of real numbers, any shape. float32 (NumPy or JAX) is read as bit
@@ -170,8 +164,8 @@ def encode(values: Any, fmt: Any, *, round_mode: str | None = None, saturate: bo
     hifloat8 "round" follows the vendor conversion rule: ties away from zero, |x| >= 40960
     overflows, |x| < 2**-23 gives 0 and 2**-23 itself rounds up to 2**-22. int4b_t always
     saturates to [-8, 7] (float-to-int casts saturate on Ascend). fp8_e8m0_t (unsigned powers
-    of two) gives NaN 0xFF for negative inputs; ``e8m0`` picks what code 0x00 means: ``"cast"``
-    (default, the hardware cast: +0, so tiny values round between 0 and 2**-126) or
+    of two) gives NaN 0xFF for negative inputs; ``config.e8m0`` picks what code 0x00 means:
+    ``"cast"`` (default, the hardware cast: +0, so tiny values round between 0 and 2**-126) or
     ``"format"`` (the OCP definition: 2**-127, zero has no code and gives NaN, as in
     ml_dtypes), SPEC 11.6.
 
@@ -187,7 +181,7 @@ def encode(values: Any, fmt: Any, *, round_mode: str | None = None, saturate: bo
                          f"{f.name}; valid: {', '.join(f.round_modes)}{known}")
     if not isinstance(saturate, (bool, np.bool_)):
         raise TypeError(f"{where}: saturate must be a Python bool, got {saturate!r}")
-    _check_e8m0(e8m0, where)
+    e8m0 = resolve_config(config).e8m0
     bits, half_lsb = _input_bits(values, where)
     return _encode_kernel(bits, half_lsb, name=f.name, mode=mode, saturate=bool(saturate),
                           e8m0=e8m0)
@@ -260,7 +254,7 @@ def _code_input(bits: Any, fmt: Format, where: str):
     return jnp.asarray(x.astype(lane))
 
 
-def decode(bits: Any, fmt: Any, *, e8m0: str = "cast") -> jax.Array:
+def decode(bits: Any, fmt: Any, *, config: Config | None = None) -> jax.Array:
     """float32 values of the ``fmt`` bit patterns ``bits`` (exact: every value is a float32).
 
     ``bits``: unsigned integer codes of any shape (uint8 for 8-bit types and for one 4-bit code
@@ -268,9 +262,9 @@ def decode(bits: Any, fmt: Any, *, e8m0: str = "cast") -> jax.Array:
     or an array of ``fmt``'s NumPy storage type (float16, ``ml_dtypes.float8_e4m3fn``, ...),
     read as its bits. Returns float32 of the same shape. NaN codes of 8- and 4-bit types decode
     to the quiet NaN (sign kept); half and bfloat16 NaN payloads are kept. Results below 2**-126
-    (fp8_e8m0 2**-127 under ``e8m0="format"``) are float32 subnormals: they are returned intact,
-    but XLA on CPU flushes them in later float arithmetic. ``e8m0``: what code 0x00 of
-    fp8_e8m0_t means, ``"cast"`` (+0, default) or ``"format"`` (2**-127); see ``encode``.
+    (fp8_e8m0 2**-127 under ``config.e8m0="format"``) are float32 subnormals: they are returned
+    intact, but XLA on CPU flushes them in later float arithmetic. ``config.e8m0``: what code
+    0x00 of fp8_e8m0_t means, ``"cast"`` (+0, default) or ``"format"`` (2**-127); see ``encode``.
     Jittable and vmappable.
 
     >>> ascjax.decode(np.array([0x08, 0x6E, 0x80], np.uint8), "hifloat8_t")
@@ -278,8 +272,8 @@ def decode(bits: Any, fmt: Any, *, e8m0: str = "cast") -> jax.Array:
     """
     where = "decode"
     f = _codec_format(fmt, where)
-    _check_e8m0(e8m0, where)
-    return _decode_kernel(_code_input(bits, f, where), name=f.name, e8m0=e8m0)
+    return _decode_kernel(_code_input(bits, f, where), name=f.name,
+                          e8m0=resolve_config(config).e8m0)
 
 
 # --- nibble pairs ---------------------------------------------------------------------------
