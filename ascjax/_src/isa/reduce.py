@@ -13,7 +13,7 @@ from jax import lax
 
 from ..config import Config, resolve_config
 from ..formats import BLOCKS_PER_REGISTER, FORMATS, Format
-from ..numerics import arith
+from ..numerics.bits import from_bits, to_bits
 from .lanes import (
     Adder,
     check_int,
@@ -346,9 +346,9 @@ def _pair_forward(spec: _PairSpec, d, s):
     sums = adder.reduce_blocks(_pair_rows(spec, s), active, 2)
     if not pair_active.all():
         sums = jnp.where(pair_active, sums, adder.zeros(()))
-    bits = _pair_write(spec, arith.to_bits(d, adder.dst),
-                       arith.to_bits(adder.store(sums), adder.dst), written)
-    return arith.from_bits(bits, adder.dst)
+    bits = _pair_write(spec, to_bits(d, adder.dst),
+                       to_bits(adder.store(sums), adder.dst), written)
+    return from_bits(bits, adder.dst)
 
 
 def _pair_linear(spec: _PairSpec, td, ts):

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..config import Config
 from ..formats import BLOCKS_PER_REGISTER, Format
-from ..numerics import arith
+from ..numerics.bits import from_bits, to_bits
 from .lanes import (
     Adder,
     check_int,
@@ -67,9 +67,9 @@ def last_writes(targets: np.ndarray, written: np.ndarray, dst_len: int, where: s
 def _scatter_forward(adder: Adder, d, sums, sel, pos):
     """dst with ``sums`` (..., R, k) written at ``pos`` (bit-exact, NaN payloads of dst kept)."""
     sums = sums.reshape(sums.shape[:-2] + (-1,))[..., sel]
-    bits = arith.to_bits(d, adder.dst).at[..., pos].set(
-        arith.to_bits(adder.store(sums), adder.dst), unique_indices=True)
-    return arith.from_bits(bits, adder.dst)
+    bits = to_bits(d, adder.dst).at[..., pos].set(
+        to_bits(adder.store(sums), adder.dst), unique_indices=True)
+    return from_bits(bits, adder.dst)
 
 
 # --- BlockReduceSum -------------------------------------------------------------------------
@@ -276,9 +276,9 @@ def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any, mode: int
 def _reduce_sum_forward(spec, d, s, reads, active):
     adder, mode = spec
     total = tensor_sum(adder.masked(adder.load(s[..., reads]), active), adder, mode)
-    bits = arith.to_bits(d, adder.dst).at[..., 0].set(arith.to_bits(adder.store(total),
+    bits = to_bits(d, adder.dst).at[..., 0].set(to_bits(adder.store(total),
                                                                     adder.dst))
-    return arith.from_bits(bits, adder.dst)
+    return from_bits(bits, adder.dst)
 
 
 def _reduce_sum_linear(spec, td, ts, reads, active):

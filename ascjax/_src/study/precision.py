@@ -18,7 +18,8 @@ import numpy as np
 from ..config import Config, resolve_config
 from ..formats import FORMATS, Format, resolve
 from ..isa.lanes import kernel
-from ..numerics import arith, exact
+from ..numerics import exact
+from ..numerics.bits import from_bits
 from . import orders
 from .orders import ORDERS, SUM_FORMATS
 
@@ -139,7 +140,7 @@ def _round_exact(c, fmt, limbs=None):
         c32 = exact.exact_sum_bits(c, fmt, limbs=limbs, target=FORMATS["float"], odd=True)
         return orders.store(c32, fmt)
     bits = exact.exact_sum_bits(c, fmt, limbs=limbs).astype(fmt.bits_dtype)
-    return arith.from_bits(bits, fmt)
+    return from_bits(bits, fmt)
 
 
 def _exact_forward(fmt, x):
