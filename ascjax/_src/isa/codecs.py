@@ -18,7 +18,7 @@ import numpy as np
 from jax import lax
 
 from ..config import Config, resolve_config
-from ..formats import CODEC_FORMATS, FORMATS, ROUND_MODES, Format, resolve
+from ..formats import CODEC_FORMATS, FORMATS, ROUND_MODES, Format, finfo, resolve
 from ..numerics.bits import U32, widen16
 from ..numerics.rounding import magnitude_rule, quantize, round_bits, round_up, split
 from . import hifloat8
@@ -149,7 +149,8 @@ def _decode_table(name: str, e8m0: str) -> np.ndarray:
     if name == "int4b_t":
         values = [c - 16 if c >= 8 else c for c in codes]
         return np.array(values, np.float32).view(np.uint32)
-    m, sign_bit = fmt.mantissa_bits, 1 << (fmt.bits - 1) if fmt.sign_bit else 0
+    info = finfo(fmt)
+    m, sign_bit = info.nmant, 1 << (fmt.bits - 1) if fmt.sign_bit else 0
     table = np.zeros(1 << fmt.bits, np.uint32)
     for c in codes:
         mag = c & ~sign_bit
@@ -163,7 +164,7 @@ def _decode_table(name: str, e8m0: str) -> np.ndarray:
             if name == "fp8_e8m0_t" and e8m0 == "format":
                 value = np.ldexp(1.0, mag - 127)
             elif field == 0:
-                value = np.ldexp(float(frac), 1 - fmt.bias - m)
+                value = np.ldexp(float(frac), info.minexp - m)
             else:
                 value = np.ldexp(float((1 << m) + frac), field - fmt.bias - m)
             bits = int(np.float32(value).view(np.uint32))  # exact: every value is a float32

@@ -16,7 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..config import Config, resolve_config
-from ..formats import FORMATS, Format
+from ..formats import FORMATS, Format, finfo
 from ..isa.codecs import decode, encode
 from ..isa.lanes import pair_tree, sequential_sum
 from ..isa.reduce_family import tensor_sum
@@ -40,12 +40,13 @@ PW_BLOCKSIZE = 128  # NumPy's pairwise_sum block (numpy/_core/src/umath/loops_ut
 
 def unit_roundoff(fmt: Format) -> float:
     """u = 2^-p, half the spacing of the format's numbers in [1, 2) (p = mantissa bits + 1)."""
-    return 2.0 ** -(fmt.mantissa_bits + 1)
+    return finfo(fmt).eps / 2
 
 
 def least_exponent(fmt: Format) -> int:
     """Exponent of the format's least subnormal (every value is a multiple of it)."""
-    return 1 - fmt.bias - fmt.mantissa_bits
+    info = finfo(fmt)
+    return info.minexp - info.nmant
 
 
 def load(x, fmt: Format):
