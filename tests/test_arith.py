@@ -103,7 +103,7 @@ def test_half_saturation_mode():
 
 
 def test_xla_cpu_flushes_subnormals_natively():
-    """The reason arith exists: a plain jitted float32 add loses 1e-40 on CPU."""
+    """The reason the carrier adder exists: a plain jitted float32 add loses 1e-40 on CPU."""
     if jax.default_backend() != "cpu":
         pytest.skip("flush-to-zero is a property of XLA's CPU backend")
     x = np.float32(1e-40)

@@ -1,7 +1,7 @@
 """Summation orders, bit-exact on float32 carriers: the engine behind ``ascjax.precision.sum``.
 
 Each order is a fixed sequence of adds over the last axis, written out (slices, a scan, a
-static tree schedule) so that no compiler can reassociate it; every add is ``arith``'s IEEE add
+static tree schedule) so that no compiler can reassociate it; every add is the adder's IEEE add
 rounded to the format (or to float32 where the order accumulates in float32). ``order_tree``
 gives the same orders as nested tuples of input indices, the form ``reveal_order`` returns.
 """
