@@ -14,6 +14,7 @@ from ascjax._src.formats import ROUND_MODES as ROUND_MODES
 from ascjax._src.formats import UB_BYTES as UB_BYTES
 from ascjax._src.formats import VL_BYTES as VL_BYTES
 from ascjax._src.formats import Format as Format
+from ascjax._src.formats import finfo as finfo
 from ascjax._src.formats import resolve_format as resolve_format
 from ascjax._src.io.binio import BinFileError as BinFileError
 from ascjax._src.io.binio import read_bin as read_bin

@@ -8,7 +8,9 @@ import pytest
 
 from ascjax._src.config import Config
 from ascjax._src.formats import FORMATS
-from ascjax._src.numerics import arith
+from ascjax._src.numerics.add import carrier_add, float_add
+from ascjax._src.numerics.bits import from_carrier, keep_where, to_carrier
+from ascjax._src.numerics.rounding import round_carrier
 
 RNG = np.random.default_rng(1234)
 QNAN = {"half": 0x7E00, "bfloat16_t": 0x7FC0, "float": 0x7FC00000}
@@ -38,7 +40,7 @@ def test_carrier_add_is_ieee_float32(jit):
     a, b = _random_f32_pairs(1 << 20)
     with np.errstate(all="ignore"):
         want = _canonical((a.view(np.float32) + b.view(np.float32)).view(np.uint32), "float")
-    add = jax.jit(arith.carrier_add) if jit else arith.carrier_add
+    add = jax.jit(carrier_add) if jit else carrier_add
     got = np.asarray(add(jnp.asarray(a), jnp.asarray(b)))
     np.testing.assert_array_equal(got, want)
 
@@ -57,8 +59,8 @@ def test_float_add_in_format(fmt):
 
     @jax.jit
     def add(x, y):
-        s = arith.float_add(arith.to_carrier(x, f), arith.to_carrier(y, f), f)
-        return arith.from_carrier(s, f)
+        s = float_add(to_carrier(x, f), to_carrier(y, f), f)
+        return from_carrier(s, f)
 
     np.testing.assert_array_equal(np.asarray(add(a, b)), want)
 
@@ -72,7 +74,7 @@ def test_round_carrier_matches_numpy_cast(fmt):
         want = x.view(np.float32).astype(NUMPY[fmt]).astype(np.float32).view(np.uint32).copy()
     with np.errstate(invalid="ignore"):
         want[np.isnan(want.view(np.float32))] = 0x7FC00000
-    got = np.asarray(jax.jit(lambda c: arith.round_carrier(c, f))(x))
+    got = np.asarray(jax.jit(lambda c: round_carrier(c, f))(x))
     np.testing.assert_array_equal(got, want)
 
 
@@ -80,12 +82,12 @@ def test_round_carrier_matches_numpy_cast(fmt):
 def test_carrier_round_trip_every_pattern(fmt):
     f = FORMATS[fmt]
     bits = np.arange(2**16, dtype=np.uint16)
-    carrier = np.asarray(jax.jit(lambda b: arith.to_carrier(b, f))(bits))
+    carrier = np.asarray(jax.jit(lambda b: to_carrier(b, f))(bits))
     with np.errstate(invalid="ignore"):
         finite = ~np.isnan(bits.view(NUMPY[fmt]))
     np.testing.assert_array_equal(carrier[finite],
                                   bits.view(NUMPY[fmt]).astype(np.float32).view(np.uint32)[finite])
-    back = np.asarray(jax.jit(lambda c: arith.from_carrier(c, f))(carrier))
+    back = np.asarray(jax.jit(lambda c: from_carrier(c, f))(carrier))
     # Values survive; NaNs stay NaN (carriers feed arithmetic, whose NaNs are canonical).
     np.testing.assert_array_equal(back[finite], bits[finite])
     with np.errstate(invalid="ignore"):
@@ -95,18 +97,18 @@ def test_carrier_round_trip_every_pattern(fmt):
 def test_half_saturation_mode():
     f = FORMATS["half"]
     config = Config(float_overflow="saturate")
-    c = arith.to_carrier(np.array([0x7C00, 0xFC00, 0x7E01, 0x7BFF], np.uint16), f)
-    got = arith.from_carrier(arith.float_add(c, c, f, config), f)
+    c = to_carrier(np.array([0x7C00, 0xFC00, 0x7E01, 0x7BFF], np.uint16), f)
+    got = from_carrier(float_add(c, c, f, config), f)
     np.testing.assert_array_equal(np.asarray(got), [0x7BFF, 0xFBFF, 0x0000, 0x7BFF])
 
 
 def test_xla_cpu_flushes_subnormals_natively():
-    """The reason arith exists: a plain jitted float32 add loses 1e-40 on CPU."""
+    """The reason the carrier adder exists: a plain jitted float32 add loses 1e-40 on CPU."""
     if jax.default_backend() != "cpu":
         pytest.skip("flush-to-zero is a property of XLA's CPU backend")
     x = np.float32(1e-40)
     assert float(jax.jit(lambda a, b: a + b)(x, x)) == 0.0
-    got = arith.carrier_add(jnp.asarray(x).view(jnp.uint32), jnp.asarray(x).view(jnp.uint32))
+    got = carrier_add(jnp.asarray(x).view(jnp.uint32), jnp.asarray(x).view(jnp.uint32))
     assert int(got) == int((x + x).view(np.uint32))
 
 
@@ -118,8 +120,8 @@ def test_keep_where_is_a_bitwise_select(dtype, fill):
     active = RNG.random((7, 64)) < 0.5
     fill = np.array(fill).astype(dtype)
     expected = np.where(active, x, fill)
-    for fn in (arith.keep_where, jax.jit(arith.keep_where)):
+    for fn in (keep_where, jax.jit(keep_where)):
         got = np.asarray(fn(jnp.asarray(active), jnp.asarray(x), fill))
         assert got.dtype == dtype and np.array_equal(got, expected)
-    static = np.asarray(arith.keep_where(active, jnp.asarray(x), fill))  # a NumPy (static) mask
+    static = np.asarray(keep_where(active, jnp.asarray(x), fill))  # a NumPy (static) mask
     assert np.array_equal(static, expected)

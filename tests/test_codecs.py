@@ -87,7 +87,7 @@ def library_encode(x: np.ndarray, name: str) -> np.ndarray:
 def test_decode_every_code_matches_library(name, e8m0, variant):
     f = FORMATS[name]
     codes = np.arange(1 << f.bits).astype(_uint(f.bits))
-    got = variant(lambda c: ascjax.decode(c, name, e8m0=e8m0))(codes)
+    got = variant(lambda c: ascjax.decode(c, name, config=ascjax.Config(e8m0=e8m0)))(codes)
     want = ref.decode(codes, name, e8m0=e8m0)
     assert got.dtype == jnp.float32
     assert hexdiff(codes, np.asarray(got).view(np.uint32), want.view(np.uint32)) is None
@@ -111,7 +111,8 @@ def test_encode_matches_library(name):
     f = FORMATS[name]
     e8m0 = "format" if name == "fp8_e8m0_t" else "cast"  # ml_dtypes implements the format
     x = inputs(name, e8m0)
-    got = np.asarray(ascjax.encode(x, name, round_mode=f.reference_mode, e8m0=e8m0))
+    got = np.asarray(ascjax.encode(x, name, round_mode=f.reference_mode,
+                                   config=ascjax.Config(e8m0=e8m0)))
     want = library_encode(x, name)
     same = np.ones(x.shape, bool)
     if name in ("half", "fp4x2_e2m1_t", "fp4x2_e1m2_t"):
@@ -129,14 +130,14 @@ def test_encode_matches_library(name):
 @pytest.mark.parametrize("name,mode,e8m0", MODES)
 def test_encode_matches_reference(name, mode, e8m0):
     x = inputs(name, e8m0)
-    got = ascjax.encode(x, name, round_mode=mode, e8m0=e8m0)
+    got = ascjax.encode(x, name, round_mode=mode, config=ascjax.Config(e8m0=e8m0))
     assert hexdiff(x, got, ref.encode(x, name, round_mode=mode, e8m0=e8m0)) is None
 
 
 @pytest.mark.parametrize("name,e8m0", READINGS)
 def test_encode_saturate_matches_reference(name, e8m0):
     x = inputs(name, e8m0)
-    got = ascjax.encode(x, name, saturate=True, e8m0=e8m0)
+    got = ascjax.encode(x, name, saturate=True, config=ascjax.Config(e8m0=e8m0))
     want = ref.encode(x, name, round_mode=FORMATS[name].round_modes[0], saturate=True,
                       e8m0=e8m0)
     assert hexdiff(x, got, want) is None
@@ -168,20 +169,21 @@ def test_e8m0_readings():
     x = np.array([0.0, 2.0 ** -127, 2.0 ** -128, 1.0, -1.0, np.inf], np.float32)
     np.testing.assert_array_equal(np.asarray(ascjax.encode(x, "fp8_e8m0_t")),
                                   [0x00, 0x00, 0x00, 0x7F, 0xFF, 0xFF])
-    np.testing.assert_array_equal(np.asarray(ascjax.encode(x, "fp8_e8m0_t", e8m0="format")),
+    fmt_reading = ascjax.Config(e8m0="format")
+    np.testing.assert_array_equal(np.asarray(ascjax.encode(x, "fp8_e8m0_t", config=fmt_reading)),
                                   [0xFF, 0x00, 0x00, 0x7F, 0xFF, 0xFF])
     np.testing.assert_array_equal(np.asarray(ascjax.encode(x, "fp8_e8m0_t", saturate=True)),
                                   [0x00, 0x00, 0x00, 0x7F, 0x00, 0xFE])
     zero = np.array([0], np.uint8)
     assert np.asarray(ascjax.decode(zero, "fp8_e8m0_t")).view(np.uint32)[0] == 0
-    assert np.asarray(ascjax.decode(zero, "fp8_e8m0_t", e8m0="format")).view(np.uint32)[0] \
+    assert np.asarray(ascjax.decode(zero, "fp8_e8m0_t", config=fmt_reading)).view(np.uint32)[0] \
         == 0x00400000
 
 
 @pytest.mark.parametrize("name", ["half", "bfloat16_t", "fp8_e4m3fn_t", "hifloat8_t",
                                   "fp4x2_e1m2_t", "int4b_t"])
 def test_encode_jit_vmap_and_source_types_agree(name):
-    """Eager, jit and vmap give the same bits; half/bfloat16 sources widen exactly (NumPy or JAX)."""
+    """Eager, jit and vmap agree; half/bfloat16 sources widen exactly (NumPy or JAX)."""
     x = inputs(name)[:65536 * 3].reshape(3, -1)
     eager = np.asarray(ascjax.encode(x, name))
     jitted = jax.jit(lambda v: ascjax.encode(v, name))(jnp.asarray(x))
@@ -203,7 +205,7 @@ def test_encode_checks_arguments():
     with pytest.raises(TypeError, match="no value codec"):
         ascjax.encode([1.0], "float")
     with pytest.raises(ValueError, match="e8m0"):
-        ascjax.encode([1.0], "fp8_e8m0_t", e8m0="zero")
+        ascjax.encode([1.0], "fp8_e8m0_t", config=ascjax.Config(e8m0="zero"))
     with pytest.raises(TypeError, match="float32, float16 or bfloat16"):
         ascjax.encode(jnp.arange(3), "half")
 

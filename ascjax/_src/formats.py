@@ -7,6 +7,8 @@ Every list of types in the package (docs, dtype checks, test parameters) is deri
 from __future__ import annotations
 
 import dataclasses
+import functools
+import math
 from typing import Any
 
 import ml_dtypes
@@ -99,8 +101,8 @@ class Format:
 
 
 def _ieee(name, bits, storage, e, m, specials, library, aliases=(), **codec):
-    return Format(name, bits, "float", storage, e, m, (1 << (e - 1)) - 1, specials, library, aliases,
-                  **codec)
+    return Format(name, bits, "float", storage, e, m, (1 << (e - 1)) - 1, specials, library,
+                  aliases, **codec)
 
 
 # Round modes of the Ascend Cast (RoundMode::CAST_RINT, ...), as encode() names them.
@@ -143,7 +145,7 @@ FORMATS: dict[str, Format] = {
                max_code=0xFE, nan_code=0xFF, sign_bit=False,
                reference="ml_dtypes.float8_e8m0fnu", reference_mode="round",
                assumed=("round modes (no Cast row lists e8m0); negative values, inf and "
-                        "overflow give NaN 0xFF; code 0x00 per the e8m0= option (SPEC 11.6)")),
+                        "overflow give NaN 0xFF; code 0x00 per Config.e8m0 (SPEC 11.6)")),
         Format("hifloat8_t", 8, "float", np.uint8, specials=(
                "tapered dot-coded: 0x00 = 0, 0x80 = NaN, 0x6F/0xEF = +-inf, max 32768, "
                "min subnormal 2^-22"), library="en_dtypes.hifloat8 (independent check)",
@@ -215,3 +217,84 @@ def resolve(spec: Any, *, where: str = "ascjax", arg: str = "dtype") -> Format:
 
 
 resolve_format = resolve  # public name
+
+
+# --- derived numeric facts ------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class FInfo:
+    """Machine limits of a float format, as ``ml_dtypes.finfo`` gives them (exact Python numbers).
+
+    ``bits`` element width; ``nexp`` / ``nmant`` exponent and mantissa field widths; ``bias``
+    the exponent bias; ``minexp`` the exponent of the smallest normal (``smallest_normal =
+    2**minexp``); ``maxexp`` one past the exponent of the largest finite value (NumPy's
+    convention: ``2**(maxexp - 1) <= max < 2**maxexp``); ``max`` the largest finite value and
+    ``min`` the most negative one (``-max``; for unsigned fp8_e8m0 its least value, as
+    ml_dtypes has it); ``smallest_subnormal`` the least positive value (``smallest_normal``
+    where there are no subnormals); ``eps`` the gap between 1 and the next value.
+
+    fp8_e8m0_t follows the format (code 0x00 is 2**-127, as in ml_dtypes); under
+    ``Config(e8m0="cast")`` the hardware reads that code as +0 instead.
+
+    hifloat8_t is tapered, not IEEE: the mantissa narrows from 3 bits near 1 to 1 bit at the
+    ends and the exponent is sign-magnitude with no bias. There ``nexp`` is the widest exponent
+    field (4: the dot-``11`` codes), ``nmant`` the widest mantissa (3, near 1, so ``eps`` is
+    2**-3), ``bias`` 0, ``minexp`` -15 the lowest binade with a mantissa bit (the codes below
+    are the denormals 2**-22 .. 2**-16), ``maxexp`` 16 (max = 2**15).
+    """
+
+    name: str
+    bits: int
+    nexp: int
+    nmant: int
+    bias: int
+    minexp: int
+    maxexp: int
+    max: float
+    min: float
+    smallest_normal: float
+    smallest_subnormal: float
+    eps: float
+
+
+# Tapered formats have no field arithmetic: their facts are read off the layout (hifloat8).
+_TAPERED = {"hifloat8_t": dict(nexp=4, nmant=3, bias=0, minexp=-15, maxexp=16, max=2.0 ** 15,
+                               smallest_subnormal=2.0 ** -22)}
+
+
+@functools.cache
+def _finfo(name: str) -> FInfo:
+    f = FORMATS[name]
+    if name in _TAPERED:
+        t = _TAPERED[name]
+        return FInfo(name, f.bits, t["nexp"], t["nmant"], t["bias"], t["minexp"], t["maxexp"],
+                     t["max"], -t["max"], 2.0 ** t["minexp"], t["smallest_subnormal"],
+                     2.0 ** -t["nmant"])
+    m = f.mantissa_bits
+    # The largest finite code: the table's, else IEEE's (all ones below the inf pattern).
+    top = f.max_code or ((((1 << f.exponent_bits) - 1) << m) - 1)
+    field, frac = top >> m, top & ((1 << m) - 1)
+    big = math.ldexp((1 << m) + frac, field - f.bias - m)
+    # Without a mantissa there are no subnormals: code 0 is the normal 2**-bias.
+    minexp = 1 - f.bias if m else -f.bias
+    tiny = math.ldexp(1.0, minexp)
+    return FInfo(name, f.bits, f.exponent_bits, m, f.bias, minexp, field - f.bias + 1, big,
+                 -big if f.sign_bit else tiny, tiny, math.ldexp(1.0, minexp - m),
+                 math.ldexp(1.0, -m))
+
+
+def finfo(fmt: Any) -> FInfo:
+    """``FInfo`` (machine limits, as ``ml_dtypes.finfo``) of a float format: a name, alias,
+    Format or dtype. Raises ``TypeError`` for an integer or unknown format.
+
+    >>> ascjax.finfo("fp8_e4m3fn_t").max
+    448.0
+    """
+    floats = ", ".join(n for n, f in FORMATS.items() if f.is_float)
+    try:
+        f = resolve(fmt, where="finfo", arg="fmt")
+    except TypeError:
+        raise TypeError(f"finfo: unknown format {fmt!r}; float formats: {floats}") from None
+    if not f.is_float:
+        raise TypeError(f"finfo: {f.name} is not a float format; float formats: {floats}")
+    return _finfo(f.name)

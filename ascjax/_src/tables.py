@@ -6,6 +6,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .config import Config
 from .formats import CODEC_FORMATS, FORMATS, Format
 from .isa.codecs import _codec_format, decode
 
@@ -40,17 +41,17 @@ def _value(v: float) -> str:
     return str(np.float32(v))  # shortest text that reads back as the same float32
 
 
-def value_table(fmt: Any, *, e8m0: str = "cast") -> str:
+def value_table(fmt: Any, *, config: Config | None = None) -> str:
     """Markdown table of the values of ``fmt``'s codes.
 
     8-bit types: a 16 x 16 grid (row = high nibble, column = low nibble); 4-bit types: one row
     of 16 codes; 16-bit types: their landmark codes (smallest subnormal, ..., inf, NaN).
-    ``e8m0`` as in ``decode``.
+    ``config`` as in ``decode`` (its ``e8m0`` reading).
     """
     f = _codec_format(fmt, "value_table")
     if f.bits == 16:
         return _landmarks(f)
-    values = np.asarray(decode(_codes(f), f, e8m0=e8m0))
+    values = np.asarray(decode(_codes(f), f, config=config))
     cols = min(16, values.size)
     rows = [f"| `{f.name}` | " + " | ".join(f"x{c:X}" for c in range(cols)) + " |",
             "|---" * (cols + 1) + "|"]
@@ -68,7 +69,8 @@ def _landmarks(f: Format) -> str:
     codes = np.array(list(marks.values()), f.bits_dtype)
     values = np.asarray(decode(codes, f))
     rows = [f"| `{f.name}` | code | value |", "|---|---|---|"]
-    rows += [f"| {k} | 0x{int(c):04X} | {_value(v)} |" for k, c, v in zip(marks, codes, values)]
+    rows += [f"| {k} | 0x{int(c):04X} | {_value(v)} |"
+             for k, c, v in zip(marks, codes, values, strict=True)]
     return "\n".join(rows)
 
 
@@ -82,10 +84,10 @@ class Spacing(NamedTuple):
     mantissa_bits: np.ndarray
 
 
-def format_spacing(fmt: Any, *, e8m0: str = "cast") -> Spacing:
-    """``Spacing(values, ulp, mantissa_bits)`` of ``fmt`` (``e8m0`` as in ``decode``)."""
+def format_spacing(fmt: Any, *, config: Config | None = None) -> Spacing:
+    """``Spacing(values, ulp, mantissa_bits)`` of ``fmt`` (``config`` as in ``decode``)."""
     f = _codec_format(fmt, "format_spacing")
-    values = np.asarray(decode(_codes(f), f, e8m0=e8m0)).astype(np.float64)
+    values = np.asarray(decode(_codes(f), f, config=config)).astype(np.float64)
     values = np.unique(values[np.isfinite(values) & (values > 0)])
     ulp = np.diff(values)
     # Every value and gap is a float with an exact binary exponent: frexp, not a rounded log.

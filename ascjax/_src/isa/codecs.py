@@ -1,8 +1,9 @@
 """Value codecs for every Ascend data format (SPEC 8): ``encode``, ``decode`` and nibble pairs.
 
 Values travel as float32 *bit patterns* (uint32) and every rounding step is integer arithmetic
-(``rounding``), so results are exact on every backend despite XLA's float32 flush-to-zero on
-CPU. The formats, their round modes and special codes come from ``formats.FORMATS``.
+(``numerics.rounding``), so results are exact on every backend despite XLA's float32
+flush-to-zero on CPU. The formats, their round modes and special codes come from
+``formats.FORMATS``.
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ import ml_dtypes
 import numpy as np
 from jax import lax
 
-from ..formats import CODEC_FORMATS, FORMATS, ROUND_MODES, Format, resolve
-from ..numerics.rounding import U32, magnitude_rule, overflow_toward_zero, quantize, round_up, split
+from ..config import Config, resolve_config
+from ..formats import CODEC_FORMATS, FORMATS, ROUND_MODES, Format, finfo, resolve
+from ..numerics.bits import U32, widen16
+from ..numerics.rounding import magnitude_rule, quantize, round_bits, round_up, split
 from . import hifloat8
-
-E8M0_READINGS = ("cast", "format")  # what code 0x00 of fp8_e8m0_t means: +0 or 2**-127
 
 
 def _codec_format(fmt: Any, where: str) -> Format:
@@ -31,30 +32,7 @@ def _codec_format(fmt: Any, where: str) -> Format:
     return f
 
 
-def _check_e8m0(e8m0: str, where: str) -> None:
-    if e8m0 not in E8M0_READINGS:
-        raise ValueError(f"{where}: e8m0={e8m0!r} is not one of {E8M0_READINGS}")
-
-
 # --- encode ---------------------------------------------------------------------------------
-
-def _widen16(bits, name: str):
-    """uint32 float32 patterns of half / bfloat16 patterns, by integer operations only.
-
-    Exact for every value, and NaN payloads are kept (a native conversion may quiet them).
-    """
-    b = jnp.asarray(bits).astype(U32)
-    if name == "bfloat16_t":
-        return b << 16
-    sign, field, man = (b & 0x8000) << 16, (b >> 10) & 0x1F, b & 0x3FF
-    top = 31 - lax.clz(man).astype(jnp.int32)  # leading bit of a subnormal's mantissa
-    sub = (((top + 103) << 23).astype(U32)  # man * 2**-24 = 2**(top - 24) * 1.f
-           | ((man << (23 - top).astype(U32)) & 0x7FFFFF))
-    mag = jnp.where(field == 31, 0x7F800000 | (man << 13),
-                    jnp.where(field == 0, jnp.where(man == 0, 0, sub),
-                              ((field + 112) << 23) | (man << 13)))
-    return sign | mag.astype(U32)
-
 
 def _input_bits(values: Any, where: str):
     """(uint32 float32 patterns, half mantissa lsbs or None) of ``values``, exactly.
@@ -69,7 +47,7 @@ def _input_bits(values: Any, where: str):
         for name in ("half", "bfloat16_t"):
             if dtype == FORMATS[name].storage_dtype:
                 bits = lax.bitcast_convert_type(values, jnp.uint16)
-                return _widen16(bits, name), (bits & 1 if name == "half" else None)
+                return widen16(bits, FORMATS[name]), (bits & 1 if name == "half" else None)
         raise TypeError(f"{where}: a JAX array of values must be float32, float16 or bfloat16, "
                         f"got {dtype}")
     x = np.asarray(values)
@@ -77,40 +55,6 @@ def _input_bits(values: Any, where: str):
         raise TypeError(f"{where}: values must be real numbers, got dtype {x.dtype}")
     lsb = jnp.asarray(x.view(np.uint16) & 1) if x.dtype == np.float16 else None
     return jnp.asarray(x.astype(np.float32).view(np.uint32)), lsb
-
-
-def _encode_ieee(bits, fmt: Format, mode: str, saturate: bool, e8m0: str):
-    """Codes of an IEEE-like type (sign, biased exponent, mantissa; fp8_e8m0 without sign)."""
-    s = split(bits)
-    rule = magnitude_rule(mode, s.negative)
-    m = fmt.mantissa_bits
-    e8m0_format = fmt.name == "fp8_e8m0_t" and e8m0 == "format"
-    # Reading "format" puts 2**-127 at code 0 instead of zero: the normal range reaches -127.
-    emin = -127 if e8m0_format else 1 - fmt.bias
-    e_floor = jnp.maximum(s.e, emin)
-    kept, low, half, _ = quantize(s, e_floor - m)
-    # IEEE codes are linear in the value within the subnormals and each binade, and a carry out
-    # of the mantissa is the next binade's code, so the magnitude code is one formula.
-    code = jnp.left_shift(e_floor - emin, m) + kept.astype(jnp.int32)
-    if e8m0_format:
-        code = code - 1  # code 0 is 2**-127
-    code = code + round_up(rule, low, half, (code & 1) == 1).astype(jnp.int32)
-    if e8m0_format:
-        code = jnp.maximum(code, 0)  # values below 2**-127 stay at the smallest code
-    limit = fmt.inf_code if fmt.inf_code is not None else fmt.nan_code
-    big = fmt.max_code if saturate or limit is None else limit
-    code = jnp.where(code > fmt.max_code,
-                     jnp.where(overflow_toward_zero(rule), fmt.max_code, big), code)
-    code = jnp.where(s.inf, big, code)
-    nan = s.nan
-    if fmt.sign_bit:
-        code = jnp.where(s.negative, code | (1 << (fmt.bits - 1)), code)
-    else:  # unsigned e8m0: negative values have no code; zero has none in the format reading
-        nan = nan | (s.negative & ~s.zero) | (s.zero if e8m0_format else False)
-    nan_code = 0 if saturate or fmt.nan_code is None else fmt.nan_code
-    if fmt.sign_bit and not saturate and fmt.nan_code is not None:
-        nan_code = jnp.where(s.negative, nan_code | (1 << (fmt.bits - 1)), nan_code)
-    return jnp.where(nan, nan_code, code).astype(fmt.bits_dtype)
 
 
 def _encode_int4(bits, mode: str):
@@ -130,11 +74,11 @@ def _encode_kernel(bits, half_lsb, *, name: str, mode: str, saturate: bool, e8m0
         return hifloat8.encode(bits, mode=mode, saturate=saturate, half_lsb=half_lsb)
     if name == "int4b_t":
         return _encode_int4(bits, mode)
-    return _encode_ieee(bits, FORMATS[name], mode, saturate, e8m0)
+    return round_bits(bits, FORMATS[name], mode, saturate=saturate, e8m0=e8m0)
 
 
 def encode(values: Any, fmt: Any, *, round_mode: str | None = None, saturate: bool = False,
-           e8m0: str = "cast") -> jax.Array:
+           config: Config | None = None) -> jax.Array:
     """Bit patterns of ``values`` converted to the Ascend type ``fmt``, as the hardware Cast does.
 
     ``values``: array-like of real numbers, any shape. float32 (NumPy or JAX) is read as bit
@@ -170,8 +114,8 @@ def encode(values: Any, fmt: Any, *, round_mode: str | None = None, saturate: bo
     hifloat8 "round" follows the vendor conversion rule: ties away from zero, |x| >= 40960
     overflows, |x| < 2**-23 gives 0 and 2**-23 itself rounds up to 2**-22. int4b_t always
     saturates to [-8, 7] (float-to-int casts saturate on Ascend). fp8_e8m0_t (unsigned powers
-    of two) gives NaN 0xFF for negative inputs; ``e8m0`` picks what code 0x00 means: ``"cast"``
-    (default, the hardware cast: +0, so tiny values round between 0 and 2**-126) or
+    of two) gives NaN 0xFF for negative inputs; ``config.e8m0`` picks what code 0x00 means:
+    ``"cast"`` (default, the hardware cast: +0, so tiny values round between 0 and 2**-126) or
     ``"format"`` (the OCP definition: 2**-127, zero has no code and gives NaN, as in
     ml_dtypes), SPEC 11.6.
 
@@ -187,7 +131,7 @@ def encode(values: Any, fmt: Any, *, round_mode: str | None = None, saturate: bo
                          f"{f.name}; valid: {', '.join(f.round_modes)}{known}")
     if not isinstance(saturate, (bool, np.bool_)):
         raise TypeError(f"{where}: saturate must be a Python bool, got {saturate!r}")
-    _check_e8m0(e8m0, where)
+    e8m0 = resolve_config(config).e8m0
     bits, half_lsb = _input_bits(values, where)
     return _encode_kernel(bits, half_lsb, name=f.name, mode=mode, saturate=bool(saturate),
                           e8m0=e8m0)
@@ -205,7 +149,8 @@ def _decode_table(name: str, e8m0: str) -> np.ndarray:
     if name == "int4b_t":
         values = [c - 16 if c >= 8 else c for c in codes]
         return np.array(values, np.float32).view(np.uint32)
-    m, sign_bit = fmt.mantissa_bits, 1 << (fmt.bits - 1) if fmt.sign_bit else 0
+    info = finfo(fmt)
+    m, sign_bit = info.nmant, 1 << (fmt.bits - 1) if fmt.sign_bit else 0
     table = np.zeros(1 << fmt.bits, np.uint32)
     for c in codes:
         mag = c & ~sign_bit
@@ -219,7 +164,7 @@ def _decode_table(name: str, e8m0: str) -> np.ndarray:
             if name == "fp8_e8m0_t" and e8m0 == "format":
                 value = np.ldexp(1.0, mag - 127)
             elif field == 0:
-                value = np.ldexp(float(frac), 1 - fmt.bias - m)
+                value = np.ldexp(float(frac), info.minexp - m)
             else:
                 value = np.ldexp(float((1 << m) + frac), field - fmt.bias - m)
             bits = int(np.float32(value).view(np.uint32))  # exact: every value is a float32
@@ -231,7 +176,7 @@ def _decode_table(name: str, e8m0: str) -> np.ndarray:
 def _decode_kernel(bits, *, name: str, e8m0: str):
     fmt = FORMATS[name]
     if fmt.bits == 16:
-        carrier = _widen16(bits, name)
+        carrier = widen16(bits, fmt)
     else:
         codes = (bits & ((1 << fmt.bits) - 1)).astype(jnp.int32)
         carrier = jnp.asarray(_decode_table(name, e8m0))[codes]
@@ -260,7 +205,7 @@ def _code_input(bits: Any, fmt: Format, where: str):
     return jnp.asarray(x.astype(lane))
 
 
-def decode(bits: Any, fmt: Any, *, e8m0: str = "cast") -> jax.Array:
+def decode(bits: Any, fmt: Any, *, config: Config | None = None) -> jax.Array:
     """float32 values of the ``fmt`` bit patterns ``bits`` (exact: every value is a float32).
 
     ``bits``: unsigned integer codes of any shape (uint8 for 8-bit types and for one 4-bit code
@@ -268,9 +213,9 @@ def decode(bits: Any, fmt: Any, *, e8m0: str = "cast") -> jax.Array:
     or an array of ``fmt``'s NumPy storage type (float16, ``ml_dtypes.float8_e4m3fn``, ...),
     read as its bits. Returns float32 of the same shape. NaN codes of 8- and 4-bit types decode
     to the quiet NaN (sign kept); half and bfloat16 NaN payloads are kept. Results below 2**-126
-    (fp8_e8m0 2**-127 under ``e8m0="format"``) are float32 subnormals: they are returned intact,
-    but XLA on CPU flushes them in later float arithmetic. ``e8m0``: what code 0x00 of
-    fp8_e8m0_t means, ``"cast"`` (+0, default) or ``"format"`` (2**-127); see ``encode``.
+    (fp8_e8m0 2**-127 under ``config.e8m0="format"``) are float32 subnormals: they are returned
+    intact, but XLA on CPU flushes them in later float arithmetic. ``config.e8m0``: what code
+    0x00 of fp8_e8m0_t means, ``"cast"`` (+0, default) or ``"format"`` (2**-127); see ``encode``.
     Jittable and vmappable.
 
     >>> ascjax.decode(np.array([0x08, 0x6E, 0x80], np.uint8), "hifloat8_t")
@@ -278,8 +223,8 @@ def decode(bits: Any, fmt: Any, *, e8m0: str = "cast") -> jax.Array:
     """
     where = "decode"
     f = _codec_format(fmt, where)
-    _check_e8m0(e8m0, where)
-    return _decode_kernel(_code_input(bits, f, where), name=f.name, e8m0=e8m0)
+    return _decode_kernel(_code_input(bits, f, where), name=f.name,
+                          e8m0=resolve_config(config).e8m0)
 
 
 # --- nibble pairs ---------------------------------------------------------------------------

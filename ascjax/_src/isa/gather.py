@@ -11,7 +11,7 @@ from jax import lax
 
 from ..config import Config, resolve_config
 from ..formats import Format, resolve
-from ..numerics import arith
+from ..numerics.bits import from_bits, to_bits
 from .lanes import check_register, kernel, resolve_dtypes, runtime_check
 from .masks import element_mask
 
@@ -84,8 +84,8 @@ def _take(data, index, active):
 
 
 def _forward(spec: _Spec, src, index, active):
-    values = _take(arith.to_bits(src, spec.src), index, active)
-    return arith.from_bits(_place(spec, values), spec.dst)
+    values = _take(to_bits(src, spec.src), index, active)
+    return from_bits(_place(spec, values), spec.dst)
 
 
 def _linear(spec: _Spec, t, index, active):

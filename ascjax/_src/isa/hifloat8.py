@@ -22,15 +22,20 @@ would sit) are +-inf; the largest finite value is 32768 (``0x6E``).
 from __future__ import annotations
 
 import functools
+import math
 
 import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from ..formats import finfo
 from ..numerics import rounding
-from ..numerics.rounding import U32, quantize, split
+from ..numerics.bits import MAG32, U32
+from ..numerics.rounding import quantize, split
 
-E_MIN, E_MAX = -22, 15  # binades of the finite nonzero values
+_INFO = finfo("hifloat8_t")
+# Binades of the finite nonzero values: 2**-22 (least denormal) .. 2**15 (max).
+E_MIN, E_MAX = math.frexp(_INFO.smallest_subnormal)[1] - 1, _INFO.maxexp - 1
 INF_CODE, NAN_CODE, MAX_CODE = 0x6F, 0x80, 0x6E
 OVERFLOW32 = 0x47200000  # float32 pattern of 40960 = 1.25 * 2**15, the round-mode overflow point
 _SSR_BITS = 14  # hybrid mode, float32 source: compare 14 discarded bits with 14 low bits
@@ -100,7 +105,7 @@ def encode(bits, *, mode: str, saturate: bool, half_lsb=None):
     up = rounding.round_up(rounding.magnitude_rule("round", s.negative), low, half,
                            jnp.zeros_like(s.negative))
     if mode == "hybrid":
-        mag = jnp.asarray(bits, U32) & U32(rounding.MAG32)
+        mag = jnp.asarray(bits, U32) & MAG32
         ssr = (jnp.abs(e) >= 4) & (e >= -23) & (mag < U32(OVERFLOW32))
         if half_lsb is None:
             f = lax.shift_right_logical(low, shift - _SSR_BITS)

@@ -15,7 +15,9 @@ from jax.experimental import checkify
 
 from ..config import Config
 from ..formats import Format, resolve
-from ..numerics import arith
+from ..numerics.add import canonical_nan, float_add, int_add, is_tiny, native_add
+from ..numerics.bits import SIGN32, U32, from_bits, from_carrier, keep_where, to_bits, to_carrier
+from ..numerics.rounding import round_carrier
 
 
 def check_register(x: Any, fmt: Format, *, where: str, arg: str) -> jax.Array:
@@ -45,7 +47,7 @@ def check_int(value: Any, lo: int, hi: int, *, where: str, arg: str) -> int:
 class Adder:
     """Adds ``src`` elements into ``dst``-typed results, rounding where the hardware rounds.
 
-    Floats work on uint32 float32 carriers (``arith``); integers are widened to ``dst`` first
+    Floats work on uint32 float32 carriers (``numerics.bits``); integers are widened to ``dst`` first
     (int16 -> int32, uint16 -> uint32) and wrap or saturate per ``config.int_overflow``.
     """
 
@@ -55,19 +57,19 @@ class Adder:
 
     def load(self, x):
         if self.src.is_float:
-            return arith.to_carrier(arith.to_bits(x, self.src), self.src)
+            return to_carrier(to_bits(x, self.src), self.src)
         return jnp.asarray(x).astype(self.dst.storage_dtype)
 
     def add(self, a, b):
         if self.dst.is_float:
-            return arith.float_add(a, b, self.dst, self.config)
-        return arith.int_add(a, b, self.dst, self.config)
+            return float_add(a, b, self.dst, self.config)
+        return int_add(a, b, self.dst, self.config)
 
     def tree(self, values, *, levels: list | None = None, depth: int | None = None):
         """``pair_tree`` of ``add`` over the last axis, bit-exact, with a fast path.
 
         For float and bfloat16 the exact add pays for subnormal handling on every element.
-        When no input is tiny (``arith.is_tiny``), native float32 adds are already exact, so
+        When no input is tiny (``is_tiny``), native float32 adds are already exact, so
         the tree runs on them and the exact tree runs only if some input needs it.
         """
         if (levels is not None or self.dst.name not in ("float", "bfloat16_t")
@@ -75,23 +77,23 @@ class Adder:
             return pair_tree(values, self.add, levels=levels, depth=depth)
 
         def fast_add(a, b):
-            return arith.round_carrier(arith.native_add(a, b), self.dst)
+            return round_carrier(native_add(a, b), self.dst)
 
         def fast():
-            return arith.canonical_nan(pair_tree(values, fast_add, depth=depth))
+            return canonical_nan(pair_tree(values, fast_add, depth=depth))
 
         def exact():
             return pair_tree(values, self.add, depth=depth)
 
-        return lax.cond(jnp.any(arith.is_tiny(values)), exact, fast)
+        return lax.cond(jnp.any(is_tiny(values)), exact, fast)
 
     def store(self, w):
         if self.dst.is_float:
-            return arith.from_bits(arith.from_carrier(w, self.dst), self.dst)
+            return from_bits(from_carrier(w, self.dst), self.dst)
         return w
 
     def zeros(self, shape):
-        dtype = arith.U32 if self.dst.is_float else self.dst.storage_dtype
+        dtype = U32 if self.dst.is_float else self.dst.storage_dtype
         return jnp.zeros(shape, dtype)
 
     def masked(self, values, active):
@@ -100,8 +102,8 @@ class Adder:
             return values
         fill = 0
         if self.dst.is_float and self.config.masked_lanes == "skip":
-            fill = arith.SIGN32  # -0: x + (-0) == x for every x, so the lane takes no part
-        return arith.keep_where(active, values, fill)
+            fill = SIGN32  # -0: x + (-0) == x for every x, so the lane takes no part
+        return keep_where(active, values, fill)
 
     def reduce_blocks(self, src, active, block: int, *, levels: list | None = None):
         """Adjacent-pair tree sums of each ``block`` consecutive lanes of ``src`` (masked).
@@ -122,13 +124,13 @@ class Adder:
         fill = np.uint16(0)
         if self.src.is_float and self.config.masked_lanes == "skip":
             fill = np.uint16(0x8000)
-        bits = arith.to_bits(src, self.src)
+        bits = to_bits(src, self.src)
         if not (isinstance(active, np.ndarray) and active.all()):
-            bits = arith.keep_where(active, bits, fill)
-        words = lax.bitcast_convert_type(bits.reshape(bits.shape[:-1] + (-1, 2)), arith.U32)
+            bits = keep_where(active, bits, fill)
+        words = lax.bitcast_convert_type(bits.reshape(bits.shape[:-1] + (-1, 2)), U32)
         if self.src.is_float:  # little-endian: element 2k is the low half of word k
-            return (arith.to_carrier(words & np.uint32(0xFFFF), self.src),
-                    arith.to_carrier(words >> np.uint32(16), self.src))
+            return (to_carrier(words & np.uint32(0xFFFF), self.src),
+                    to_carrier(words >> np.uint32(16), self.src))
         if self.src.kind == "uint":
             return words & np.uint32(0xFFFF), words >> np.uint32(16)
         signed = lax.bitcast_convert_type(words, jnp.int32)
@@ -144,7 +146,7 @@ def materialize(x):
     """
     if x.size == 0:
         return x
-    opaque_true = (lax.bitcast_convert_type(x.reshape(-1)[0], arith.U32) | 1) != 0 \
+    opaque_true = (lax.bitcast_convert_type(x.reshape(-1)[0], U32) | 1) != 0 \
         if x.dtype.itemsize == 4 else (x.reshape(-1)[0].astype(jnp.int32) | 1) != 0
     return lax.cond(opaque_true, lambda a: a, jnp.zeros_like, x)
 

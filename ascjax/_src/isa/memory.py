@@ -14,14 +14,14 @@ import numpy as np
 
 from ..config import Config, resolve_config
 from ..formats import DATABLOCK_BYTES, VL_BYTES, Format, resolve
-from ..numerics import arith
+from ..numerics.bits import from_bits, to_bits
 from .lanes import check_register, resolve_dtypes
 from .masks import element_mask
 
 
 def to_bytes(x, fmt: Format):
     """Little-endian bytes ``(..., n * width)`` of ``(..., n)`` values, by shifts (no bitcast order)."""
-    bits = arith.to_bits(x, fmt)
+    bits = to_bits(x, fmt)
     if fmt.width == 1:
         return bits.astype(jnp.uint8)
     shifts = jnp.arange(fmt.width, dtype=bits.dtype) * 8
@@ -33,13 +33,13 @@ def from_bytes(b, fmt: Format):
     """Values ``(..., n)`` of ``fmt`` from little-endian bytes ``(..., n * width)``."""
     b = jnp.asarray(b, jnp.uint8)
     if fmt.width == 1:
-        return arith.from_bits(b, fmt)
+        return from_bits(b, fmt)
     groups = b.reshape(b.shape[:-1] + (-1, fmt.width)).astype(fmt.bits_dtype)
     shifts = jnp.arange(fmt.width, dtype=fmt.bits_dtype) * 8
     bits = groups[..., 0]
     for k in range(1, fmt.width):
         bits = bits | (groups[..., k] << shifts[k])
-    return arith.from_bits(bits, fmt)
+    return from_bits(bits, fmt)
 
 
 def make_ub(size: int | None = None, *, config: Config | None = None) -> jax.Array:

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..config import Config
 from ..formats import BLOCKS_PER_REGISTER, Format
-from ..numerics import arith
+from ..numerics.bits import from_bits, to_bits
 from .lanes import Adder, check_int, kernel, padded_pair_tree, pair_tree, sequential_sum
 from .repeat import (
     RepeatCall,
@@ -69,8 +69,8 @@ def _groups_forward(spec, d, s):
     group_active = active.reshape(-1, group).any(axis=1)
     if not group_active.all():  # an all-masked group sums to +0 even when lanes are skipped
         sums = jnp.where(group_active, sums, adder.zeros(()))
-    bits = plan.store(arith.to_bits(d, adder.dst), arith.to_bits(adder.store(sums), adder.dst))
-    return arith.from_bits(bits, adder.dst)
+    bits = plan.store(to_bits(d, adder.dst), to_bits(adder.store(sums), adder.dst))
+    return from_bits(bits, adder.dst)
 
 
 def _groups_linear(spec, td, ts):
@@ -284,9 +284,9 @@ def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any, mode: int
 def _reduce_sum_forward(spec, d, s):
     adder, plan, mode = spec
     total = tensor_sum(adder.masked(adder.load(plan.load(s)), plan.active), adder, mode)
-    bits = arith.to_bits(d, adder.dst).at[..., 0].set(arith.to_bits(adder.store(total),
+    bits = to_bits(d, adder.dst).at[..., 0].set(to_bits(adder.store(total),
                                                                     adder.dst))
-    return arith.from_bits(bits, adder.dst)
+    return from_bits(bits, adder.dst)
 
 
 def _reduce_sum_linear(spec, td, ts):

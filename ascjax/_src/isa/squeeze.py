@@ -18,7 +18,7 @@ from jax import lax
 
 from ..config import Config, resolve_config
 from ..formats import DATABLOCK_BYTES, VL_BYTES
-from ..numerics import arith
+from ..numerics.bits import U32, from_bits, to_bits
 from .lanes import check_register, check_supported, kernel, resolve_dtypes, runtime_check
 from .masks import element_mask
 from .memory import check_ub, to_bytes
@@ -58,8 +58,8 @@ def _source_lanes(active):
     """
     lanes = active.shape[-1]
     n_words = lanes // 32
-    shifted = active.reshape(active.shape[:-1] + (n_words, 32)).astype(arith.U32) \
-        << jnp.arange(32, dtype=arith.U32)
+    shifted = active.reshape(active.shape[:-1] + (n_words, 32)).astype(U32) \
+        << jnp.arange(32, dtype=U32)
     words = jnp.bitwise_or.reduce(shifted, axis=-1)
     counts = lax.population_count(words).astype(jnp.int32)
     j = jnp.arange(lanes, dtype=jnp.int32)
@@ -73,8 +73,8 @@ def _source_lanes(active):
         word = jnp.where(past, w, word)
         rank = jnp.where(past, j - start[..., None], rank)
         bits = jnp.where(past, words[..., w:w + 1], bits)
-    pos = jnp.zeros(active.shape, arith.U32)
-    rank = rank.astype(arith.U32)
+    pos = jnp.zeros(active.shape, U32)
+    rank = rank.astype(U32)
     for step in (16, 8, 4, 2, 1):
         below = lax.population_count((bits >> pos) & np.uint32((1 << step) - 1))
         skip = below <= rank
@@ -96,7 +96,7 @@ def _compact(x, active):
 
 
 def _squeeze_bits(fmt, x, active):
-    return arith.from_bits(_compact(arith.to_bits(x, fmt), active), fmt)
+    return from_bits(_compact(to_bits(x, fmt), active), fmt)
 
 
 def _write_one(ub, start, stop, base, stream):

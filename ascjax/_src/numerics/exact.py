@@ -18,8 +18,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from ..formats import Format
-from . import arith
+from ..formats import Format, finfo
+from .bits import INF32, MAG32, SIGN32, U32, sll, srl, u32
 
 LIMB_BITS = 14
 _MASK = (1 << LIMB_BITS) - 1
@@ -29,30 +29,30 @@ I32 = jnp.int32
 
 def _layout(fmt: Format, n: int) -> tuple[int, int, int]:
     """(least exponent qe, limbs, digits per value) for sums of n values of ``fmt``."""
-    sig_bits = fmt.mantissa_bits + 1
-    qe = 1 - fmt.bias - fmt.mantissa_bits
-    emax = (1 << fmt.exponent_bits) - 2 - fmt.bias
-    # +2: fp8_e4m3fn's top binade sits one above the IEEE pattern's (it has no inf)
-    top = emax - fmt.mantissa_bits - qe + sig_bits + max(n, 1).bit_length() + 2
+    info = finfo(fmt)
+    sig_bits = info.nmant + 1
+    qe = info.minexp - info.nmant
+    # |sum| <= n * max < 2^(maxexp + bit_length(n)): its bits in units of 2^qe, a sign, a spare.
+    top = info.maxexp - qe + max(n, 1).bit_length() + 2
     return qe, -(-top // LIMB_BITS) + 1, -(-(sig_bits + LIMB_BITS - 1) // LIMB_BITS)
 
 
 def _digits(c, fmt: Format, qe: int, pieces: int):
     """Limb index q and signed digits of each finite carrier's value / 2^qe."""
-    mag = c & arith.MAG32
-    field = arith._srl(mag, 23)
-    sig = (mag & 0x7FFFFF) | jnp.where(field > 0, arith.u32(0x800000), arith.u32(0))
+    mag = c & MAG32
+    field = srl(mag, 23)
+    sig = (mag & 0x7FFFFF) | jnp.where(field > 0, u32(0x800000), u32(0))
     drop = 23 - fmt.mantissa_bits  # zero bits below a format value's significand
     pos = jnp.maximum(field, 1).astype(I32) - 150 - qe + drop
-    sig = arith._srl(sig, arith.u32(drop))
+    sig = srl(sig, u32(drop))
     # A format subnormal sits below its normal grid; its low bits are zero, so this is exact.
-    sig = arith._srl(sig, jnp.clip(-pos, 0, 31).astype(arith.U32))
+    sig = srl(sig, jnp.clip(-pos, 0, 31).astype(U32))
     pos = jnp.maximum(pos, 0)
-    q, r = pos // LIMB_BITS, (pos % LIMB_BITS).astype(arith.U32)
-    digits = [arith._sll(sig, r) & _MASK]
-    digits += [arith._srl(sig, j * LIMB_BITS - r) & _MASK for j in range(1, pieces)]
-    negative = (c & arith.SIGN32) != 0
-    finite = mag < arith.INF32
+    q, r = pos // LIMB_BITS, (pos % LIMB_BITS).astype(U32)
+    digits = [sll(sig, r) & _MASK]
+    digits += [srl(sig, j * LIMB_BITS - r) & _MASK for j in range(1, pieces)]
+    negative = (c & SIGN32) != 0
+    finite = mag < INF32
     digits = [jnp.where(finite, jnp.where(negative, -d.astype(I32), d.astype(I32)), 0)
               for d in digits]
     return q, digits
@@ -117,36 +117,36 @@ def _round_limbs(mag, negative, base: int, fmt: Format, odd: bool = False):
 
     def digit(i):
         d = jnp.take_along_axis(mag, jnp.clip(i, 0, limbs - 1)[..., None], axis=-1)[..., 0]
-        return jnp.where(i >= 0, d, 0).astype(arith.U32)
+        return jnp.where(i >= 0, d, 0).astype(U32)
 
     d0, d1, d2 = digit(t), digit(t - 1), digit(t - 2)
     b = (32 - lax.clz(d0)).astype(I32)  # bits of the top digit, 1..14
-    low = jnp.clip(b - 2, 0, 31).astype(arith.U32)
-    x = (arith._sll(d0, (30 - b).astype(arith.U32)) | arith._sll(d1, (16 - b).astype(arith.U32))
-         | jnp.where(b >= 2, arith._srl(d2, low), arith._sll(d2, arith.u32(1))))
-    sticky = ((d2 & (arith._sll(arith.u32(1), low) - 1)) != 0) | jnp.any(
+    low = jnp.clip(b - 2, 0, 31).astype(U32)
+    x = (sll(d0, (30 - b).astype(U32)) | sll(d1, (16 - b).astype(U32))
+         | jnp.where(b >= 2, srl(d2, low), sll(d2, u32(1))))
+    sticky = ((d2 & (sll(u32(1), low) - 1)) != 0) | jnp.any(
         nonzero & (jnp.arange(limbs) < (t - 2)[..., None]), axis=-1)
     e0 = LIMB_BITS * (t - 2) + (b - 2) + base  # exponent of x's last bit; x has 30 bits
 
-    p = fmt.mantissa_bits + 1
-    emin = 1 - fmt.bias
-    qe = emin - fmt.mantissa_bits
+    info = finfo(fmt)
+    p = info.nmant + 1
+    emin = info.minexp
+    qe = emin - info.nmant
     normal = e0 + 29 >= emin
-    shift = jnp.where(normal, 30 - p, jnp.minimum(qe - e0, 31)).astype(arith.U32)
-    kept = arith._srl(x, shift)
-    rem = x & (arith._sll(arith.u32(1), shift) - 1)
-    half = arith._sll(arith.u32(1), shift - 1)
+    shift = jnp.where(normal, 30 - p, jnp.minimum(qe - e0, 31)).astype(U32)
+    kept = srl(x, shift)
+    rem = x & (sll(u32(1), shift) - 1)
+    half = sll(u32(1), shift - 1)
     if odd:
-        kept = kept | ((rem != 0) | sticky).astype(arith.U32)
+        kept = kept | ((rem != 0) | sticky).astype(U32)
     else:
-        kept = kept + ((rem > half) | ((rem == half) & (sticky | ((kept & 1) == 1)))).astype(
-            arith.U32)
+        kept = kept + ((rem > half) | ((rem == half) & (sticky | ((kept & 1) == 1)))).astype(U32)
     # (biased exponent - 1) * 2^mantissa_bits + significand: a carry out of the significand
     # moves into the exponent field by itself.
-    field = jnp.clip(e0 + shift.astype(I32) - qe, 0, (1 << fmt.exponent_bits) - 1).astype(arith.U32)
-    pattern = jnp.where(normal, arith._sll(field, arith.u32(fmt.mantissa_bits)) + kept, kept)
+    field = jnp.clip(e0 + shift.astype(I32) - qe, 0, (1 << fmt.exponent_bits) - 1).astype(U32)
+    pattern = jnp.where(normal, sll(field, u32(fmt.mantissa_bits)) + kept, kept)
     inf = np.uint32(((1 << fmt.exponent_bits) - 1) << fmt.mantissa_bits)
-    pattern = jnp.where(jnp.any(nonzero, axis=-1), jnp.minimum(pattern, inf), arith.u32(0))
+    pattern = jnp.where(jnp.any(nonzero, axis=-1), jnp.minimum(pattern, inf), u32(0))
     sign = np.uint32(1 << (fmt.exponent_bits + fmt.mantissa_bits))
     return jnp.where(negative, pattern | sign, pattern)
 
@@ -167,13 +167,13 @@ def exact_sum_bits(c, fmt: Format, *, limbs=None, target: Format | None = None,
     sign = np.uint32(1 << (fmt.exponent_bits + fmt.mantissa_bits))
     inf = np.uint32(((1 << fmt.exponent_bits) - 1) << fmt.mantissa_bits)
     nan = inf | np.uint32(1 << (fmt.mantissa_bits - 1))
-    pos_inf = jnp.any(c == arith.INF32, axis=-1)
-    neg_inf = jnp.any(c == (arith.INF32 | arith.SIGN32), axis=-1)
-    any_nan = jnp.any((c & arith.MAG32) > arith.INF32, axis=-1)
-    all_neg_zero = jnp.all(c == arith.SIGN32, axis=-1)
-    pattern = jnp.where(all_neg_zero, arith.u32(sign), pattern)
-    pattern = jnp.where(pos_inf, arith.u32(inf), jnp.where(neg_inf, arith.u32(inf | sign), pattern))
-    return jnp.where(any_nan | (pos_inf & neg_inf), arith.u32(nan), pattern)
+    pos_inf = jnp.any(c == INF32, axis=-1)
+    neg_inf = jnp.any(c == (INF32 | SIGN32), axis=-1)
+    any_nan = jnp.any((c & MAG32) > INF32, axis=-1)
+    all_neg_zero = jnp.all(c == SIGN32, axis=-1)
+    pattern = jnp.where(all_neg_zero, u32(sign), pattern)
+    pattern = jnp.where(pos_inf, u32(inf), jnp.where(neg_inf, u32(inf | sign), pattern))
+    return jnp.where(any_nan | (pos_inf & neg_inf), u32(nan), pattern)
 
 
 def limbs_to_float64(mag, negative, fmt: Format, n: int) -> np.ndarray:
@@ -182,6 +182,7 @@ def limbs_to_float64(mag, negative, fmt: Format, n: int) -> np.ndarray:
     mag = np.asarray(mag)
     weights = [math.ldexp(1.0, LIMB_BITS * k + qe) for k in range(mag.shape[-1])]
     flat = mag.reshape(-1, mag.shape[-1])
-    out = np.array([math.fsum(float(d) * w for d, w in zip(row, weights) if d) for row in flat])
+    out = np.array([math.fsum(float(d) * w for d, w in zip(row, weights, strict=True) if d)
+                    for row in flat])
     out = np.where(np.asarray(negative).reshape(-1), -out, out)
     return out.reshape(mag.shape[:-1])

@@ -1,7 +1,7 @@
 """Summation orders, bit-exact on float32 carriers: the engine behind ``ascjax.precision.sum``.
 
 Each order is a fixed sequence of adds over the last axis, written out (slices, a scan, a
-static tree schedule) so that no compiler can reassociate it; every add is ``arith``'s IEEE add
+static tree schedule) so that no compiler can reassociate it; every add is the adder's IEEE add
 rounded to the format (or to float32 where the order accumulates in float32). ``order_tree``
 gives the same orders as nested tuples of input indices, the form ``reveal_order`` returns.
 """
@@ -16,11 +16,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..config import Config, resolve_config
-from ..formats import FORMATS, Format
+from ..formats import FORMATS, Format, finfo
 from ..isa.codecs import decode, encode
 from ..isa.lanes import pair_tree, sequential_sum
 from ..isa.reduce_tensor import tensor_sum
-from ..numerics import arith
+from ..numerics.add import canonical_nan, carrier_add, float_add, native_add
+from ..numerics.bits import SIGN32, U32, from_bits, from_carrier, sll, srl, to_bits, to_carrier
+from ..numerics.rounding import round_carrier
 
 ORDERS = ("sequential", "adjacent_tree", "datablock_mode1", "datablock_mode2", "numpy_pairwise",
           "kahan")
@@ -38,22 +40,23 @@ PW_BLOCKSIZE = 128  # NumPy's pairwise_sum block (numpy/_core/src/umath/loops_ut
 
 def unit_roundoff(fmt: Format) -> float:
     """u = 2^-p, half the spacing of the format's numbers in [1, 2) (p = mantissa bits + 1)."""
-    return 2.0 ** -(fmt.mantissa_bits + 1)
+    return finfo(fmt).eps / 2
 
 
 def least_exponent(fmt: Format) -> int:
     """Exponent of the format's least subnormal (every value is a multiple of it)."""
-    return 1 - fmt.bias - fmt.mantissa_bits
+    info = finfo(fmt)
+    return info.minexp - info.nmant
 
 
 def load(x, fmt: Format):
     """Carriers of an array held in ``fmt``'s storage dtype (exact)."""
     if fmt.name in CODEC_SUMS:
-        return jax.lax.bitcast_convert_type(decode(x, fmt), arith.U32)
-    bits = arith.to_bits(x, fmt)
+        return jax.lax.bitcast_convert_type(decode(x, fmt), U32)
+    bits = to_bits(x, fmt)
     if fmt.name == "fp8_e5m2_t":
-        return arith.to_carrier(arith._sll(bits.astype(jnp.uint16), 8), FORMATS["half"])
-    return arith.to_carrier(bits, fmt)
+        return to_carrier(sll(bits.astype(jnp.uint16), 8), FORMATS["half"])
+    return to_carrier(bits, fmt)
 
 
 def store(c, fmt: Format):
@@ -62,11 +65,11 @@ def store(c, fmt: Format):
     if fmt.name in CODEC_SUMS:
         codes = encode(jax.lax.bitcast_convert_type(c, jnp.float32), fmt,
                        round_mode=CODEC_SUMS[fmt.name])
-        return arith.from_bits(codes, fmt)
+        return from_bits(codes, fmt)
     if fmt.name == "fp8_e5m2_t":
-        half = arith.from_carrier(c, FORMATS["half"])
-        return arith.from_bits(arith._srl(half, 8).astype(jnp.uint8), fmt)
-    return arith.from_bits(arith.from_carrier(c, fmt), fmt)
+        half = from_carrier(c, FORMATS["half"])
+        return from_bits(srl(half, 8).astype(jnp.uint8), fmt)
+    return from_bits(from_carrier(c, fmt), fmt)
 
 
 def _may_be_tiny(fmt: Format) -> bool:
@@ -84,25 +87,25 @@ class Arith:
     def add(self, a, b):
         if self.fmt.name in CODEC_SUMS:
             return self.round(self.add_f32(a, b))
-        return arith.float_add(a, b, self.fmt, self.config)
+        return float_add(a, b, self.fmt, self.config)
 
     def add_f32(self, a, b):
         if _may_be_tiny(self.fmt):
-            return arith.carrier_add(a, b)
+            return carrier_add(a, b)
         # Sums of half (or fp8) values are multiples of 2^-24: the native add is exact.
-        return arith.canonical_nan(arith.native_add(a, b))
+        return canonical_nan(native_add(a, b))
 
     def round(self, c):
         if self.fmt.name in CODEC_SUMS:  # the float32 sum of two fp8 values is exact
             return load(store(c, self.fmt), self.fmt)
-        return arith.round_carrier(c, self.fmt, self.config)
+        return round_carrier(c, self.fmt, self.config)
 
     def zeros(self, shape):
-        return jnp.zeros(shape, arith.U32)
+        return jnp.zeros(shape, U32)
 
 
 def _neg(c):
-    return c ^ arith.SIGN32
+    return c ^ SIGN32
 
 
 # --- the orders -----------------------------------------------------------------------------
@@ -178,7 +181,7 @@ def _numpy_leaf(v, add: Callable):
     r[j] += v[i + j], then ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)), then the rest one by one."""
     size = v.shape[-1]
     if size < 8:
-        res = jnp.full(v.shape[:-1], arith.SIGN32, arith.U32)
+        res = jnp.full(v.shape[:-1], SIGN32, U32)
         for i in range(size):
             res = add(res, v[..., i])
         return res
@@ -200,7 +203,7 @@ def _numpy_pairwise(c, ar: Arith):
     by_size: dict[int, list] = {}
     for leaf in leaves:
         by_size.setdefault(leaf[1], []).append(leaf)
-    values = jnp.zeros(c.shape[:-1] + (len(leaves),), arith.U32)
+    values = jnp.zeros(c.shape[:-1] + (len(leaves),), U32)
     for size, group in by_size.items():
         idx = np.array([start for start, _ in group])[:, None] + np.arange(size)
         values = values.at[..., np.array([index[g] for g in group])].set(

@@ -16,9 +16,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..config import Config, resolve_config
-from ..formats import FORMATS, Format, resolve
+from ..formats import FORMATS, Format, finfo, resolve
 from ..isa.lanes import kernel
-from ..numerics import arith, exact
+from ..numerics import exact
+from ..numerics.bits import from_bits
 from . import orders
 from .orders import ORDERS, SUM_FORMATS
 
@@ -139,7 +140,7 @@ def _round_exact(c, fmt, limbs=None):
         c32 = exact.exact_sum_bits(c, fmt, limbs=limbs, target=FORMATS["float"], odd=True)
         return orders.store(c32, fmt)
     bits = exact.exact_sum_bits(c, fmt, limbs=limbs).astype(fmt.bits_dtype)
-    return arith.from_bits(bits, fmt)
+    return from_bits(bits, fmt)
 
 
 def _exact_forward(fmt, x):
@@ -192,12 +193,12 @@ def gamma(k: Any, u: float) -> Any:
 def ulp(y: Any, dtype: Any) -> np.ndarray:
     """Spacing of the format's numbers at |y| (float64 in, float64 out): 2^(e - mantissa bits)
     for 2^e <= |y| < 2^(e+1), never below the least subnormal."""
-    fmt = resolve(dtype, where="ulp")
+    info = finfo(resolve(dtype, where="ulp"))
     y = np.abs(np.asarray(y, np.float64))
-    emin = 1 - fmt.bias
+    emin = info.minexp
     with np.errstate(divide="ignore"):
         e = np.where(y > 0, np.floor(np.log2(np.where(y > 0, y, 1.0))), emin)
-    return np.exp2(np.maximum(e, emin) - fmt.mantissa_bits)
+    return np.exp2(np.maximum(e, emin) - info.nmant)
 
 
 def errors(computed: Any, exact_value: Any, *, dtype: Any) -> dict[str, np.ndarray]:

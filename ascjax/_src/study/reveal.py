@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..formats import resolve
+from ..formats import finfo, resolve
 
 Tree = Any  # an int (a leaf: input index) or a tuple of trees, children ordered by least leaf
 
@@ -28,10 +28,9 @@ Tree = Any  # an int (a leaf: input index) or a tuple of trees, children ordered
 def probe_values(dtype: Any) -> tuple[float, float]:
     """(M, s) for inputs of ``dtype``: M its largest power of two, s its least subnormal
     for half (absorbed by M even in a float32 accumulator), else 1."""
-    fmt = resolve(dtype, where="reveal_order")
-    emax = (1 << fmt.exponent_bits) - 2 - fmt.bias
-    small = 2.0 ** (1 - fmt.bias - fmt.mantissa_bits) if fmt.exponent_bits <= 5 else 1.0
-    return 2.0 ** emax, small
+    info = finfo(resolve(dtype, where="reveal_order"))
+    small = info.smallest_subnormal if info.nexp <= 5 else 1.0
+    return 2.0 ** (info.maxexp - 1), small
 
 
 def reveal_order(sum_fn: Callable, n: int, *, dtype: Any = "float", batched: bool = True,
