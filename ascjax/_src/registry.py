@@ -89,13 +89,13 @@ INSTRUCTIONS: dict[str, Instruction] = {
 ASSUMPTIONS = (
     ("A1", ("Ignored mask bits are 0 (canonical masks): a b32 mask on b16 data activates only "
      "even elements"),
-     'create_mask / update_mask(layout="replicated")'),
+     'Config(mask_layout="replicated")'),
     ("A2", "PAT_VLn with n > lanes is clamped to all lanes",
-     'create_mask(vl_overflow="empty")'),
+     'Config(vl_overflow="empty")'),
     ("A3", "Float overflow gives IEEE inf/NaN by default on 950",
      'Config(float_overflow="saturate")'),
     ("A4", "A masked asc_storealign leaves masked-off UB bytes untouched",
-     'storealign(masked="zero")'),
+     'Config(store_masked="zero")'),
     ("A5", ("PairReduceSum, both elements of a pair masked: dst unchanged (seed; 950 "
      "implementation code writes 0)"),
      'Config(masked_pair="zero") or product="200I/500 A2"'),
@@ -144,7 +144,7 @@ def conformance_table() -> str:
     for ins in INSTRUCTIONS.values():
         for key in dict.fromkeys(row[0] for row in ins.types):
             variants = [row for row in ins.types if row[0] == key]
-            detail = "; ".join(", ".join(f"{c}={v}" for c, v in zip(ins.columns, row))
+            detail = "; ".join(", ".join(f"{c}={v}" for c, v in zip(ins.columns, row, strict=True))
                                for row in variants)
             keys = ins.assumed.get(key)
             status = f"assumed ({', '.join(keys)})" if keys else "documented"
