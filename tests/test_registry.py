@@ -150,9 +150,9 @@ def _reduce_sum_draw(rng, row, config):
     return ((mask, repeats, rep), mode, src_n), config.replace(product=product)
 
 
-# --- squeeze: init, three calls, finalize ----------------------------------------------------
+# --- squeeze: init, two calls, finalize ----------------------------------------------------
 
-SQUEEZE_CALLS, SQUEEZE_UB = 3, 1024
+SQUEEZE_CALLS, SQUEEZE_UB = 2, 1024
 
 
 def _kw(name: str) -> dict:
