@@ -40,7 +40,7 @@ class Pattern(enum.IntEnum):
 
 
 def _width_of(dtype: Any, where: str) -> int:
-    """Bytes per element of a mask for ``dtype``: an Ascend type, NumPy dtype or "b8"/"b16"/"b32"."""
+    """Bytes per element of a mask for ``dtype`` (Ascend type, NumPy dtype, "b8"/"b16"/"b32")."""
     if isinstance(dtype, str) and dtype in ("b8", "b16", "b32"):
         return int(dtype[1:]) // 8
     return resolve(dtype, where=where).width

@@ -73,7 +73,10 @@ def check_addr(addr: Any, size: int, ub_bytes: int, align: int, *, where: str, a
 
 
 def loadalign(ub: Any, addr: int, dtype: Any) -> jax.Array:
-    """``asc_loadalign(dst, src)``: the ``dtype`` register in the 256 bytes at ``addr`` (32-aligned)."""
+    """``asc_loadalign(dst, src)``: the ``dtype`` register in the 256 bytes at ``addr``.
+
+    ``addr`` is 32-byte aligned.
+    """
     where = "loadalign"
     ub = check_ub(ub, where)
     fmt = resolve(dtype, where=where)
