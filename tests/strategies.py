@@ -151,7 +151,7 @@ def hardware_mask(elements: np.ndarray, width: int) -> np.ndarray:
     return hw
 
 
-# --- plain loop models: one add at a time on NumPy scalars ------------------------------------
+# --- bits for the loop models (their one scalar add is ascjax.reference.add) -----------------
 
 DTYPES = {"half": np.float16, "bfloat16_t": ml_dtypes.bfloat16, "float": np.float32,
           "fp8_e5m2_t": ml_dtypes.float8_e5m2, "fp8_e4m3fn_t": ml_dtypes.float8_e4m3fn}
@@ -165,13 +165,3 @@ def bits(x, name):
     b = x.view(f"uint{x.dtype.itemsize * 8}").astype(np.int64)
     return np.where(np.isnan(x.astype(np.float32)), NAN_BITS[name], b)
 
-
-def add(a, b, name):
-    """One add in the format: float16 and float32 adds are IEEE in NumPy; bfloat16 and the
-    fp8 formats add in float32, then round (double rounding is innocuous at these widths;
-    fp8_e4m3fn overflows to NaN)."""
-    dt = DTYPES[name]
-    with np.errstate(all="ignore"):
-        if name in ("half", "float"):
-            return dt(dt(a) + dt(b))
-        return dt(np.float32(a) + np.float32(b))

@@ -44,13 +44,14 @@ def test_replicated_layout_and_cross_width_reuse():
     b32 = ascjax.create_mask("PAT_ALL", "float")
     on_half = np.asarray(element_mask(b32, ascjax.FORMATS["half"], where="t"))
     np.testing.assert_array_equal(on_half, np.arange(128) % 2 == 0)  # canonical: even only
-    rep = ascjax.create_mask("PAT_ALL", "float", layout="replicated")
+    rep = ascjax.create_mask("PAT_ALL", "float", config=ascjax.Config(mask_layout="replicated"))
     assert np.asarray(element_mask(rep, ascjax.FORMATS["half"], where="t")).all()
 
 
 def test_vl_overflow_option():
     assert np.asarray(ascjax.create_mask("PAT_VL128", "float"))[::4].all()
-    assert not np.asarray(ascjax.create_mask("PAT_VL128", "float", vl_overflow="empty")).any()
+    assert not np.asarray(ascjax.create_mask("PAT_VL128", "float",
+                                                config=ascjax.Config(vl_overflow="empty"))).any()
 
 
 @pytest.mark.parametrize("count", [0, 1, 63, 64, 65, 1000, 2**32 - 1])

@@ -10,95 +10,17 @@ import jax
 import ml_dtypes
 import numpy as np
 import pytest
-from strategies import DTYPES, NAN_BITS, add, bits
+from strategies import DTYPES, NAN_BITS, bits
 
-from ascjax import precision
+from ascjax import precision, reference
 from ascjax._src.cli import main
 
 LANES = {"half": 128, "bfloat16_t": 128, "float": 64, "fp8_e5m2_t": 256, "fp8_e4m3fn_t": 256}
 RNG = np.random.default_rng(11)
 
 
-# --- reference models: plain loops over NumPy scalars (add, bits: strategies.py) ----------
-
-def ref_sequential(x, name):
-    s = x[0]
-    for v in x[1:]:
-        s = add(s, v, name)
-    return s
-
-
-def ref_pairs(x, name, carry=True):
-    """Adjacent pairs per level; an odd last element moves up (carry) or meets +0."""
-    x = list(x)
-    while len(x) > 1:
-        if len(x) % 2 and not carry:
-            x.append(DTYPES[name](0))
-        nxt = [add(x[i], x[i + 1], name) for i in range(0, len(x) - 1, 2)]
-        x = nxt + x[-1:] if len(x) % 2 else nxt
-    return x[0]
-
-
-def ref_datablock(x, name, mode):
-    lanes, zero = LANES[name], DTYPES[name](0)
-    repeats = []
-    for r in range(0, len(x), lanes):
-        block = list(x[r:r + lanes]) + [zero] * (lanes - len(x[r:r + lanes]))
-        repeats.append(ref_pairs(block, name))
-    if mode == 2:
-        return ref_sequential(repeats, name)
-    width = 1 << (len(repeats) - 1).bit_length()
-    return ref_pairs(repeats + [zero] * (width - len(repeats)), name)
-
-
-def ref_numpy(x, name):
-    """NumPy's pairwise_sum (loops_utils.h.src), float32 accumulators, then one rounding."""
-    f = np.float32
-
-    def pw(a):
-        n = len(a)
-        with np.errstate(all="ignore"):
-            if n < 8:
-                res = f(-0.0)
-                for v in a:
-                    res = f(res + f(v))
-                return res
-            if n <= 128:
-                r = [f(v) for v in a[:8]]
-                i = 8
-                while i < n - n % 8:
-                    r = [f(r[j] + f(a[i + j])) for j in range(8)]
-                    i += 8
-                res = f(f(f(r[0] + r[1]) + f(r[2] + r[3])) + f(f(r[4] + r[5]) + f(r[6] + r[7])))
-                for v in a[i:]:
-                    res = f(res + f(v))
-                return res
-            half = n // 2
-            half -= half % 8
-            return f(pw(a[:half]) + pw(a[half:]))
-
-    with np.errstate(all="ignore"):
-        return DTYPES[name](f(f(0.0) + pw(list(x))))
-
-
-def ref_kahan(x, name):
-    s, e = x[0], DTYPES[name](0)
-    for v in x[1:]:
-        y = add(v, -e, name)
-        t = add(s, y, name)
-        e = add(add(t, -s, name), -y, name)
-        s = t
-    return s
-
-
-REFERENCES = {
-    "sequential": ref_sequential,
-    "adjacent_tree": ref_pairs,
-    "datablock_mode1": lambda x, name: ref_datablock(x, name, 1),
-    "datablock_mode2": lambda x, name: ref_datablock(x, name, 2),
-    "numpy_pairwise": ref_numpy,
-    "kahan": ref_kahan,
-}
+# The summation orders' reference models: ascjax.reference (section "summation orders").
+REFERENCES = reference.SUMMATION_ORDERS
 
 
 def inputs(name, rows, n):
@@ -330,8 +252,8 @@ def test_study_command(tmp_path, capsys):
 
 
 def test_benchmark_script_runs(capsys):
-    spec = importlib.util.spec_from_file_location(
-        "precision_trials", pathlib.Path(__file__).parents[1] / "benchmarks" / "precision_trials.py")
+    script = pathlib.Path(__file__).parents[1] / "benchmarks" / "precision_trials.py"
+    spec = importlib.util.spec_from_file_location("precision_trials", script)
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     assert bench.main(["--trials", "3", "--n", "16", "--chunk", "2"]) == 0

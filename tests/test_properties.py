@@ -212,8 +212,8 @@ def test_pair_reduce_sum_matches_reference(case):
     call_config = config if product is None else config.replace(product=product)
     f = jax.jit(lambda d, s: ascjax.pair_reduce_sum(d, s, repeat, mask, *strides,
                                                     config=call_config))
-    want = _stack([reference.pair_reduce_sum(d, s, repeat, mask, *strides, product=product,
-                                             config=config) for d, s in zip(dst, src)])
+    want = _stack([reference.pair_reduce_sum(d, s, repeat, mask, *strides, config=call_config)
+                   for d, s in zip(dst, src)])
     assert_bits_equal(f(dst, src), want,
                       f"pair_reduce_sum {t} repeat={repeat} mask={mask} strides={strides} "
                       f"product={product} {config}")

@@ -87,13 +87,13 @@ INSTRUCTIONS: dict[str, Instruction] = {
 ASSUMPTIONS = (
     ("A1", ("Ignored mask bits are 0 (canonical masks): a b32 mask on b16 data activates only "
      "even elements"),
-     'create_mask / update_mask(layout="replicated")'),
+     'Config(mask_layout="replicated")'),
     ("A2", "PAT_VLn with n > lanes is clamped to all lanes",
-     'create_mask(vl_overflow="empty")'),
+     'Config(vl_overflow="empty")'),
     ("A3", "Float overflow gives IEEE inf/NaN by default on 950",
      'Config(float_overflow="saturate")'),
     ("A4", "A masked asc_storealign leaves masked-off UB bytes untouched",
-     'storealign(masked="zero")'),
+     'Config(store_masked="zero")'),
     ("A5", ("PairReduceSum, both elements of a pair masked: dst unchanged (seed; 950 "
      "implementation code writes 0)"),
      'Config(masked_pair="zero") or Config(product="200I/500 A2")'),

@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ..config import Config, resolve_config
 from ..formats import VL_BYTES, Format, resolve
 
 
@@ -39,7 +40,7 @@ class Pattern(enum.IntEnum):
 
 
 def _width_of(dtype: Any, where: str) -> int:
-    """Bytes per element for a mask of ``dtype``: an Ascend type, a NumPy dtype or "b8"/"b16"/"b32"."""
+    """Bytes per element of a mask for ``dtype`` (Ascend type, NumPy dtype, "b8"/"b16"/"b32")."""
     if isinstance(dtype, str) and dtype in ("b8", "b16", "b32"):
         return int(dtype[1:]) // 8
     return resolve(dtype, where=where).width
@@ -55,10 +56,7 @@ def _pattern(pattern: Any) -> Pattern:
                          f"{[p.name for p in Pattern]} or their values 0..13, 15") from None
 
 
-VL_OVERFLOW = ("clamp", "empty")
-
-
-def _pattern_elements(pattern: Pattern, n: int, vl_overflow: str = "clamp") -> np.ndarray:
+def _pattern_elements(pattern: Pattern, n: int, vl_overflow: str) -> np.ndarray:
     idx = np.arange(n)
     if pattern == Pattern.PAT_ALL:
         return np.ones(n, bool)
@@ -78,17 +76,13 @@ def _pattern_elements(pattern: Pattern, n: int, vl_overflow: str = "clamp") -> n
     return idx < count
 
 
-LAYOUTS = ("canonical", "replicated")
-
-
-def _spread(elements, width: int, layout: str = "canonical", where: str = "create_mask"):
+def _spread(elements, width: int, layout: str):
     """Hardware form of a per-element mask: bit i*width set for active element i.
 
-    ``layout="replicated"`` sets all ``width`` bits of an active element's group instead (the
-    other reading of SPEC 11.1: then a b32 mask on b16 data activates element pairs).
+    ``layout="replicated"`` (``Config.mask_layout``) sets all ``width`` bits of an active
+    element's group instead (the other reading of SPEC 11.1: then a b32 mask on b16 data
+    activates element pairs).
     """
-    if layout not in LAYOUTS:
-        raise ValueError(f"{where}: layout={layout!r} is not one of {LAYOUTS}")
     elements = jnp.asarray(elements)
     rest = (jnp.broadcast_to(elements[..., None], elements.shape + (width - 1,))
             if layout == "replicated" else jnp.zeros(elements.shape + (width - 1,), bool))
@@ -96,44 +90,44 @@ def _spread(elements, width: int, layout: str = "canonical", where: str = "creat
         elements.shape[:-1] + (VL_BYTES,))
 
 
-def create_mask(pattern: Any, dtype: Any, *, layout: str = "canonical",
-                vl_overflow: str = "clamp") -> jax.Array:
+def create_mask(pattern: Any, dtype: Any, *, config: Config | None = None) -> jax.Array:
     """``asc_create_mask_bW(pattern)``: a hardware-form mask, bool ``(256,)``.
 
     ``pattern`` is a ``Pattern``, its name (``"PAT_M3"`` or ``"M3"``) or its enum value;
     ``dtype`` chooses the element width W (an Ascend type name, a NumPy dtype or ``"b16"``).
-    ``layout``: ``"canonical"`` (only each group's lowest bit set, **assumed**) or
-    ``"replicated"``. ``vl_overflow``: PAT_VLn with n > lanes gives all lanes (``"clamp"``,
-    **assumed**) or none (``"empty"``).
+    ``config.mask_layout``: ``"canonical"`` (only each group's lowest bit set, **assumed**, A1)
+    or ``"replicated"``. ``config.vl_overflow``: PAT_VLn with n > lanes gives all lanes
+    (``"clamp"``, **assumed**, A2) or none (``"empty"``).
 
     >>> int(create_mask("PAT_VL3", "float")[::4].sum())
     3
     """
+    config = resolve_config(config)
     width = _width_of(dtype, "create_mask")
-    if vl_overflow not in VL_OVERFLOW:
-        raise ValueError(f"create_mask: vl_overflow={vl_overflow!r} is not one of {VL_OVERFLOW}")
-    elements = _pattern_elements(_pattern(pattern), VL_BYTES // width, vl_overflow)
-    return _spread(elements, width, layout)
+    elements = _pattern_elements(_pattern(pattern), VL_BYTES // width, config.vl_overflow)
+    return _spread(elements, width, config.mask_layout)
 
 
-def update_mask(count: Any, dtype: Any, *, layout: str = "canonical") -> tuple[jax.Array, Any]:
-    """``asc_update_mask_bW(count)``: ``(mask of the lowest min(count, N) elements, max(count - N, 0))``.
+def update_mask(count: Any, dtype: Any, *,
+                config: Config | None = None) -> tuple[jax.Array, Any]:
+    """``asc_update_mask_bW(count)``: ``(mask of the lowest min(count, N) elements,
+    max(count - N, 0))``.
 
     ``count`` is a ``uint32_t``: a Python int in [0, 2^32) or an integer array (jittable).
-    ``layout`` as for ``create_mask``.
+    ``config.mask_layout`` as for ``create_mask``.
     """
+    layout = resolve_config(config).mask_layout
     width = _width_of(dtype, "update_mask")
     n = VL_BYTES // width
     if isinstance(count, (int, np.integer)):
         if not 0 <= int(count) < 2**32:
             raise ValueError(f"update_mask: count={count} is outside uint32_t [0, 2^32)")
         count = int(count)
-        return _spread(np.arange(n) < count, width, layout, "update_mask"), max(count - n, 0)
+        return _spread(np.arange(n) < count, width, layout), max(count - n, 0)
     count = jnp.asarray(count)
     if not jnp.issubdtype(count.dtype, jnp.integer):
         raise TypeError(f"update_mask: count must be an integer, got dtype {count.dtype}")
-    mask = _spread(jnp.arange(n, dtype=count.dtype) < count[..., None], width, layout,
-                   "update_mask")
+    mask = _spread(jnp.arange(n, dtype=count.dtype) < count[..., None], width, layout)
     return mask, jnp.where(count > n, count - n, 0).astype(count.dtype)
 
 

@@ -20,7 +20,7 @@ from .masks import element_mask
 
 
 def to_bytes(x, fmt: Format):
-    """Little-endian bytes ``(..., n * width)`` of ``(..., n)`` values, by shifts (no bitcast order)."""
+    """Little-endian bytes ``(..., n * width)`` of ``(..., n)`` values, by shifts (no bitcast)."""
     bits = to_bits(x, fmt)
     if fmt.width == 1:
         return bits.astype(jnp.uint8)
@@ -73,7 +73,10 @@ def check_addr(addr: Any, size: int, ub_bytes: int, align: int, *, where: str, a
 
 
 def loadalign(ub: Any, addr: int, dtype: Any) -> jax.Array:
-    """``asc_loadalign(dst, src)``: the register of ``dtype`` in the 256 bytes at ``addr`` (32-aligned)."""
+    """``asc_loadalign(dst, src)``: the ``dtype`` register in the 256 bytes at ``addr``.
+
+    ``addr`` is 32-byte aligned.
+    """
     where = "loadalign"
     ub = check_ub(ub, where)
     fmt = resolve(dtype, where=where)
@@ -81,24 +84,20 @@ def loadalign(ub: Any, addr: int, dtype: Any) -> jax.Array:
     return from_bytes(ub[..., addr:addr + VL_BYTES], fmt)
 
 
-STORE_MASKED = ("keep", "zero")
-
-
 def storealign(ub: Any, addr: int, src: Any, mask: Any, *, dtype: Any = None,
-               masked: str = "keep") -> jax.Array:
+               config: Config | None = None) -> jax.Array:
     """``asc_storealign(dst, src, mask)``: write the active elements of ``src`` at ``addr``.
 
-    Bytes of masked-off elements keep their UB contents (``masked="keep"``, **assumed**,
-    SPEC 11.4) or are written as 0 (``masked="zero"``).
+    Bytes of masked-off elements keep their UB contents (``config.store_masked="keep"``,
+    **assumed**, A4, SPEC 11.4) or are written as 0 (``"zero"``).
     """
     where = "storealign"
+    masked = resolve_config(config).store_masked
     ub = check_ub(ub, where)
     fmt = resolve_dtypes(src, dtype, where=where, arg="src")
     src = check_register(src, fmt, where=where, arg="src")
     active = element_mask(mask, fmt, where=where)
     addr = check_addr(addr, VL_BYTES, ub.shape[-1], DATABLOCK_BYTES, where=where, arg="addr")
-    if masked not in STORE_MASKED:
-        raise ValueError(f"{where}: masked={masked!r} is not one of {STORE_MASKED}")
     byte_active = jnp.repeat(active, fmt.width, axis=-1)
     old = ub[..., addr:addr + VL_BYTES] if masked == "keep" else jnp.zeros((), jnp.uint8)
     new = jnp.where(byte_active, to_bytes(src, fmt), old)
@@ -127,7 +126,7 @@ def _gm_bytes(gm: Any, where: str):
 
 
 def copy_gm2ub_align(ub: Any, addr: int, gm: Any, size: int) -> jax.Array:
-    """``asc_copy_gm2ub_align(dst, src, size)``: copy the first ``size`` bytes of ``gm`` to ``addr``."""
+    """``asc_copy_gm2ub_align(dst, src, size)``: the first ``size`` bytes of ``gm`` to ``addr``."""
     where = "copy_gm2ub_align"
     ub = check_ub(ub, where)
     data, _ = _gm_bytes(gm, where)
@@ -138,7 +137,7 @@ def copy_gm2ub_align(ub: Any, addr: int, gm: Any, size: int) -> jax.Array:
 
 
 def copy_ub2gm_align(gm: Any, ub: Any, addr: int, size: int) -> jax.Array:
-    """``asc_copy_ub2gm_align(dst, src, size)``: ``gm`` with its first ``size`` bytes from ``addr``."""
+    """``asc_copy_ub2gm_align(dst, src, size)``: ``gm``, its first ``size`` bytes from ``addr``."""
     where = "copy_ub2gm_align"
     ub = check_ub(ub, where)
     gm = jnp.asarray(gm)

@@ -1,0 +1,415 @@
+"""Every registry instruction x type row x (eager, jit, vmap, batched) x Config readings, bit for
+bit against its model in ``ascjax.reference`` (the op-record style of JAX's ``lax_test``).
+
+A ``Record`` says, for one instruction, how to draw a case for a type row (``draw``: the static
+arguments, and a Config when the case picks one such as the product; ``arrays``: one instance of
+the array arguments, random plus adversarial values and masks), which Config readings to run,
+and how to call an implementation (``call``: the one place a call's form is spelled, shared by
+the emulator and the reference). Outputs are compared as bits.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import os
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from strategies import (
+    assert_bits_equal,
+    bits_of,
+    hardware_mask,
+    lane_bytes,
+    lanes_of,
+    masks,
+    register_values,
+    storage,
+)
+
+import ascjax
+from ascjax import Config, reference
+
+BATCH = 3
+# Few examples per case: there are ~350 cases, most compiling under jit and vmap. The deep
+# profile (ASCJAX_EXAMPLES=600, say) scales this up.
+EXAMPLES = max(2, int(os.environ.get("ASCJAX_EXAMPLES", "60")) // 30)
+ALL_MODES = ("eager", "jit", "vmap", "batched")
+
+
+@dataclasses.dataclass(frozen=True)
+class Record:
+    name: str
+    draw: Callable          # (rng, row, config) -> (static, config)
+    arrays: Callable        # (rng, row, static) -> tuple of arrays, one instance
+    call: Callable          # (impl, arrays, static, config) -> tuple of outputs
+    configs: Callable       # row -> list of Config readings
+    shared: tuple = ()      # indices of arrays that are not batched (gather's src)
+    modes: tuple = ALL_MODES
+
+    @property
+    def rows(self):
+        return ascjax.INSTRUCTIONS[self.name].types
+
+
+def _readings(*changes: dict) -> Callable:
+    """Config readings: the default, then one per change (one factor at a time)."""
+    return lambda row: [Config()] + [Config(**c) for c in changes]
+
+
+def _float_readings(row):
+    """Float sums: masked lanes skipped, and half's saturating adds (float has none)."""
+    half = row[0] == "half"
+    return [Config(), Config(masked_lanes="skip")] + ([Config(float_overflow="saturate")]
+                                                      if half else [])
+
+
+def _products(row) -> list[str]:
+    return row[1].split(", ")
+
+
+def _values(rng, name, n):
+    return register_values(rng, name, (n,), p_special=float(rng.choice([0.0, 0.05, 0.3])))
+
+
+# --- repeat/stride instructions (SPEC 5, 10) -------------------------------------------------
+
+def _repeat_mask(rng, lanes):
+    """A continuous count (1, all lanes, or random) or bit-mode words with empty and full
+    DataBlocks."""
+    if rng.integers(2):
+        return int(rng.choice([1, lanes, rng.integers(1, lanes + 1)]))
+    epb = lanes // 8
+    kind = rng.integers(0, 3, 8).repeat(epb)
+    on = np.where(kind == 0, True, np.where(kind == 1, False, rng.random(lanes) < 0.5))
+    if not on.any():
+        on[rng.integers(lanes)] = True
+    words = [int(sum(int(b) << i for i, b in enumerate(on[w * 64:(w + 1) * 64])))
+             for w in range(lanes // 64)]
+    return words
+
+
+def _active(mask, lanes):
+    if isinstance(mask, int):
+        return np.arange(lanes) < mask
+    return np.array([(mask[e // 64] >> (e % 64)) & 1 for e in range(lanes)], bool)
+
+
+def _src_len(row, repeats, mask, blk, rep):
+    """Elements the repeats read (at least one), plus a random tail."""
+    lanes = lanes_of(row[0])
+    epb = lanes // 8
+    e = np.nonzero(_active(mask, lanes))[0]
+    top = max(((repeats - 1) * rep + e // epb * blk) * epb + e % epb) if repeats else 0
+    return int(top) + 1
+
+
+def _draw_repeats(rng, row, config, dst_len, continuous=False):
+    """(repeat_time, mask, dst_rep_stride, src_blk_stride, src_rep_stride, dst_n, src_n)."""
+    product = str(rng.choice(_products(row)))
+    lanes = lanes_of(row[0])
+    repeats = int(rng.choice([0, 1, 2, 3, 5]))
+    mask = _repeat_mask(rng, lanes)
+    if continuous and not isinstance(mask, int):
+        mask = int(rng.integers(1, lanes + 1))
+    lo = 1 if product == "training" else 0          # training: dst_rep_stride >= 1
+    dst_rep, blk, rep = int(rng.integers(lo, 4)), int(rng.integers(0, 3)), int(rng.integers(0, 17))
+    src_n = _src_len(row, repeats, mask, blk, rep) + int(rng.integers(0, 40))
+    dst_n = dst_len(lanes, max(repeats - 1, 0) * dst_rep) + int(rng.integers(0, 8))
+    return (repeats, mask, dst_rep, blk, rep, dst_n, src_n), config.replace(product=product)
+
+
+def _dst_src(rng, row, static):
+    *_, dst_n, src_n = static
+    return _values(rng, row[0], dst_n), _values(rng, row[0], src_n)
+
+
+def _rsd_arrays(rng, row, static):
+    lanes = lanes_of(row[0])
+    m = masks(rng, (lanes,), lanes // 8)
+    return _values(rng, row[0], lanes), hardware_mask(m, 256 // lanes) if static else m
+
+
+def _reduce_sum_draw(rng, row, config):
+    product = str(rng.choice(_products(row)))
+    lanes = lanes_of(row[0])
+    mode = [None, 1, 2][rng.integers(3)]
+    if rng.integers(2):                             # first-n form
+        n = int(rng.integers(1, 6 * lanes))
+        count = int(rng.choice([1, n, lanes, rng.integers(1, n + 1)]))
+        return ((count,), mode, max(n, count)), config.replace(product=product)
+    repeats, mask, rep = int(rng.choice([0, 1, 3, 5])), _repeat_mask(rng, lanes), int(
+        rng.integers(0, 17))
+    src_n = _src_len(row, repeats, mask, 1, rep) + int(rng.integers(0, 40))
+    return ((mask, repeats, rep), mode, src_n), config.replace(product=product)
+
+
+# --- squeeze: init, two calls, finalize ----------------------------------------------------
+
+SQUEEZE_CALLS, SQUEEZE_UB = 2, 1024
+
+
+def _kw(name: str) -> dict:
+    """``dtype=`` for byte-stored formats other than uint8_t (ambiguous storage)."""
+    return {"dtype": name} if storage(name) == np.uint8 and name != "uint8_t" else {}
+
+
+def _pending_tail(state):
+    """The unaligned register's pending bytes at their address % 32, other bytes 0 (the
+    emulator leaves those unspecified)."""
+    tail = state.tail
+    tail = jnp.asarray(np.frombuffer(tail, np.uint8) if isinstance(tail, bytes) else tail)
+    return tail, jnp.asarray(state.ar, jnp.int32), jnp.asarray(state.pending, jnp.int32)
+
+
+def _squeeze_chain(m, arrays, static, config):
+    ub, src1, mask = arrays
+    dst_addr, name = static
+    state = m.squeeze_and_storeunalign_init()
+    out = []
+    for k in range(SQUEEZE_CALLS):
+        ub, dst, state = m.squeeze_and_storeunalign(ub, dst_addr, state, src1[..., k, :],
+                                                    mask[..., k, :], config=config, **_kw(name))
+        tail, ar, pending = _pending_tail(state)
+        p = dst_addr + ar
+        pos = (jnp.arange(32) - (p - pending)[..., None]) % 32 < pending[..., None]
+        out += [dst, ub, ar, pending, jnp.where(pos, tail, jnp.zeros((), jnp.uint8)),
+                jnp.asarray(m.get_squeeze_status(state), jnp.int32)]
+    ub, state = m.squeeze_and_storeunalign_finalize(ub, dst_addr, state)
+    return (*out, ub, jnp.asarray(state.pending, jnp.int32))
+
+
+def _squeeze_arrays(rng, row, static):
+    name = row[0]
+    lanes = lanes_of(name)
+    ub = rng.integers(0, 256, SQUEEZE_UB, dtype=np.uint8)
+    return ub, _values(rng, name, SQUEEZE_CALLS * lanes).reshape(SQUEEZE_CALLS, lanes), masks(
+        rng, (SQUEEZE_CALLS, lanes), 32 // lane_bytes(name))
+
+
+# --- UB and GM moves ------------------------------------------------------------------------
+
+# One Ascend type per storage dtype (the byte-stored ones named explicitly for the moves).
+MOVE_TYPES = ("int8_t", "uint8_t", "hifloat8_t", "fp8_e5m2_t", "fp8_e4m3fn_t", "int16_t",
+              "half", "bfloat16_t", "int32_t", "uint32_t", "float")
+UB_SIZE = 1024
+
+
+def _move_static(rng, size_of=None):
+    name = str(rng.choice(MOVE_TYPES))
+    n = int(rng.integers(1, 200))
+    size = size_of(rng, name, n) if size_of else 0
+    top = (UB_SIZE - max(size, 256)) // 32
+    return int(rng.integers(0, top + 1)) * 32, name, n, size
+
+
+def _gm_size(rng, name, n):
+    """Any byte count of gm, for the copy into the UB."""
+    return int(rng.integers(0, n * lane_bytes(name) + 1))
+
+
+def _gm_elements(rng, name, n):
+    """Whole elements of gm, for the copy back."""
+    return int(rng.integers(0, n + 1)) * lane_bytes(name)
+
+
+def _ub(rng):
+    return rng.integers(0, 256, UB_SIZE, dtype=np.uint8)
+
+
+def _gather_arrays(rng, row, static):
+    n_src = static[0]
+    _, src, index = row
+    lanes = lanes_of(index)
+    m = masks(rng, (lanes,), 8)
+    idx = rng.integers(0, n_src, lanes)
+    # Inactive lanes may point anywhere: they are never range-checked.
+    wild = rng.integers(0, np.iinfo(storage(index)).max, lanes, dtype=np.uint64)
+    idx = np.where(m, idx, wild).astype(storage(index))
+    return _values(rng, src, n_src), idx, m
+
+
+def _gather_call(f, a, s, c):
+    dst, src, _ = s[1]
+    kw = {"dst_dtype": dst} if dst != src else {}
+    return (f(*a, config=c, **kw, **_kw(src)),)
+
+
+def _gather_draw(rng, row, config):
+    return (int(rng.integers(1, 600)), row), config
+
+
+RECORDS = {r.name: r for r in (
+    Record("reduce_sum_datablock",
+           draw=lambda rng, row, c: (bool(rng.integers(2)), c),   # hardware-form mask?
+           arrays=_rsd_arrays,
+           call=lambda f, a, s, c: (f(*a, config=c),),
+           configs=lambda row: (_float_readings(row) if row[0] in ("half", "float")
+                                else [Config(), Config(int_overflow="saturate")])),
+    Record("pair_reduce_sum",
+           draw=lambda rng, row, c: _draw_repeats(rng, row, c, lambda lanes, last: last
+                                                  * lanes // 2 + lanes // 2),
+           arrays=_dst_src,
+           call=lambda f, a, s, c: (f(*a, *s[:5], config=c),),
+           configs=lambda row: _float_readings(row) + [Config(masked_pair="keep"),
+                                                       Config(masked_pair="zero")]),
+    Record("block_reduce_sum",
+           draw=lambda rng, row, c: _draw_repeats(rng, row, c, lambda lanes, last: last * 8 + 8),
+           arrays=_dst_src,
+           call=lambda f, a, s, c: (f(*a, *s[:5], config=c),),
+           configs=lambda row: _float_readings(row) + [Config(empty_block="keep")]),
+    Record("whole_reduce_sum",
+           draw=lambda rng, row, c: _draw_repeats(rng, row, c, lambda lanes, last: last + 1),
+           arrays=_dst_src,
+           call=lambda f, a, s, c: (f(*a, s[1], s[0], *s[2:5], config=c),),
+           configs=_float_readings),
+    Record("repeat_reduce_sum",
+           draw=lambda rng, row, c: _draw_repeats(rng, row, c, lambda lanes, last: last + 1,
+                                                  continuous=True),
+           arrays=_dst_src,
+           # dst_blk_stride (7 here) has no effect: any int.
+           call=lambda f, a, s, c: (f(*a, s[0], s[1], 7, s[3], s[2], s[4], config=c),),
+           configs=_float_readings),
+    Record("reduce_sum",
+           draw=_reduce_sum_draw,
+           arrays=lambda rng, row, s: (_values(rng, row[0], 4), _values(rng, row[0], s[2])),
+           call=lambda f, a, s, c: (f(a[0], a[1], None, *s[0], mode=s[1], config=c),),
+           configs=_float_readings),
+    Record("gather", draw=_gather_draw, arrays=_gather_arrays,
+           call=_gather_call,
+           configs=_readings(), shared=(0,)),
+    Record("squeeze_and_storeunalign",
+           draw=lambda rng, row, c: ((int(rng.integers(0, 65 // lane_bytes(row[0])))
+                                      * lane_bytes(row[0]), row[0]), c),
+           arrays=_squeeze_arrays,
+           call=lambda m, a, s, c: _squeeze_chain(m, a, s, c),
+           configs=_readings()),
+    Record("create_mask",
+           draw=lambda rng, row, c: ((int(rng.choice([*range(14), 15])),
+                                      str(rng.choice(["b8", "b16", "b32", "half", "float",
+                                                      "int8_t", "uint32_t"]))), c),
+           arrays=lambda rng, row, s: (),
+           call=lambda f, a, s, c: (f(s[0], s[1], config=c),),
+           configs=_readings({"mask_layout": "replicated"}, {"vl_overflow": "empty"},
+                             {"mask_layout": "replicated", "vl_overflow": "empty"}),
+           modes=("eager", "jit")),
+    Record("update_mask",
+           draw=lambda rng, row, c: (str(rng.choice(["b8", "b16", "b32", "half", "float"])), c),
+           arrays=lambda rng, row, s: (np.asarray(rng.choice(
+               [0, 1, rng.integers(0, 300), 2**32 - 1 - rng.integers(0, 3)]), np.uint32),),
+           call=lambda f, a, s, c: tuple(np.uint32(x) if isinstance(x, int) else x
+                                         for x in f(a[0], s, config=c)),
+           configs=_readings({"mask_layout": "replicated"})),
+    Record("loadalign",
+           draw=lambda rng, row, c: (_move_static(rng), c),
+           arrays=lambda rng, row, s: (_ub(rng),),
+           call=lambda f, a, s, c: (f(a[0], s[0], s[1]),),
+           configs=_readings()),
+    Record("storealign",
+           draw=lambda rng, row, c: (_move_static(rng), c),
+           arrays=lambda rng, row, s: (_ub(rng), _values(rng, s[1], lanes_of(s[1])),
+                                       masks(rng, (lanes_of(s[1]),), 32 // lane_bytes(s[1]))),
+           call=lambda f, a, s, c: (f(a[0], s[0], a[1], a[2], config=c, **_kw(s[1])),),
+           configs=_readings({"store_masked": "zero"})),
+    Record("copy_gm2ub_align",
+           draw=lambda rng, row, c: (_move_static(rng, _gm_size), c),
+           arrays=lambda rng, row, s: (_ub(rng), _values(rng, s[1], s[2])),
+           call=lambda f, a, s, c: (f(a[0], s[0], a[1], s[3]),),
+           configs=_readings()),
+    Record("copy_ub2gm_align",
+           draw=lambda rng, row, c: (_move_static(rng, _gm_elements), c),
+           arrays=lambda rng, row, s: (_values(rng, s[1], s[2]), _ub(rng)),
+           call=lambda f, a, s, c: (f(a[0], a[1], s[0], s[3]),),
+           configs=_readings()),
+)}
+
+
+# --- the harness ----------------------------------------------------------------------------
+
+def _implementation(record: Record, emulator: bool):
+    """The callable a record's ``call`` gets: the function, or the module for the squeeze
+    chain (which calls init / the instruction / finalize)."""
+    if record.name == "squeeze_and_storeunalign":
+        return ascjax if emulator else reference
+    return getattr(ascjax if emulator else reference, record.name)
+
+
+def _run(record: Record, mode: str, arrays: list[tuple], static, config):
+    """Emulator outputs per instance: ``arrays`` holds one tuple per instance."""
+    f = _implementation(record, emulator=True)
+    call = record.call
+
+    def one(*a):
+        return call(f, a, static, config)
+
+    if mode in ("eager", "jit"):
+        run = one if mode == "eager" else jax.jit(one)
+        return [tuple(np.asarray(o) for o in run(*a)) for a in arrays]
+    stacked = tuple(a0 if i in record.shared else np.stack([a[i] for a in arrays])
+                    for i, a0 in enumerate(arrays[0]))
+    if mode == "vmap":
+        axes = tuple(None if i in record.shared else 0 for i in range(len(stacked)))
+        outs = jax.vmap(one, in_axes=axes)(*stacked)
+    else:
+        outs = one(*stacked)
+    outs = [np.asarray(o) for o in outs]
+    return [tuple(o[k] for o in outs) for k in range(len(arrays))]
+
+
+def _want(record: Record, a: tuple, static, config):
+    return tuple(np.asarray(o) for o in record.call(_implementation(record, False), a, static,
+                                                    config))
+
+
+CASES = [pytest.param(name, row, k, mode, id=f"{name}-{row[0]}-r{r}-c{k}-{mode}")
+         for name, record in RECORDS.items() for r, row in enumerate(record.rows)
+         for k in range(len(record.configs(row))) for mode in record.modes]
+
+
+@pytest.mark.parametrize("name, row, k, mode", CASES)
+@settings(max_examples=EXAMPLES)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_instruction_matches_reference(name, row, k, mode, seed):
+    record = RECORDS[name]
+    rng = np.random.default_rng(seed)
+    static, config = record.draw(rng, row, record.configs(row)[k])
+    n = 1 if mode in ("eager", "jit") and rng.integers(2) else BATCH
+    arrays = [record.arrays(rng, row, static) for _ in range(n)]
+    if record.shared:                   # one shared operand for the whole batch
+        arrays = [tuple(arrays[0][i] if i in record.shared else x for i, x in enumerate(a))
+                  for a in arrays]
+    got = _run(record, mode, arrays, static, config)
+    for j, a in enumerate(arrays):
+        want = _want(record, a, static, config)
+        assert len(got[j]) == len(want)
+        for i, (g, w) in enumerate(zip(got[j], want, strict=True)):
+            assert_bits_equal(g, w, f"{name} {row} {config} {mode} static={static} "
+                              f"instance {j} output {i}")
+
+
+def test_every_registry_instruction_has_a_reference_and_a_record():
+    """A new instruction needs its model in ascjax.reference and a record here."""
+    assert sorted(RECORDS) == sorted(ascjax.INSTRUCTIONS)
+    for name, ins in ascjax.INSTRUCTIONS.items():
+        ref = getattr(reference, name, None)
+        assert callable(ref), f"ascjax.reference has no model of {name}"
+        positional = [inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                      inspect.Parameter.VAR_POSITIONAL]
+        args = [[p.name for p in inspect.signature(f).parameters.values() if p.kind in positional]
+                for f in (ins.function, ref)]
+        assert args[0] == args[1], f"{name}: reference arguments {args[1]} != {args[0]}"
+
+
+def test_harness_compares_bits():
+    """The comparison sees a NaN payload and a signed zero (bits, not values)."""
+    with pytest.raises(AssertionError):
+        assert_bits_equal(np.array([0x7E01], np.uint16).view(np.float16),
+                          np.array([0x7E00], np.uint16).view(np.float16))
+    with pytest.raises(AssertionError):
+        assert_bits_equal(np.float16([-0.0]), np.float16([0.0]))
+    assert bits_of(np.float16([-0.0]))[0] == 0x8000
