@@ -107,7 +107,7 @@ def _reduce_case(dtype, dst_dtype) -> Case:
         return out
 
     def literal(src, mask):
-        for s, m in zip(src, mask):
+        for s, m in zip(src, mask, strict=True):
             reference.reduce_sum_datablock(s, m)
 
     return Case(f"reduce_sum_datablock/{np.dtype(dtype).name}", np.dtype(dtype).itemsize, make,
@@ -131,7 +131,7 @@ def _pair_case(dtype) -> Case:
         return (src[..., 0::2] + src[..., 1::2]).astype(dtype)
 
     def literal(dst, src):
-        for d, s in zip(dst[:max(LITERAL_REGISTERS // repeats, 1)], src):
+        for d, s in zip(dst, src, strict=True):
             reference.pair_reduce_sum(d, s, repeats, lanes, 1, 1, 8)
 
     def limit(dst, src):  # read src, write dst's size, trivial work
@@ -158,7 +158,7 @@ def _gather_case(dtype, index_dtype) -> Case:
         return np.where(mask, table[index], 0).astype(dtype)
 
     def literal(index, mask):
-        for i, m in zip(index, mask):
+        for i, m in zip(index, mask, strict=True):
             reference.gather(table, i, m)
 
     def limit(index, mask):
@@ -185,12 +185,13 @@ def _squeeze_case(dtype) -> Case:
         return np.where(np.arange(lanes) < mask.sum(-1, keepdims=True), packed, 0)
 
     def literal(src, mask):
-        for s, m in zip(src, mask):
+        for s, m in zip(src, mask, strict=True):
             reference.squeeze_and_storeunalign(np.zeros(512, np.uint8), 0,
                                                reference.squeeze_and_storeunalign_init(), s, m)
 
     return Case(f"squeeze(register)/{np.dtype(dtype).name}", np.dtype(dtype).itemsize, make,
-                lambda src, mask: ascjax.squeeze_register(src, mask), lambda src, mask: jnp.where(mask, src, jnp.zeros((), src.dtype)),
+                lambda src, mask: ascjax.squeeze_register(src, mask),
+                lambda src, mask: jnp.where(mask, src, jnp.zeros((), src.dtype)),
                 golden, literal, lambda d: _nbytes(d) + d["src"].nbytes)
 
 
@@ -241,7 +242,7 @@ def measure(case: Case, log2: int, with_numpy: bool) -> dict:
     registers = 1 << log2
     keys = list(host)
     args = [jax.device_put(host[k]) for k in keys]
-    positional = lambda f: (lambda *a: f(**dict(zip(keys, a))))
+    positional = lambda f: (lambda *a: f(**dict(zip(keys, a, strict=True))))
     start = time.perf_counter()
     compiled = jax.jit(positional(case.ascjax)).lower(*args).compile()
     compile_s = time.perf_counter() - start

@@ -1,4 +1,4 @@
-"""The benchmark scripts run (tiny sizes; no timing is asserted: speed is measured by the scripts)."""
+"""The benchmark scripts run (tiny sizes; no timing is asserted: the scripts measure speed)."""
 
 import importlib.util
 import json

@@ -34,7 +34,7 @@ def _random(fmt_name, shape):
 
 
 def _loop(fn, *per_register):
-    return np.stack([np.asarray(fn(*args)) for args in zip(*per_register)])
+    return np.stack([np.asarray(fn(*args)) for args in zip(*per_register, strict=True)])
 
 
 @pytest.mark.parametrize("dtype", ["half", "float", "int16_t"])
@@ -116,7 +116,7 @@ def test_gather_widening_and_index_type_from_the_registry(tmp_path):
 def _squeeze_loop(x, mask, addr, finalize=True):
     ub, state = ascjax.make_ub(), ascjax.squeeze_and_storeunalign_init()
     dsts = []
-    for reg, m in zip(x, mask):
+    for reg, m in zip(x, mask, strict=True):
         ub, dst, state = ascjax.squeeze_and_storeunalign(ub, addr, state, reg, m.astype(bool))
         dsts.append(np.asarray(dst))
     if finalize:

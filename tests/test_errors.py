@@ -57,8 +57,8 @@ def test_reduce_sum_datablock_errors(args, error, match):
      r"dst_rep_stride=-1 is outside the valid range \[0, 65535\]"),
     (lambda: ascjax.pair_reduce_sum(np.zeros(64, np.int32), np.zeros(64, np.int32), 1, 64, 1,
                                     1, 8), TypeError,
-     r"pair_reduce_sum: T on product '950' int32_t is not supported; supported: "
-     r"\['half', 'float'\]"),
+     (r"pair_reduce_sum: T on product '950' int32_t is not supported; supported: "
+      r"\['half', 'float'\]")),
     (lambda: ascjax.pair_reduce_sum(np.zeros(32, np.float32), np.zeros(64, np.float32), 1, 64, 1,
                                     1, 8, config=ascjax.Config(product="training")), TypeError,
      r"T on product 'training' float is not supported; supported: \['half'\]"),

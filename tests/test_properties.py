@@ -84,7 +84,7 @@ def _jit_reduce(config_name: str):
 
 def _reduce_reference(src, mask, config):
     return _stack([reference.reduce_sum_datablock(s, m, config=config)
-                   for s, m in zip(src, mask)])
+                   for s, m in zip(src, mask, strict=True)])
 
 
 @pytest.mark.parametrize("src_type,config_name", REDUCE_CASES)
@@ -111,7 +111,8 @@ def test_reduce_sum_datablock_forms_agree(src_type):
     assert_bits_equal(f(src, hw), want, "eager, hardware mask")
     assert_bits_equal(jf(src, mask), want, "jit, per-element mask")
     assert_bits_equal(jf(src, hw), want, "jit, hardware mask")
-    assert_bits_equal(_stack([jf(s, m) for s, m in zip(src, mask)]), want, "one at a time")
+    assert_bits_equal(_stack([jf(s, m) for s, m in zip(src, mask, strict=True)]), want,
+                      "one at a time")
     assert_bits_equal(jax.jit(jax.vmap(f))(src, hw), want, "vmap")
     assert_bits_equal(jf(src.reshape(1, 5, -1), mask.reshape(1, 5, -1)), want.reshape(1, 5, -1),
                       "two leading axes")
@@ -213,7 +214,7 @@ def test_pair_reduce_sum_matches_reference(case):
     f = jax.jit(lambda d, s: ascjax.pair_reduce_sum(d, s, repeat, mask, *strides,
                                                     config=call_config))
     want = _stack([reference.pair_reduce_sum(d, s, repeat, mask, *strides, config=call_config)
-                   for d, s in zip(dst, src)])
+                   for d, s in zip(dst, src, strict=True)])
     assert_bits_equal(f(dst, src), want,
                       f"pair_reduce_sum {t} repeat={repeat} mask={mask} strides={strides} "
                       f"product={product} {config}")
@@ -235,11 +236,11 @@ def test_pair_reduce_sum_forms_agree(t):
         return ascjax.pair_reduce_sum(d, s, repeat, m, *strides)
 
     want = _stack([reference.pair_reduce_sum(d, s, repeat, count, *strides)
-                   for d, s in zip(dst, src)])
+                   for d, s in zip(dst, src, strict=True)])
     assert_bits_equal(f(dst, src), want, "eager")
     assert_bits_equal(jax.jit(f)(dst, src), want, "jit")
     assert_bits_equal(jax.jit(lambda d, s: f(d, s, words))(dst, src), want, "bit-mode words")
-    assert_bits_equal(_stack([jax.jit(f)(d, s) for d, s in zip(dst, src)]), want,
+    assert_bits_equal(_stack([jax.jit(f)(d, s) for d, s in zip(dst, src, strict=True)]), want,
                       "one at a time")
     assert_bits_equal(jax.jit(jax.vmap(f))(dst, src), want, "vmap")
 
@@ -315,7 +316,7 @@ def _gather_inputs(rng, combo, batch: int, p_special: float):
 
 def _gather_reference(src, index, mask, combo):
     return _stack([reference.gather(src, i, m, **_gather_kwargs(combo))
-                   for i, m in zip(index, mask)])
+                   for i, m in zip(index, mask, strict=True)])
 
 
 GATHER_IDS = ["-".join(c) for c in GATHER_TYPES]
@@ -348,7 +349,7 @@ def test_gather_forms_agree(combo):
     jf = _jit_gather(combo)
     assert_bits_equal(ascjax.gather(src, index, hw, **kw), want, "eager, hardware mask")
     assert_bits_equal(jf(src, index, hw), want, "jit, hardware mask")
-    assert_bits_equal(_stack([jf(src, i, m) for i, m in zip(index, mask)]), want,
+    assert_bits_equal(_stack([jf(src, i, m) for i, m in zip(index, mask, strict=True)]), want,
                       "one at a time")
     vf = jax.jit(jax.vmap(functools.partial(ascjax.gather, **kw), in_axes=(None, 0, 0)))
     assert_bits_equal(vf(src, index, mask), want, "vmap")
@@ -407,7 +408,8 @@ def test_squeeze_and_storeunalign_matches_reference(name, seed, steps, p_special
     rng = np.random.default_rng(seed)
     src1, mask, dst_addr, finalize_after = _squeeze_program(rng, name, steps, p_special)
     ub = ref_ub = rng.integers(0, 256, UB_SIZE, dtype=np.uint8)
-    state, ref_state = ascjax.squeeze_and_storeunalign_init(), reference.squeeze_and_storeunalign_init()
+    state = ascjax.squeeze_and_storeunalign_init()
+    ref_state = reference.squeeze_and_storeunalign_init()
     call = _jit_squeeze(name)
     where = f"squeeze {name} dst_addr={dst_addr}"
     for k in range(steps):
@@ -467,11 +469,11 @@ def test_squeeze_and_storeunalign_forms_agree(name):
         "eager, batch, hardware mask": _squeeze_run(eager, fin, ub, dst_addr, init, src1, hw),
         "jit, batch": _squeeze_run(jitted, _jit_finalize, ub, dst_addr, init, src1, mask),
         "one at a time": [_stack(r) for r in zip(*[single(ub[b], src1[b], mask[b])
-                                                         for b in range(5)])],
+                                                         for b in range(5)], strict=True)],
         "vmap": jax.jit(vmapped)(ub, src1, mask),
     }
     for what, got in results.items():
-        for part, g, w in zip(("UB after call 0", "dst", "final UB", "AR"), got, want):
+        for part, g, w in zip(("UB after call 0", "dst", "final UB", "AR"), got, want, strict=True):
             assert_bits_equal(np.asarray(g).astype(w.dtype), w, f"{name} {what}: {part}")
 
 

@@ -258,8 +258,8 @@ class FInfo:
 
 
 # Tapered formats have no field arithmetic: their facts are read off the layout (hifloat8).
-_TAPERED = {"hifloat8_t": dict(nexp=4, nmant=3, bias=0, minexp=-15, maxexp=16, max=2.0 ** 15,
-                               smallest_subnormal=2.0 ** -22)}
+_TAPERED = {"hifloat8_t": {"nexp": 4, "nmant": 3, "bias": 0, "minexp": -15, "maxexp": 16,
+                            "max": 2.0 ** 15, "smallest_subnormal": 2.0 ** -22}}
 
 
 @functools.cache

@@ -1,1 +1,2 @@
-"""Files in and out: .bin I/O, the streaming engine and the `ascjax run` runners, comparison against NPU dumps."""
+"""Files in and out: .bin I/O, the streaming engine, the `ascjax run` runners, comparison with
+NPU dumps."""

@@ -296,7 +296,7 @@ class _Tally:
             self.max_ulp = math.inf if (d == _INF_ULP).any() or self.max_ulp == math.inf \
                 else max(self.max_ulp, int(d.max()))
             labels, counts = np.unique(d, return_counts=True)
-            for value, count in zip(labels.tolist(), counts.tolist()):
+            for value, count in zip(labels.tolist(), counts.tolist(), strict=True):
                 key = _bin_label(value)
                 self.hist[key] = self.hist.get(key, 0) + count
             for i in where[: max(self.first - len(self.found), 0)].tolist():

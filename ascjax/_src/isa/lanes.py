@@ -47,7 +47,8 @@ def check_int(value: Any, lo: int, hi: int, *, where: str, arg: str) -> int:
 class Adder:
     """Adds ``src`` elements into ``dst``-typed results, rounding where the hardware rounds.
 
-    Floats work on uint32 float32 carriers (``numerics.bits``); integers are widened to ``dst`` first
+    Floats work on uint32 float32 carriers (``numerics.bits``); integers are widened to ``dst``
+    first
     (int16 -> int32, uint16 -> uint32) and wrap or saturate per ``config.int_overflow``.
     """
 

@@ -137,7 +137,8 @@ def _datablock(c, ar: Arith, mode: int):
 
 
 def _kahan(c, ar: Arith):
-    """Kahan's compensated sum: s = x0, e = +0; then y = x - e; t = s + y; e = (t - s) - y; s = t."""
+    """Kahan's compensated sum: s = x0, e = +0; then per x: y = x - e; t = s + y;
+    e = (t - s) - y; s = t."""
     if c.shape[-1] == 1:
         return c[..., 0]
 

@@ -212,7 +212,7 @@ def plot(study: Study, fmt: str) -> Any:
     fig = Figure(figsize=(4.8 * cols, 3.4 * rows))
     axes = fig.subplots(rows, cols, squeeze=False)
     by_key = {(r["format"], r["distribution"], r["n"], r["order"]): r for r in study.rows}
-    for ax, dist in zip(axes.ravel(), dists):
+    for ax, dist in zip(axes.ravel(), dists, strict=True):
         for k, order in enumerate(study.orders):
             color = f"C{k}"
             ns = list(study.sizes)
