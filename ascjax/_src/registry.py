@@ -99,7 +99,7 @@ ASSUMPTIONS = (
      'Config(masked_pair="zero") or Config(product="200I/500 A2")'),
     ("A6", ("fp8_e8m0 code 0x00 decodes as +0 (the hardware cast), not the format's 2^-127; "
      "instructions only move e8m0 bits, which no reading changes"),
-     'encode / decode(e8m0="format")'),
+     'Config(e8m0="format")'),
     ("A7", "Masked lanes enter a float sum as +0, so -0 plus a masked lane is +0",
      'Config(masked_lanes="skip")'),
     ("A8", ("A NaN result of an add is the canonical quiet NaN (0x7FC00000 / 0x7E00 / 0x7FC0); "
