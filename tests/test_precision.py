@@ -19,7 +19,7 @@ LANES = {"half": 128, "bfloat16_t": 128, "float": 64, "fp8_e5m2_t": 256, "fp8_e4
 RNG = np.random.default_rng(11)
 
 
-# The summation orders' reference models: ascjax.reference (section "summation orders").
+# The summation orders' reference models: ascjax.reference (module _orders).
 REFERENCES = reference.SUMMATION_ORDERS
 
 

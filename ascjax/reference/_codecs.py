@@ -1,31 +1,45 @@
-"""Slow, obvious NumPy references for ``ascjax.encode`` / ``ascjax.decode`` (test use only).
+"""Slow, obvious NumPy models of ``ascjax.encode`` / ``ascjax.decode`` (SPEC 8).
 
-Written from SPEC 8 and the vendor rules, independently of ``ascjax._src``: the values of a
-type come from its independent library (ml_dtypes, en_dtypes, NumPy), and rounding is a search
-in that sorted value list in float64 (which holds every float32 and every midpoint exactly),
-then a choice between the two neighbours as the round mode says.
+Written from SPEC 8 and the vendor rules, independently of the emulator: the values of a type
+come from its independent library (ml_dtypes, en_dtypes, NumPy; ``FORMATS[name].reference``),
+and rounding is a search in that sorted value list in float64 (which holds every float32 and
+every midpoint exactly), then a choice between the two neighbours as the round mode says.
+HiFloat8's CAST_HYBRID is a transcription of Huawei's host reference codec.
 """
 
 from __future__ import annotations
 
 import functools
 import importlib
+from typing import Any
 
 import numpy as np
 
-from ascjax import FORMATS
+from ascjax._src.config import Config
+from ascjax._src.formats import FORMATS, resolve
 
 _UINT = {1: np.uint8, 2: np.uint16}
 _NEXT = {"hifloat8_t": 49152.0, "fp8_e8m0_t": 2.0 ** 128}  # where the next code would sit
 
 
-def library_type(name: str):
-    module, attr = FORMATS[name].reference.split(".")
-    return getattr(importlib.import_module(module), attr)
+def library_type(fmt: Any):
+    """The independent library's NumPy scalar type of ``fmt`` (en_dtypes only for hifloat8)."""
+    module_name, attr = FORMATS[resolve(fmt, where="reference").name].reference.split(".")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as e:    # en_dtypes is a test extra, not an ascjax dependency
+        raise ImportError(f"reference: the values of {fmt} come from {module_name}; install it "
+                          "(pip install 'ascjax[test]')") from e
+    return getattr(module, attr)
 
 
-def decode(bits, name: str, *, e8m0: str = "cast") -> np.ndarray:
+def decode(bits: Any, fmt: Any, *, config: Config | None = None) -> np.ndarray:
     """float32 values of codes ``bits`` by the type's library (one unpacked element a byte)."""
+    name = resolve(fmt, where="reference").name
+    return _decode(bits, name, (config or Config()).e8m0)
+
+
+def _decode(bits, name: str, e8m0: str) -> np.ndarray:
     t = np.dtype(library_type(name))
     values = np.asarray(bits).astype(_UINT[t.itemsize]).view(t).astype(np.float32)
     if name == "fp8_e8m0_t" and e8m0 == "cast":
@@ -33,18 +47,42 @@ def decode(bits, name: str, *, e8m0: str = "cast") -> np.ndarray:
     return values
 
 
-@functools.cache
-def value_grid(name: str, e8m0: str = "cast"):
+def value_grid(fmt: Any, *, config: Config | None = None):
     """(finite values >= 0 ascending, float64; their codes; the would-be next value)."""
+    return _value_grid(resolve(fmt, where="reference").name, (config or Config()).e8m0)
+
+
+@functools.cache
+def _value_grid(name: str, e8m0: str):
     f = FORMATS[name]
     codes = np.arange(1 << (f.bits - 1 if f.sign_bit else f.bits))
     with np.errstate(invalid="ignore"):  # signalling NaNs widen with a warning
-        values = decode(codes, name, e8m0=e8m0).astype(np.float64)
+        values = _decode(codes, name, e8m0).astype(np.float64)
     keep = np.isfinite(values)
     values, codes = values[keep], codes[keep]
     order = np.argsort(values, kind="stable")
     values, codes = values[order], codes[order]
     return values, codes, _NEXT.get(name, 2 * values[-1] - values[-2])
+
+
+def encode(values: Any, fmt: Any, *, round_mode: str | None = None, saturate: bool = False,
+           config: Config | None = None) -> np.ndarray:
+    """Codes of ``values`` in ``fmt`` by the documented rules (see ``ascjax.encode``).
+
+    ``round_mode`` defaults to the type's first mode. "hybrid" reads a float16 array by the
+    Cast-from-half rule (its mantissa lsbs), anything else as float32.
+    """
+    name = resolve(fmt, where="reference").name
+    mode = FORMATS[name].round_modes[0] if round_mode is None else round_mode
+    if mode == "hybrid" and saturate:   # the vendor codec transcribed below has no saturation
+        raise NotImplementedError("reference: encode has no model of hybrid with saturate")
+    source = np.asarray(values)
+    x = source.astype(np.float32)
+    with np.errstate(invalid="ignore"):
+        if mode == "hybrid":
+            half_lsb = source.view(np.uint16) & 1 if source.dtype == np.float16 else None
+            return _hifloat8_hybrid(x, half_lsb)
+        return _encode(x, name, mode, saturate, (config or Config()).e8m0)
 
 
 def _int4(x: np.ndarray, mode: str) -> np.ndarray:
@@ -55,19 +93,11 @@ def _int4(x: np.ndarray, mode: str) -> np.ndarray:
     return (r.astype(np.int64) & 0xF).astype(np.uint8)
 
 
-def encode(values, name: str, *, round_mode: str, saturate: bool = False,
-           e8m0: str = "cast") -> np.ndarray:
-    """Codes of float32 ``values`` in ``name`` by the documented rules (see ``ascjax.encode``)."""
-    x = np.asarray(values, np.float32)
-    with np.errstate(invalid="ignore"):
-        return _encode(x, name, round_mode, saturate, e8m0)
-
-
 def _encode(x, name, round_mode, saturate, e8m0):
     f = FORMATS[name]
     if name == "int4b_t":
         return _int4(x, round_mode)
-    grid, codes, nxt = value_grid(name, e8m0)
+    grid, codes, nxt = _value_grid(name, e8m0)
     neg = np.signbit(x)
     finite = np.isfinite(x)
     a = np.where(finite, np.abs(x.astype(np.float64)), 0.0)
@@ -111,15 +141,14 @@ def _hif8_code(e: np.ndarray, frac: np.ndarray, frac_bits: np.ndarray) -> np.nda
     return np.where(e < -22, 0, np.where(e < -15, e + 23, normal))
 
 
-def hifloat8_hybrid(values, half_lsb=None) -> np.ndarray:
+def _hifloat8_hybrid(x, half_lsb) -> np.ndarray:
     """CAST_HYBRID codes, transcribed from Huawei's host reference codec (saturate off).
 
     |e| < 4, or |x| >= 40960: CAST_ROUND. Otherwise the magnitude's fraction below the kept
     mantissa bits is cut into F (its top 14 bits; half source: top 2 bits) and compared with T
     (float32: the fraction's low 14 bits; half: 2 * mantissa lsb + 1); F >= T rounds up.
     """
-    x = np.asarray(values, np.float32)
-    out = encode(x, "hifloat8_t", round_mode="round").astype(np.int64)
+    out = _encode(x, "hifloat8_t", "round", False, "cast").astype(np.int64)
     with np.errstate(invalid="ignore"):
         a = np.abs(x.astype(np.float64))
     nonzero = np.isfinite(a) & (a > 0)

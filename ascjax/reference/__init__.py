@@ -1,0 +1,62 @@
+"""Slow, plain scalar reference models of the ascjax instructions (like JAX's ``lax_reference``).
+
+Each model is written from SPEC.md and the vendor pseudo-code in ``seeds/``, independently of the
+fast implementation in ``ascjax._src`` (only ``Config`` and the format table are shared): one
+register (or one LocalTensor) at a time, Python loops over elements, NumPy / ml_dtypes scalars, a
+Python ``bytearray``-style UB. Every instruction of the registry (``ascjax.INSTRUCTIONS``) has a
+model here under the same name and argument order, so a test can compare the two by name
+(``tests/test_registry.py`` does, for all of them). Masks may be per-element (one bool per lane)
+or the hardware form ``(256,)`` that ``create_mask`` returns, read at bit ``i * width``.
+
+Floating adds are NumPy scalar adds in the destination type: one IEEE-754 round-to-nearest-even
+rounding with subnormals kept (NumPy on CPU never flushes them). For binary16 NumPy adds in a wider
+type and rounds once more, which is exact here: 24 >= 2*11 + 2 bits makes the double rounding
+innocuous. A NaN result of any add is the canonical quiet NaN (assumption A8). ``add`` is the one
+scalar add, shared by the instruction models and the summation orders.
+
+The codecs (``encode`` / ``decode``) take their values from independent libraries (ml_dtypes,
+NumPy, and en_dtypes, a test extra, for hifloat8).
+
+Use it in tests only: it is orders of magnitude slower than the fast functions.
+"""
+
+# One private module per family; this file only names the public models.
+from ._codecs import decode as decode
+from ._codecs import encode as encode
+from ._codecs import library_type as library_type
+from ._codecs import value_grid as value_grid
+from ._gather import gather as gather
+from ._masks import create_mask as create_mask
+from ._masks import update_mask as update_mask
+from ._memory import copy_gm2ub_align as copy_gm2ub_align
+from ._memory import copy_ub2gm_align as copy_ub2gm_align
+from ._memory import loadalign as loadalign
+from ._memory import storealign as storealign
+from ._orders import SUMMATION_ORDERS as SUMMATION_ORDERS
+from ._orders import sum_adjacent_tree as sum_adjacent_tree
+from ._orders import sum_datablock as sum_datablock
+from ._orders import sum_kahan as sum_kahan
+from ._orders import sum_numpy_pairwise as sum_numpy_pairwise
+from ._orders import sum_sequential as sum_sequential
+from ._reduce import block_reduce_sum as block_reduce_sum
+from ._reduce import pair_reduce_sum as pair_reduce_sum
+from ._reduce import reduce_sum as reduce_sum
+from ._reduce import reduce_sum_datablock as reduce_sum_datablock
+from ._reduce import repeat_reduce_sum as repeat_reduce_sum
+from ._reduce import whole_reduce_sum as whole_reduce_sum
+from ._scalar import add as add
+from ._squeeze import SqueezeState as SqueezeState
+from ._squeeze import get_squeeze_status as get_squeeze_status
+from ._squeeze import squeeze_and_storeunalign as squeeze_and_storeunalign
+from ._squeeze import squeeze_and_storeunalign_finalize as squeeze_and_storeunalign_finalize
+from ._squeeze import squeeze_and_storeunalign_init as squeeze_and_storeunalign_init
+
+__all__ = [
+    "SUMMATION_ORDERS", "SqueezeState", "add", "block_reduce_sum", "copy_gm2ub_align",
+    "copy_ub2gm_align", "create_mask", "decode", "encode", "gather", "get_squeeze_status",
+    "library_type", "loadalign", "pair_reduce_sum", "reduce_sum", "reduce_sum_datablock",
+    "repeat_reduce_sum", "squeeze_and_storeunalign", "squeeze_and_storeunalign_finalize",
+    "squeeze_and_storeunalign_init", "storealign", "sum_adjacent_tree", "sum_datablock",
+    "sum_kahan", "sum_numpy_pairwise", "sum_sequential", "update_mask", "value_grid",
+    "whole_reduce_sum",
+]

@@ -1,0 +1,251 @@
+"""asc_reduce_sum_datablock (SPEC 4), PairReduceSum (SPEC 5) and the reduce family (SPEC 10)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ascjax._src.config import Config
+
+from ._orders import sum_sequential
+from ._scalar import BLOCK_BYTES, VL_BYTES, add, element_mask
+
+
+def _masked_value(dtype: np.dtype, config: Config):
+    """What a masked-off lane enters a sum as: +0 (SPEC 3), or -0 under ``masked_lanes="skip"``.
+
+    -0 is the exact identity of IEEE addition, Config's reading of "takes no part". The adds
+    still happen, so a lone active NaN still comes out canonical and a lone inf still saturates.
+    """
+    if dtype.kind == "f" and config.masked_lanes == "skip":
+        return dtype.type(-0.0)
+    return dtype.type(0)
+
+
+def _tree(values: list, add_) -> Any:
+    """Adjacent-pair tree over a power-of-two list: (v0+v1), (v2+v3), ..., then their pairs."""
+    while len(values) > 1:
+        values = [add_(values[j], values[j + 1]) for j in range(0, len(values), 2)]
+    return values[0]
+
+
+# ---------------------------------------------------------------- asc_reduce_sum_datablock (SPEC 4)
+
+def reduce_sum_datablock(src: Any, mask: Any, *, config: Config | None = None) -> np.ndarray:
+    """Reference ``asc_reduce_sum_datablock`` for one register, as the seed's pseudo-code."""
+    config = config or Config()
+    src = np.asarray(src)
+    if src.dtype not in (np.int16, np.uint16, np.float16, np.int32, np.uint32, np.float32):
+        raise TypeError(f"reduce_sum_datablock: unsupported src dtype {src.dtype}")
+    lanes = VL_BYTES // src.itemsize
+    if src.shape != (lanes,):
+        raise ValueError(f"reduce_sum_datablock: src must be ({lanes},), got {src.shape}")
+    mask = element_mask(mask, lanes, src.itemsize, "reduce_sum_datablock")
+    # int16 / uint16 are widened to 32 bits before any add.
+    dst_dtype = {np.dtype(np.int16): np.dtype(np.int32),
+                 np.dtype(np.uint16): np.dtype(np.uint32)}.get(src.dtype, src.dtype)
+    elems_per_block = BLOCK_BYTES // src.itemsize
+    dst = np.zeros(VL_BYTES // dst_dtype.itemsize, dst_dtype)     # other lanes are 0
+    for b in range(VL_BYTES // BLOCK_BYTES):
+        values = []
+        for j in range(elems_per_block):
+            i = b * elems_per_block + j
+            values.append(dst_dtype.type(src[i]) if mask[i] else _masked_value(dst_dtype, config))
+        total = _tree(values, lambda a, b: add(a, b, dst_dtype, config))  # rounded to dst
+        # A block with no active element gives +0 (seed), also when masked lanes enter as -0.
+        dst[b] = total if mask[b * elems_per_block:(b + 1) * elems_per_block].any() else 0
+    return dst
+
+
+# ---------------------------------------------------------------- repeats (SPEC 5, 10)
+
+def _repeat_mask(mask: Any, lanes: int, where: str) -> list[bool]:
+    """Per-element mask of one repeat: continuous int, uint64 bit-mode words, or bools."""
+    if isinstance(mask, (int, np.integer)) and not isinstance(mask, bool):
+        if not 1 <= mask <= lanes:
+            raise ValueError(f"{where}: mask must be in [1, {lanes}], got {mask}")
+        return [e < mask for e in range(lanes)]
+    if isinstance(mask, np.ndarray) and mask.dtype == np.bool_:
+        return list(element_mask(mask, lanes, VL_BYTES // lanes, where))
+    words = [int(w) for w in mask]
+    if len(words) == 2 and lanes == 64 and words[1] == 0:
+        words = words[:1]               # uint64_t mask[2] for a 32-bit type: word 1 unused
+    if len(words) != lanes // 64 or not all(0 <= w < 2 ** 64 for w in words) or not any(words):
+        raise ValueError(f"{where}: bit-mode mask must be {lanes // 64} uint64 words, "
+                         f"not all 0, got {mask}")
+    return [bool(words[e // 64] >> (e % 64) & 1) for e in range(lanes)]
+
+
+def _check_tensors(dst: np.ndarray, src: np.ndarray, where: str):
+    if src.dtype not in (np.float16, np.float32) or dst.dtype != src.dtype:
+        raise TypeError(f"{where}: T must be half or float, got {src.dtype}/{dst.dtype}")
+
+
+def _read_repeat(src: np.ndarray, r: int, active: list[bool], blk_stride: int,
+                 rep_stride: int, masked, where: str) -> list:
+    """The lanes of repeat r: element e from ``(r*rep + (e // epb)*blk)*epb + e % epb``."""
+    epb = BLOCK_BYTES // src.itemsize
+    values = []
+    for e, on in enumerate(active):
+        if not on:
+            values.append(masked)       # masked lanes are never read
+            continue
+        offset = (r * rep_stride + (e // epb) * blk_stride) * epb + e % epb
+        if offset >= src.size:
+            raise IndexError(f"{where}: src element {offset} past its end {src.size}")
+        values.append(src[offset])
+    return values
+
+
+def _write(dst: np.ndarray, i: int, value, where: str) -> None:
+    if i >= dst.size:
+        raise IndexError(f"{where}: dst element {i} past its end {dst.size}")
+    dst[i] = value
+
+
+# ---------------------------------------------------------------- PairReduceSum (SPEC 5)
+
+def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_stride: int,
+                    src_blk_stride: int, src_rep_stride: int, *,
+                    config: Config | None = None) -> np.ndarray:
+    """Reference ``PairReduceSum<T>`` on 1-D LocalTensors; returns the new dst."""
+    config = config or Config()
+    product = config.product
+    where = "pair_reduce_sum"
+    dst = np.array(dst, copy=True)
+    src = np.asarray(src)
+    _check_tensors(dst, src, where)
+    if product == "training" and src.dtype != np.float16:
+        raise TypeError("pair_reduce_sum: Atlas training series supports half only")
+    if not 0 <= repeat_time <= 255:
+        raise ValueError(f"pair_reduce_sum: repeat_time must be in [0, 255], got {repeat_time}")
+    if min(dst_rep_stride, src_blk_stride, src_rep_stride) < 0:
+        raise ValueError("pair_reduce_sum: strides must be >= 0")
+    if product == "training" and dst_rep_stride == 0:
+        raise ValueError("pair_reduce_sum: Atlas training series does not support dst_rep_stride 0")
+    lanes = VL_BYTES // src.itemsize
+    active = _repeat_mask(mask, lanes, where)
+    if config.masked_pair is None:
+        zero_both = product == "200I/500 A2"
+    else:
+        zero_both = config.masked_pair == "zero"
+    masked = _masked_value(src.dtype, config)
+    # src is read in full before any write (a repeat's dst may overlap a later repeat's src).
+    reads = [_read_repeat(src, r, active, src_blk_stride, src_rep_stride, masked, where)
+             for r in range(repeat_time)]
+    for r, a in enumerate(reads):
+        for k in range(lanes // 2):
+            out = r * dst_rep_stride * (lanes // 2) + k
+            if not active[2 * k] and not active[2 * k + 1]:
+                if zero_both:
+                    _write(dst, out, 0, where)
+                elif out >= dst.size:
+                    raise IndexError(f"{where}: dst element {out} past its end {dst.size}")
+                continue
+            _write(dst, out, add(a[2 * k], a[2 * k + 1], src.dtype, config), where)
+    return dst
+
+
+# ---------------------------------------------------------------- reduce family (SPEC 10)
+
+def block_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_stride: int,
+                     src_blk_stride: int, src_rep_stride: int, *,
+                     config: Config | None = None) -> np.ndarray:
+    """Reference ``BlockReduceSum<T>``: each DataBlock of each repeat summed by a pair tree to
+    ``dst[r*dst_rep_stride*8 + b]``; an empty block writes +0 or keeps dst
+    (``config.empty_block``)."""
+    config = config or Config()
+    where = "block_reduce_sum"
+    dst, src = np.array(dst, copy=True), np.asarray(src)
+    _check_tensors(dst, src, where)
+    lanes = VL_BYTES // src.itemsize
+    epb = lanes // 8
+    active = _repeat_mask(mask, lanes, where)
+    masked = _masked_value(src.dtype, config)
+    for r in range(repeat_time):
+        values = _read_repeat(src, r, active, src_blk_stride, src_rep_stride, masked, where)
+        for b in range(8):
+            if any(active[b * epb:(b + 1) * epb]):
+                total = _tree(values[b * epb:(b + 1) * epb],
+                              lambda x, y: add(x, y, src.dtype, config))
+            elif config.empty_block == "keep":
+                continue
+            else:
+                total = 0               # +0 even when masked lanes enter as -0
+            _write(dst, r * dst_rep_stride * 8 + b, total, where)
+    return dst
+
+
+def whole_reduce_sum(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_stride: int,
+                     src_blk_stride: int, src_rep_stride: int, *,
+                     config: Config | None = None) -> np.ndarray:
+    """Reference ``WholeReduceSum<T>`` (mask before repeatTimes): each repeat summed by one
+    pair tree over its lanes to ``dst[r*dst_rep_stride]``."""
+    config = config or Config()
+    where = "whole_reduce_sum"
+    dst, src = np.array(dst, copy=True), np.asarray(src)
+    _check_tensors(dst, src, where)
+    active = _repeat_mask(mask, VL_BYTES // src.itemsize, where)
+    masked = _masked_value(src.dtype, config)
+    for r in range(repeat_time):
+        values = _read_repeat(src, r, active, src_blk_stride, src_rep_stride, masked, where)
+        _write(dst, r * dst_rep_stride,
+               _tree(values, lambda x, y: add(x, y, src.dtype, config)), where)
+    return dst
+
+
+def repeat_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: int, dst_blk_stride: int,
+                      src_blk_stride: int, dst_rep_stride: int, src_rep_stride: int, *,
+                      config: Config | None = None) -> np.ndarray:
+    """Reference ``RepeatReduceSum<T>``: ``whole_reduce_sum`` with a continuous mask;
+    ``dst_blk_stride`` has no effect (vendor page)."""
+    if not isinstance(mask, (int, np.integer)) or isinstance(mask, bool):
+        raise TypeError(f"repeat_reduce_sum: mask must be an int (continuous mode), got {mask!r}")
+    del dst_blk_stride
+    return whole_reduce_sum(dst, src, mask, repeat_time, dst_rep_stride, src_blk_stride,
+                            src_rep_stride, config=config)
+
+
+# ReduceSum's documented order across repeat results per product: (first-n form, level-0 form);
+# 1 = pair tree padded with +0 to a power of two (A12), 2 = sequential.
+_REDUCE_SUM_MODES = {"A3": (2, 1), "A2": (2, 1)}
+
+
+def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any, mode: int | None = None,
+               config: Config | None = None) -> np.ndarray:
+    """Reference ``ReduceSum<T>``: ``(count)`` or level-0 ``(mask, repeat_time, src_rep_stride)``
+    forms; the sum goes to ``dst[0]``."""
+    config = config or Config()
+    where = "reduce_sum"
+    del shared_tmp_buffer
+    dst, src = np.array(dst, copy=True), np.asarray(src)
+    _check_tensors(dst, src, where)
+    lanes = VL_BYTES // src.itemsize
+    masked = _masked_value(src.dtype, config)
+    sums = []
+    if len(args) == 1:
+        (count,) = args
+        for r in range(-(-count // lanes)):
+            active = [r * lanes + e < count for e in range(lanes)]
+            sums.append(_tree(_read_repeat(src, r, active, 1, 8, masked, where),
+                              lambda x, y: add(x, y, src.dtype, config)))
+        form = 0
+    else:
+        mask, repeat_time, src_rep_stride = args
+        active = _repeat_mask(mask, lanes, where)
+        for r in range(repeat_time):
+            sums.append(_tree(_read_repeat(src, r, active, 1, src_rep_stride, masked, where),
+                              lambda x, y: add(x, y, src.dtype, config)))
+        form = 1
+    if not sums:
+        return dst                      # repeat_time 0
+    mode = mode or _REDUCE_SUM_MODES.get(config.product, (1, 1))[form]
+    if mode == 2:
+        dst[0] = sum_sequential(sums, src.dtype, config)
+    else:
+        zero = src.dtype.type(0)
+        width = 1 << (len(sums) - 1).bit_length()
+        dst[0] = _tree(sums + [zero] * (width - len(sums)),
+                       lambda x, y: add(x, y, src.dtype, config))
+    return dst
