@@ -96,6 +96,81 @@ def test_to_format_rounds_once():
     assert float(e4[0]) == 1.125 and np.isnan(float(e4[1]))
 
 
+def _to_format_numpy(x, name):
+    """to_format before it rounded through round_bits: float64 to float32 rounded to odd, then
+    NumPy's / ml_dtypes' cast (the proof below holds it to the same bits)."""
+    dt = DTYPES[name]
+    x = np.asarray(x)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if x.dtype == dt or name == "float" or x.dtype in (np.float32, np.float16,
+                                                           ml_dtypes.bfloat16):
+            return x.astype(dt)
+        wide = x.astype(np.float64)
+        f = wide.astype(np.float32)
+        inexact = np.isfinite(f) & (f.astype(np.float64) != wide)
+        even = (f.view(np.uint32) & 1) == 0
+        toward = np.where(wide > f, np.float32(np.inf), np.float32(-np.inf))
+        return np.where(inexact & even, np.nextafter(f, toward), f).astype(dt)
+
+
+def _adversarial_float64(name):
+    """Every value of the format (float: random ones), the midpoints between neighbours (ties)
+    and one float64 / float32 step either side of them (double-rounding traps), the overflow
+    border, float64 and float32 subnormals, +-0, +-inf, +-NaN; and random float64 patterns."""
+    dt = DTYPES[name]
+    width = np.dtype(dt).itemsize * 8
+    rng = np.random.default_rng(5)
+    codes = np.arange(1 << width) if width < 32 else rng.integers(0, 1 << 32, 1 << 16)
+    codes = codes.astype(f"uint{width}")
+    with np.errstate(invalid="ignore"):
+        v = codes.view(dt).astype(np.float64)
+        mid = (v + (codes + 1).view(dt).astype(np.float64)) / 2  # next code up in magnitude
+    fi = ml_dtypes.finfo(dt)
+    top = float(fi.max) + (float(fi.max) - float(np.nextafter(dt(fi.max), dt(0)))) / 2
+    edges = np.array([top, 2 * float(fi.max), 1e300, 5e-324, 2.0**-149, 2.0**-150,
+                      3 * 2.0**-151, 0.0, np.inf, np.nan])
+    x = np.concatenate([v, mid, edges, rng.random(1000)])
+    with np.errstate(over="ignore", invalid="ignore"):  # NaN payloads, beyond float32
+        x32 = x.astype(np.float32)
+        x = np.concatenate([x, np.nextafter(x, np.inf), np.nextafter(x, -np.inf),
+                            np.nextafter(x32, np.float32(np.inf)).astype(np.float64),
+                            np.nextafter(x32, np.float32(-np.inf)).astype(np.float64)])
+    patterns = np.random.default_rng(7).integers(0, 1 << 63, 1 << 16, dtype=np.uint64)
+    return np.concatenate([x, -x, patterns.view(np.float64), -patterns.view(np.float64)])
+
+
+@pytest.mark.parametrize("name", list(DTYPES))
+def test_to_format_is_the_numpy_cast_after_odd_float32(name):
+    """to_format rounds through round_bits; it gives the bits the NumPy / ml_dtypes path gave
+    for float64, float32, half, bfloat16 and integer inputs. A NaN it rounds is the canonical
+    NaN with its sign (those casts kept float32 payload bits in half), so NaNs compare so."""
+    x = _adversarial_float64(name)
+    with np.errstate(over="ignore", invalid="ignore"):
+        sources = [x, x.astype(np.float32), x.astype(np.float16), x.astype(ml_dtypes.bfloat16),
+                   np.array([2**60 + 1, -(2**40 + 3), 7, 0, 1 << 62], np.int64)]
+    uint = f"uint{np.dtype(DTYPES[name]).itemsize * 8}"
+    top = np.array(1 << (np.dtype(uint).itemsize * 8 - 1), uint)
+
+    def signed_bits(y):  # NaN -> the canonical NaN with y's sign
+        raw = y.view(uint)
+        return np.where(np.isnan(y.astype(np.float32)), (raw & top) | NAN_BITS[name], raw)
+
+    for src in sources:
+        with np.errstate(invalid="ignore"):  # float64 signalling NaN to float32
+            got = precision.to_format(src, name)
+        want = _to_format_numpy(src, name)
+        assert got.dtype == want.dtype == DTYPES[name]
+        np.testing.assert_array_equal(signed_bits(got), signed_bits(want), err_msg=str(src.dtype))
+    if name != "float":  # float64 -> float32 stays NumPy's cast
+        got = precision.to_format(x, name)
+        np.testing.assert_array_equal(got.view(uint), signed_bits(got))
+
+
+def test_to_format_supports_the_sum_formats_only():
+    with pytest.raises(TypeError, match="to_format: dtype hifloat8_t is not supported"):
+        precision.to_format([1.0], "hifloat8_t")
+
+
 def test_dtype_argument_rounds_the_input_once():
     x = np.array([1.0, 2.0**-12, 2.0**-12])  # float64; in half 1 + 2^-12 rounds to 1
     assert float(precision.sum(x, dtype="half")) == 1.0

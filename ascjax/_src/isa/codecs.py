@@ -19,9 +19,9 @@ from jax import lax
 
 from ..config import Config, resolve_config
 from ..formats import CODEC_FORMATS, FORMATS, ROUND_MODES, Format, finfo, resolve
+from ..numerics import hifloat8
 from ..numerics.bits import U32, widen16
 from ..numerics.rounding import magnitude_rule, quantize, round_bits, round_up, split
-from . import hifloat8
 
 
 def _codec_format(fmt: Any, where: str) -> Format:
@@ -70,11 +70,10 @@ def _encode_int4(bits, mode: str):
 
 @functools.partial(jax.jit, static_argnames=("name", "mode", "saturate", "e8m0"))
 def _encode_kernel(bits, half_lsb, *, name: str, mode: str, saturate: bool, e8m0: str):
-    if name == "hifloat8_t":
-        return hifloat8.encode(bits, mode=mode, saturate=saturate, half_lsb=half_lsb)
     if name == "int4b_t":
         return _encode_int4(bits, mode)
-    return round_bits(bits, FORMATS[name], mode, saturate=saturate, e8m0=e8m0)
+    return round_bits(bits, FORMATS[name], mode, saturate=saturate, e8m0=e8m0,
+                      half_lsb=half_lsb)
 
 
 def encode(values: Any, fmt: Any, *, round_mode: str | None = None, saturate: bool = False,

@@ -107,6 +107,7 @@ def exact_limbs(c, fmt: Format):
     return jnp.where(negative[..., None], _normalise(-total), signed), negative
 
 
+# Not round_bits: squeezing the sum into a float32 pattern first would round twice for float.
 def _round_limbs(mag, negative, base: int, fmt: Format, odd: bool = False):
     """``fmt`` bit patterns (uint32) of +-(magnitude limbs) (digit k weighs 2^(14k + base)),
     rounded to nearest, ties to even; or to odd (``odd``: the last kept bit set when anything

@@ -4,8 +4,9 @@ XLA's CPU backend flushes float32 subnormals in float compares and casts, so no 
 float operation: a float32 pattern is split into an integer significand and a power of two,
 ``|x| = sig * 2**exp2`` with ``sig < 2**24``, and rounding to a grid of spacing ``2**qe`` is
 integer shifting and comparing. ``round_bits`` rounds float32 patterns to the codes of any
-IEEE-like format in any Ascend round mode; HiFloat8's tapered grid (``isa.hifloat8``) and
-the exact sums (``exact``) round through the same ``quantize`` / ``round_up`` rules.
+IEEE-like format in any Ascend round mode and hands HiFloat8's tapered grid to ``hifloat8``,
+which rounds through the same ``quantize`` / ``round_up`` rules. The exact sums (``exact``)
+round their integer limbs themselves.
 
 Two fast paths serve the adder, where rounding sits in the hot loop: ``round_carrier``
 (round-to-nearest-even to half/bfloat16, carriers in and out) and ``round_half_sum`` (the sum
@@ -23,6 +24,7 @@ from jax import lax
 
 from ..config import Config
 from ..formats import Format, finfo
+from . import hifloat8
 from .bits import INF32, MAG32, QNAN32, SIGN32, U32, sll, srl, u32
 
 I32 = jnp.int32
@@ -114,12 +116,16 @@ def overflow_toward_zero(rule):
 
 
 def round_bits(bits, fmt: Format, mode: str = "rint", *, saturate: bool = False,
-               e8m0: str = "cast"):
+               e8m0: str = "cast", half_lsb=None):
     """``fmt`` codes of float32 patterns ``bits``, each rounded once under the Ascend ``mode``.
 
-    ``fmt``: an IEEE-like type with a codec table entry (sign, biased exponent, mantissa;
-    fp8_e8m0 without sign). Overflow and NaN follow ``ascjax.encode`` (which calls this).
+    ``fmt``: a float type with a codec table entry: an IEEE-like one (sign, biased exponent,
+    mantissa; fp8_e8m0 without sign), or hifloat8_t (modes "round" and "hybrid"; ``half_lsb``,
+    the mantissa lsbs of a half source, sets hybrid's threshold, see ``hifloat8.encode``).
+    Overflow and NaN follow ``ascjax.encode`` (which calls this).
     """
+    if fmt.name == "hifloat8_t":
+        return hifloat8.encode(bits, mode=mode, saturate=saturate, half_lsb=half_lsb)
     s = split(bits)
     rule = magnitude_rule(mode, s.negative)
     info = finfo(fmt)

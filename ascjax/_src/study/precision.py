@@ -20,33 +20,51 @@ from ..formats import FORMATS, Format, finfo, resolve
 from ..isa.lanes import kernel
 from ..numerics import exact
 from ..numerics.bits import from_bits
+from ..numerics.rounding import round_bits
 from . import orders
 from .orders import ORDERS, SUM_FORMATS
 
 
+@functools.partial(jax.jit, static_argnums=1)
+def _round_rint(bits, fmt: Format):
+    return round_bits(bits, fmt, "rint")
+
+
 def to_format(x: Any, dtype: Any) -> np.ndarray:
     """``x`` (any real array-like) rounded once to the nearest value of ``dtype``, ties to even,
-    as a NumPy array of its storage dtype (host-side).
+    as a NumPy array of its storage dtype (host-side). ``dtype``: one of ``SUM_FORMATS``.
 
-    NumPy casts float64 to half correctly, but ml_dtypes takes float64 to bfloat16 and fp8
-    through float32, which can round twice (1 + 2^-8 + 2^-30 becomes 1). Here a value that is
-    not already float32 goes to float32 rounded to odd, which leaves the one rounding to the
-    narrow format correct (float32 has at least two bits more).
+    A value that is not already float32 (or half, bfloat16, exact in float32) goes to float32
+    rounded to odd, which leaves the one rounding to the narrow format correct (float32 has at
+    least two bits more); ml_dtypes' own float64 cast goes through float32 and can round twice
+    (1 + 2^-8 + 2^-30 becomes 1 in bfloat16). NaN becomes the format's canonical NaN, sign kept.
     """
     fmt = resolve(dtype, where="to_format")
+    if fmt.name not in SUM_FORMATS:
+        raise TypeError(f"to_format: dtype {fmt.name} is not supported; supported: "
+                        f"{list(SUM_FORMATS)}")
     x = np.asarray(x)
-    if x.dtype == fmt.storage_dtype or fmt.name == "float" or x.dtype in (
-            np.float32, np.float16, FORMATS["bfloat16_t"].storage_dtype):
-        with np.errstate(over="ignore"):
+    if x.dtype == fmt.storage_dtype or fmt.name == "float":
+        with np.errstate(over="ignore"):  # to float: NumPy's one rounding, ties to even
             return x.astype(fmt.storage_dtype)
-    wide = x.astype(np.float64)
-    with np.errstate(over="ignore", invalid="ignore"):
-        f = wide.astype(np.float32)
-        inexact = np.isfinite(f) & (f.astype(np.float64) != wide)
-        even = (f.view(np.uint32) & 1) == 0
-        toward = np.where(wide > f, np.float32(np.inf), np.float32(-np.inf))
-        f = np.where(inexact & even, np.nextafter(f, toward), f)
-        return f.astype(fmt.storage_dtype)
+    if x.dtype in (np.float32, np.float16, FORMATS["bfloat16_t"].storage_dtype):
+        f = x.astype(np.float32)  # exact
+    else:
+        # round_bits takes float32 patterns: float64 comes down to float32 first, rounded to
+        # odd so that the rounding below is still the only one that counts.
+        wide = x.astype(np.float64)
+        with np.errstate(over="ignore", invalid="ignore"):
+            f = wide.astype(np.float32)
+            inexact = np.isfinite(f) & (f.astype(np.float64) != wide)
+            even = (f.view(np.uint32) & 1) == 0
+            toward = np.where(wide > f, np.float32(np.inf), np.float32(-np.inf))
+            f = np.where(inexact & even, np.nextafter(f, toward), f)
+    # Padded to a power of two: a sweep over many sizes compiles a few kernels, not one each.
+    flat = np.ravel(f).view(np.uint32)
+    padded = np.zeros(max(1024, 1 << (flat.size - 1).bit_length()), np.uint32)
+    padded[:flat.size] = flat
+    codes = np.asarray(_round_rint(padded, fmt))[:flat.size]
+    return codes.reshape(x.shape).view(fmt.storage_dtype)
 
 
 def _format(x: Any, dtype: Any, where: str) -> tuple[Format, jax.Array]:
@@ -99,7 +117,8 @@ def sum(x: Any, *, dtype: Any = None, order: str = "sequential",
     >>> import numpy as np
     >>> from ascjax import precision
     >>> ones = np.ones(4096, np.float16)
-    >>> float(precision.sum(ones, order="sequential")), float(precision.sum(ones, order="adjacent_tree"))
+    >>> sequential = precision.sum(ones, order="sequential")
+    >>> float(sequential), float(precision.sum(ones, order="adjacent_tree"))
     (2048.0, 4096.0)
     """
     if order not in ORDERS:

@@ -1,4 +1,4 @@
-"""HiFloat8 (Ascend ``hifloat8_t``, arXiv 2409.16626): layout, decode table and encoder.
+"""HiFloat8 (Ascend ``hifloat8_t``, arXiv 2409.16626): layout, decode table and rounding.
 
 A code is ``sign | dot | exponent | mantissa``. The prefix-coded dot field says how many
 exponent bits follow; the exponent is sign-magnitude with an implicit leading 1, so the
@@ -29,9 +29,8 @@ import numpy as np
 from jax import lax
 
 from ..formats import finfo
-from ..numerics import rounding
-from ..numerics.bits import MAG32, U32
-from ..numerics.rounding import quantize, split
+from . import rounding  # rounding.round_bits dispatches here: names resolved at call time
+from .bits import MAG32, U32
 
 _INFO = finfo("hifloat8_t")
 # Binades of the finite nonzero values: 2**-22 (least denormal) .. 2**15 (max).
@@ -83,7 +82,8 @@ def _binade_tables() -> tuple[np.ndarray, np.ndarray]:
 
 
 def encode(bits, *, mode: str, saturate: bool, half_lsb=None):
-    """HiFloat8 codes (uint8) of float32 patterns ``bits`` under ``mode`` "round" or "hybrid".
+    """HiFloat8 codes (uint8) of float32 patterns ``bits`` under ``mode`` "round" or "hybrid"
+    (``rounding.round_bits`` is the entry point: it calls this for hifloat8_t).
 
     "round" (CAST_ROUND) is nearest, ties away from zero, on the tapered grid: |x| >= 40960
     overflows, |x| < 2**-23 gives 0 and 2**-23 itself rounds up to 2**-22. "hybrid"
@@ -95,13 +95,13 @@ def encode(bits, *, mode: str, saturate: bool, half_lsb=None):
     one consequence is that on the float32 path an exact value with |e| >= 4 rounds up (F = T = 0).
     Overflow gives +-inf, or +-32768 with ``saturate``; NaN gives 0x80, or 0 with ``saturate``.
     """
-    s = split(bits)
+    s = rounding.split(bits)
     base_table, mbits_table = (jnp.asarray(t) for t in _binade_tables())
     e = s.e
     mbits = mbits_table[jnp.clip(e, -23, 16) + 23]
     # Below 2**-22 the grid is {0, 2**-22}: one step of 2**-22, like a subnormal range.
     e_floor = jnp.maximum(e, E_MIN)
-    kept, low, half, shift = quantize(s, e_floor - mbits)
+    kept, low, half, shift = rounding.quantize(s, e_floor - mbits)
     up = rounding.round_up(rounding.magnitude_rule("round", s.negative), low, half,
                            jnp.zeros_like(s.negative))
     if mode == "hybrid":
