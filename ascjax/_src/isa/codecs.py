@@ -21,7 +21,8 @@ from ..config import Config, resolve_config
 from ..formats import CODEC_FORMATS, FORMATS, ROUND_MODES, Format, finfo, resolve
 from ..numerics import hifloat8
 from ..numerics.bits import U32, widen16
-from ..numerics.rounding import magnitude_rule, quantize, round_bits, round_up, split
+from ..numerics.grid import magnitude_rule, quantize, round_up, split
+from ..numerics.rounding import round_bits
 
 
 def _codec_format(fmt: Any, where: str) -> Format:

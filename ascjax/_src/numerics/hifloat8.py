@@ -29,7 +29,7 @@ import numpy as np
 from jax import lax
 
 from ..formats import finfo
-from . import rounding  # rounding.round_bits dispatches here: names resolved at call time
+from . import grid
 from .bits import MAG32, U32
 
 _INFO = finfo("hifloat8_t")
@@ -95,14 +95,14 @@ def encode(bits, *, mode: str, saturate: bool, half_lsb=None):
     one consequence is that on the float32 path an exact value with |e| >= 4 rounds up (F = T = 0).
     Overflow gives +-inf, or +-32768 with ``saturate``; NaN gives 0x80, or 0 with ``saturate``.
     """
-    s = rounding.split(bits)
+    s = grid.split(bits)
     base_table, mbits_table = (jnp.asarray(t) for t in _binade_tables())
     e = s.e
     mbits = mbits_table[jnp.clip(e, -23, 16) + 23]
     # Below 2**-22 the grid is {0, 2**-22}: one step of 2**-22, like a subnormal range.
     e_floor = jnp.maximum(e, E_MIN)
-    kept, low, half, shift = rounding.quantize(s, e_floor - mbits)
-    up = rounding.round_up(rounding.magnitude_rule("round", s.negative), low, half,
+    kept, low, half, shift = grid.quantize(s, e_floor - mbits)
+    up = grid.round_up(grid.magnitude_rule("round", s.negative), low, half,
                            jnp.zeros_like(s.negative))
     if mode == "hybrid":
         mag = jnp.asarray(bits, U32) & MAG32
