@@ -11,7 +11,7 @@ import dataclasses
 
 from .formats import UB_BYTES
 
-# Products named on the vendor pages, with the short keys accepted for ``product=``.
+# Products named on the vendor pages, with the short keys ``Config(product=...)`` accepts.
 PRODUCTS = {
     "950": "Ascend 950PR/Ascend 950DT",
     "A3": "Atlas A3 training/inference series",
