@@ -57,6 +57,21 @@ def test_reduce_sum_datablock_file_equals_register_loop(tmp_path, dtype):
                                                                              mask[i] == 1)))
 
 
+@pytest.mark.parametrize("reading", ["clamp", "empty"])
+def test_pattern_mask_follows_the_config_options(tmp_path, reading):
+    """--pattern builds its mask under the run's Config (it once ignored --vl-overflow)."""
+    x = _random("float", (3, 64))
+    x.tofile(tmp_path / "src.bin")
+    ascjax.run_bin("reduce_sum_datablock", src=str(tmp_path / "src.bin"), dtype="float",
+                   pattern="PAT_VL128", vl_overflow=reading, out=str(tmp_path / "dst.bin"))
+    got = ascjax.read_bin(tmp_path / "dst.bin", "float", registers=True)
+    config = ascjax.Config(vl_overflow=reading)
+    mask = ascjax.create_mask("PAT_VL128", "float", config=config)
+    want = _loop(lambda s: ascjax.reduce_sum_datablock(s, mask, config=config), x)
+    assert np.array_equal(_bits(got), _bits(want))
+    assert np.array_equal(_bits(got[0]), _bits(ref.reduce_sum_datablock(x[0], mask)))
+
+
 def test_mask_file_forms_and_patterns_agree(tmp_path):
     x = _random("half", (20, 128))
     x.tofile(tmp_path / "src.bin")

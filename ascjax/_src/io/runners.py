@@ -90,7 +90,8 @@ def _mask(opts: dict, fmt: Format, count: int, dtype: Any) -> tuple[list, list, 
     """(batched, shared, to_mask) for the mask options: a per-register or a common mask."""
     path = opts.get("mask")
     if path is None:
-        return [], [create_mask(opts["pattern"], dtype)], lambda m: m
+        mask = create_mask(opts["pattern"], dtype, config=config_from_options(opts))
+        return [], [mask], lambda m: m
     units = count_units(path, FORMATS["uint8_t"], arg="--mask")
     lanes = DATABLOCK_BYTES if opts.get("mask_bits") else fmt.lanes
     if units not in (lanes, count * lanes):
