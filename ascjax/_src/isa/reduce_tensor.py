@@ -77,9 +77,11 @@ def _groups_forward(spec, d, s):
     group_active = active.reshape(-1, group).any(axis=1)
     if not group_active.all():  # an all-masked group sums to +0 even when lanes are skipped
         sums = jnp.where(group_active, sums, adder.zeros(()))
-    # The sums go into a buffer of their own first: fused into the merge with dst, XLA's CPU
-    # backend loses their vectorization (strided half BlockReduceSum 2-5x slower).
-    sums = materialize(to_bits(adder.store(sums), adder.dst))
+    sums = to_bits(adder.store(sums), adder.dst)
+    if not plan.rewrites(d.shape[-1]):
+        # The sums get a buffer of their own first: fused into the merge with dst, XLA's CPU
+        # backend loses their vectorization (strided half BlockReduceSum 2-5x slower).
+        sums = materialize(sums)
     return from_bits(plan.store(to_bits(d, adder.dst), sums), adder.dst)
 
 

@@ -213,6 +213,11 @@ class RepeatPlan:
         rows = jnp.stack(rows, axis=-2)
         return rows.reshape(rows.shape[:-2] + (self.fmt.lanes,))
 
+    def rewrites(self, dst_len: int) -> bool:
+        """Whether the results, in order, are the whole new dst (nothing of the old dst stays)."""
+        return (all(self.written) and self.dst_rep_stride * self.dst_unit == self.outputs
+                and dst_len == self.repeats * self.outputs)
+
     def store(self, d, values):
         """``d`` with ``values`` ``(..., R, outputs)`` stored at ``writes``, by slices.
 
@@ -221,7 +226,7 @@ class RepeatPlan:
         k, n = self.outputs, d.shape[-1]
         written = np.array(self.written, bool)
         step = self.dst_rep_stride * self.dst_unit
-        if written.all() and step == k and n == self.repeats * k:  # dst fully rewritten
+        if self.rewrites(n):
             return values.reshape(d.shape)
         if step == 0:  # every repeat writes the same outputs: the last one wins
             values, step = values[..., -1:, :], k
