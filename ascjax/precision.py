@@ -2,8 +2,8 @@
 exact sum and Higham's bounds; reveal the order of a black-box sum.
 
 * ``sum(x, dtype=, order=)``: the last axis of ``x`` summed in ``dtype`` along one of
-  ``ORDERS`` ("sequential", "adjacent_tree", "datablock_mode1", "datablock_mode2",
-  "numpy_pairwise", "kahan"), rounding exactly where that order rounds.
+  ``ORDERS`` ("sequential", "adjacent_tree", "repeat_sequential", "repeat_tree",
+  "repeat_vector_merge", "numpy_pairwise", "kahan"), rounding exactly where that order rounds.
 * ``exact_sum`` (rounded once to the format), ``exact_sum_float64``, ``exact_sums``;
   ``to_format`` (round any array once to a format).
 * ``errors`` (absolute, relative, ULPs), ``error_bound`` / ``higham_gamma`` (Higham's

@@ -14,6 +14,7 @@ from strategies import DTYPES, NAN_BITS, bits
 
 from ascjax import precision, reference
 from ascjax._src.cli import main
+from ascjax._src.study import orders
 
 LANES = {"half": 128, "bfloat16_t": 128, "float": 64, "fp8_e5m2_t": 256, "fp8_e4m3fn_t": 256}
 RNG = np.random.default_rng(11)
@@ -80,8 +81,8 @@ def test_numpy_pairwise_is_np_sum(name, n):
 def test_half_ones_stagnate_sequentially_but_not_in_a_tree():
     ones = np.ones(4096, np.float16)
     assert float(precision.sum(ones, order="sequential")) == 2048.0
-    for order in ("adjacent_tree", "datablock_mode1", "datablock_mode2", "numpy_pairwise",
-                  "kahan"):
+    for order in ("adjacent_tree", "repeat_sequential", "repeat_tree", "repeat_vector_merge",
+                  "numpy_pairwise", "kahan"):
         assert float(precision.sum(ones, order=order)) == 4096.0
 
 
@@ -274,8 +275,13 @@ def test_metrics():
     assert precision.tree_depth("sequential", 4096) == 4095
     assert precision.tree_depth("adjacent_tree", 4096) == 12
     assert precision.tree_depth("adjacent_tree", 4097) == 13
-    assert precision.tree_depth("datablock_mode2", 4096, "half") == 7 + 31
-    assert precision.tree_depth("datablock_mode1", 4096, "half") == 12
+    assert precision.tree_depth("repeat_sequential", 4096, "half") == 7 + 31
+    assert precision.tree_depth("repeat_tree", 4096, "half") == 12
+    assert precision.tree_depth("repeat_vector_merge", 4096, "half") == 31 + 7
+    for order in ("repeat_sequential", "repeat_tree", "repeat_vector_merge"):
+        for n in (1, 100, 128, 129, 300, 1000):
+            assert precision.tree_depth(order, n, "half") == \
+                orders.tree_depth(precision.order_tree(order, n, "half")), (order, n)
 
 
 @pytest.mark.parametrize("order", precision.ORDERS[:-1])

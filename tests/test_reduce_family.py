@@ -4,7 +4,7 @@ written from SPEC 5/10, with repeats, strides, masks, specials, errors and gradi
 import jax
 import numpy as np
 import pytest
-from strategies import DTYPES, bits
+from strategies import DTYPES, bits, register_values
 
 import ascjax
 from ascjax import reference
@@ -89,29 +89,144 @@ def test_block_reduce_sum_empty_blocks():
 
 @pytest.mark.parametrize("name", ["half", "float"])
 @pytest.mark.parametrize("count", [1, 100, 300, 1000])
-def test_reduce_sum_count_form_both_modes(name, count):
+def test_reduce_sum_count_form_every_method(name, count):
     src = source(name, 1000)
     dst = np.full(4, 5, DT[name])
-    for mode in (1, 2):
-        got = np.asarray(ascjax.reduce_sum(dst, src, None, count, mode=mode))
-        want = reference.reduce_sum(dst, src, None, count, mode=mode)
+    for method in (1, 2, 3):
+        got = np.asarray(ascjax.reduce_sum(dst, src, None, count, method=method))
+        want = reference.reduce_sum(dst, src, None, count, method=method)
         np.testing.assert_array_equal(bits(got[:1], name), bits(want[:1], name))
         np.testing.assert_array_equal(got[1:], dst[1:])
 
 
+def test_reduce_sum_methods_numbered_as_the_page():
+    """The issue's reproducer: 512 halves, 2048 at element 0 and 1 at 128, 256 and 384 (first-n
+    form, 4 repeats with sums 2048, 1, 1, 1). In order (method 1) every 2048 + 1 is a tie that
+    rounds back to 2048; the tree (method 2) adds 1 + 1 first: 2048 + 2 = 2050. The vector
+    merge (method 3) adds lane 0 in repeat order, 2048 + 1 + 1 + 1 = 2048."""
+    src = np.zeros(512, np.float16)
+    src[0], src[128::128] = 2048, 1
+    dst = np.zeros(1, np.float16)
+    for method, name, want in ((1, "sequential", 2048.0), (2, "tree", 2050.0),
+                               (3, "vector_merge", 2048.0)):
+        for m in (method, name):
+            assert float(ascjax.reduce_sum(dst, src, None, 512, method=m)[0]) == want
+            assert float(reference.reduce_sum(dst, src, None, 512, method=m)[0]) == want
+    # A tree of register adds over the repeats: (2048 + 1) + (1 + 1) = 2050.
+    merge_tree = ascjax.Config(vector_merge="tree")
+    assert float(ascjax.reduce_sum(dst, src, None, 512, method=3, config=merge_tree)[0]) == 2050
+    assert float(reference.reduce_sum(dst, src, None, 512, method=3, config=merge_tree)[0]) == \
+        2050
+
+
+def _adversarial(rng, name, n):
+    """Random values with NaN, +-inf, -0, subnormals and large values mixed in."""
+    return register_values(rng, name, (n,), p_special=float(rng.choice([0.05, 0.3, 0.7])))
+
+
+@pytest.mark.parametrize("name", ["half", "float"])
+@pytest.mark.parametrize("merge", ["sequential", "tree"])
+@pytest.mark.parametrize("lanes_skipped", [False, True])
+def test_reduce_sum_vector_merge_matches_loops(name, merge, lanes_skipped):
+    rng = np.random.default_rng(18)
+    lanes = 128 if name == "half" else 64
+    config = ascjax.Config(vector_merge=merge,
+                           masked_lanes="skip" if lanes_skipped else "zero")
+    dst = np.full(2, 3, DT[name])
+    # first-n form: one repeat, exact repeats, a partial last repeat
+    for count in (1, lanes - 3, lanes, 2 * lanes, 3 * lanes + 5, 7 * lanes + 1):
+        src = _adversarial(rng, name, count + 10)
+        got = ascjax.reduce_sum(dst, src, None, count, method=3, config=config)
+        want = reference.reduce_sum(dst, src, None, count, method=3, config=config)
+        np.testing.assert_array_equal(bits(got, name), bits(want, name), err_msg=f"n={count}")
+    # level-0 form: masks (continuous, bit mode) and strides, including overlapping repeats
+    for repeats, mask, rep in ((1, lanes, 8), (3, 77 % lanes, 8), (5, [0xF0F0F0F0F0F0F0F0] *
+                                                                    (lanes // 64), 16),
+                               (4, 5, 0), (6, lanes, 3)):
+        src = _adversarial(rng, name, (repeats * rep + 8) * (lanes // 8) + 10)
+        got = ascjax.reduce_sum(dst, src, None, mask, repeats, rep, method=3, config=config)
+        want = reference.reduce_sum(dst, src, None, mask, repeats, rep, method=3, config=config)
+        np.testing.assert_array_equal(bits(got, name), bits(want, name),
+                                      err_msg=f"{repeats} {mask} {rep}")
+    batch = np.stack([_adversarial(rng, name, 4 * lanes) for _ in range(3)])
+    got = jax.jit(lambda s: ascjax.reduce_sum(np.zeros((3, 1), DT[name]), s, None, 3 * lanes + 7,
+                                              method="vector_merge", config=config))(batch)
+    for k in range(3):
+        want = reference.reduce_sum(np.zeros(1, DT[name]), batch[k], None, 3 * lanes + 7,
+                                    method=3, config=config)
+        np.testing.assert_array_equal(bits(got[k], name), bits(want, name))
+
+
+def _default_of(product, name, count=None, config=None, level0=False):
+    """The methods whose bits reduce_sum's default gives, on two inputs of four repeats in the
+    first lanes (cut to ``count`` elements). A: 2^p at lane 0 of repeat 0 and 1 at lane 0 of
+    repeats 1-3: in order, or merged lane by lane, every 2^p + 1 is a tie that rounds to 2^p;
+    the tree adds 1 + 1 first and gives 2^p + 2. B: 2^p and 1 at lanes 0 and 1 of repeat 0 and
+    1 at lane 1 of repeat 1: only the merge adds the two 1s first (2^p + 2). 2^p is 2048 for
+    half, 2^24 for float; the reference model's default agrees on both."""
+    lanes = 128 if name == "half" else 64
+    big = 2048 if name == "half" else 2**24
+    config = (config or ascjax.Config()).replace(product=product)
+    args = (lanes, 4, 8) if level0 else (count,)
+    dst = np.zeros(1, DT[name])
+    matches = {1, 2, 3}
+    for ones in ([lanes, 2 * lanes, 3 * lanes], [1, lanes + 1]):
+        src = np.zeros(4 * lanes + 64, DT[name])
+        src[0], src[ones] = big, 1
+        got = bits(ascjax.reduce_sum(dst, src, None, *args, config=config), name)
+        want = bits(reference.reduce_sum(dst, src, None, *args, config=config), name)
+        np.testing.assert_array_equal(got, want)
+        matches &= {m for m in (1, 2, 3) if np.array_equal(got, bits(
+            ascjax.reduce_sum(dst, src, None, *args, method=m, config=config), name))}
+    return sorted(matches)
+
+
+@pytest.mark.parametrize("name", ["half", "float"])
+def test_reduce_sum_default_method_per_product_and_form(name):
+    """The page's table: A2 / A3 first-n form 1, level-0 form 2; 200I/500 A2, inference AI
+    Core, training: 2; 950 level-0 (normal mask mode) 2. Four whole repeats."""
+    four = 4 * (128 if name == "half" else 64) + 8  # 4 repeats and a partial fifth
+    for product in ("A2", "A3"):
+        assert _default_of(product, name, four - 8) == [1]
+        assert _default_of(product, name, four) == [1]
+    for product in ("A2", "A3", "950", "200I/500 A2", "inference AI Core", "training"):
+        assert _default_of(product, name, level0=True) == [2]
+    for product in ("200I/500 A2", "inference AI Core", "training"):
+        assert _default_of(product, name, four - 8) == [2]
+        assert _default_of(product, name, four) == [2]
+
+
+@pytest.mark.parametrize("name", ["half", "float"])
+def test_reduce_sum_950_first_n_default_by_bytes(name):
+    """The 950's first-n form runs in counter mask mode (A17): 256 to 1024 bytes of data use
+    method 3, more use method 2; under Config(first_n_mask_mode="normal") always method 2."""
+    size = 2 if name == "half" else 4
+    normal = ascjax.Config(first_n_mask_mode="normal")
+    # 256 bytes: one repeat, where the three methods give the same bits.
+    assert _default_of("950", name, 256 // size) == [1, 2, 3]
+    assert _default_of("950", name, 256 // size, config=normal) == [1, 2, 3]
+    for nbytes in (512, 1024):                      # 2 and 4 repeats
+        assert _default_of("950", name, nbytes // size) == [3]
+        assert 2 in _default_of("950", name, nbytes // size, config=normal)
+    assert _default_of("950", name, 1024 // size, config=normal) == [2]
+    for nbytes in (1024 + size, 1024 + 32 * size):  # a fifth, partial repeat
+        assert _default_of("950", name, nbytes // size) == [2]
+        assert _default_of("950", name, nbytes // size, config=normal) == [2]
+
+
 def test_reduce_sum_default_modes_per_product():
-    # Repeat sums 2174, 129, 129, 129, 129: mode 2 adds each odd 129 to a number above 2048,
-    # where half's spacing is 2 (a rounding each time); mode 1 adds the 129s together first.
+    # Repeat sums 2174, 129, 129, 129, 129: method 1 adds each odd 129 to a number above 2048,
+    # where half's spacing is 2 (a rounding each time); method 2 adds the 129s together first.
     src = np.ones(128 * 5, np.float16)
     src[0] = 2047
     src[128::128] = 2
     dst = np.zeros(1, np.float16)
     tree = float(ascjax.reduce_sum(dst, src, None, 640)[0])
     seq = float(ascjax.reduce_sum(dst, src, None, 640, config=ascjax.Config(product="A2"))[0])
-    assert tree == float(reference.reduce_sum(dst, src, None, 640, mode=1)[0])
-    assert seq == float(reference.reduce_sum(dst, src, None, 640, mode=2)[0])
+    assert tree == float(reference.reduce_sum(dst, src, None, 640, method=2)[0])
+    assert seq == float(reference.reduce_sum(dst, src, None, 640, method=1)[0])
     assert (tree, seq) == (2692.0, 2688.0)
-    # The level-0 (mask, repeat) form is mode 1 on A2 too.
+    # The level-0 (mask, repeat) form is method 2 on A2 too.
     level0 = float(ascjax.reduce_sum(dst, src, None, 128, 5, 8,
                                     config=ascjax.Config(product="A2"))[0])
     assert level0 == tree
@@ -184,8 +299,14 @@ def test_errors_name_the_instruction_and_argument():
                                 config=ascjax.Config(product="training"))
     with pytest.raises(ValueError, match="count=300"):
         ascjax.reduce_sum(h, h, None, 300)
-    with pytest.raises(ValueError, match="mode=3"):
-        ascjax.reduce_sum(h, h, None, 100, mode=3)
+    for bad in (4, 0, True, "merge", 2.0):
+        with pytest.raises(ValueError, match=f"reduce_sum: method={bad!r} is not one of 1, 2, "
+                                             f"3, 'sequential', 'tree', 'vector_merge'"):
+            ascjax.reduce_sum(h, h, None, 100, method=bad)
+    with pytest.raises(ValueError, match="reduce_sum: method=4"):
+        ascjax.reduce_sum(h, h, None, 128, 0, 8, method=4)
+    with pytest.raises(TypeError, match="mode"):
+        ascjax.reduce_sum(h, h, None, 100, mode=1)  # the old keyword is gone
     with pytest.raises(TypeError, match="positional arguments"):
         ascjax.reduce_sum(h, h, None, 1, 2)
     with pytest.raises(TypeError, match="differs from src dtype"):
@@ -198,3 +319,5 @@ def test_registry_and_conformance_table():
         assert ins.function is getattr(ascjax, name) and ins.spec == "10"
     table = ascjax.conformance_table()
     assert "`reduce_sum` | `ReduceSum`" in table and "| A12 |" in table
+    assert "assumed (A3, A7, A8, A9, A12, A17, A18)" in table
+    assert 'Config(first_n_mask_mode="normal")' in table and 'Config(vector_merge="tree")' in table

@@ -138,15 +138,16 @@ def _rsd_arrays(rng, row, static):
 def _reduce_sum_draw(rng, row, config):
     product = str(rng.choice(_products(row)))
     lanes = lanes_of(row[0])
-    mode = [None, 1, 2][rng.integers(3)]
+    method = [None, None, 1, 2, 3, "sequential", "tree", "vector_merge"][rng.integers(8)]
     if rng.integers(2):                             # first-n form
         n = int(rng.integers(1, 6 * lanes))
-        count = int(rng.choice([1, n, lanes, rng.integers(1, n + 1)]))
-        return ((count,), mode, max(n, count)), config.replace(product=product)
+        # 4 * lanes: 1024 bytes, the 950's last count with method 3 by default (A17)
+        count = int(rng.choice([1, n, lanes, 4 * lanes, rng.integers(1, n + 1)]))
+        return ((count,), method, max(n, count)), config.replace(product=product)
     repeats, mask, rep = int(rng.choice([0, 1, 3, 5])), _repeat_mask(rng, lanes), int(
         rng.integers(0, 17))
     src_n = _src_len(row, repeats, mask, 1, rep) + int(rng.integers(0, 40))
-    return ((mask, repeats, rep), mode, src_n), config.replace(product=product)
+    return ((mask, repeats, rep), method, src_n), config.replace(product=product)
 
 
 # --- squeeze: init, two calls, finalize ----------------------------------------------------
@@ -278,8 +279,9 @@ RECORDS = {r.name: r for r in (
     Record("reduce_sum",
            draw=_reduce_sum_draw,
            arrays=lambda rng, row, s: (_values(rng, row[0], 4), _values(rng, row[0], s[2])),
-           call=lambda f, a, s, c: (f(a[0], a[1], None, *s[0], mode=s[1], config=c),),
-           configs=_float_readings),
+           call=lambda f, a, s, c: (f(a[0], a[1], None, *s[0], method=s[1], config=c),),
+           configs=lambda row: _float_readings(row) + [Config(first_n_mask_mode="normal"),
+                                                       Config(vector_merge="tree")]),
     Record("gather", draw=_gather_draw, arrays=_gather_arrays,
            call=_gather_call,
            configs=_readings(), shared=(0,)),

@@ -34,7 +34,7 @@ def test_recovers_every_emulated_order(order, n):
 
 
 def test_recovers_half_orders_with_half_probes():
-    for order in ("sequential", "numpy_pairwise", "datablock_mode2"):
+    for order in ("sequential", "numpy_pairwise", "repeat_sequential", "repeat_vector_merge"):
         got = precision.reveal_order(lambda x, o=order: precision.sum(x, order=o), 300,
                                      dtype="half")
         assert got == precision.order_tree(order, 300, "half")
@@ -65,13 +65,16 @@ def test_recovers_the_instructions_trees():
     assert precision.reveal_order(block, 16, dtype="half") == \
         precision.order_tree("adjacent_tree", 16)
 
-    for product, order in (("950", "datablock_mode1"), ("A2", "datablock_mode2")):
-        def reduce(x, product=product):
+    # 200 floats are 800 bytes: the 950's first-n form merges the repeats (method 3, A17).
+    for product, n, order in (("950", 200, "repeat_vector_merge"), ("950", 300, "repeat_tree"),
+                              ("A2", 200, "repeat_sequential"),
+                              ("training", 200, "repeat_tree")):
+        def reduce(x, product=product, n=n):
             dst = np.zeros((x.shape[0], 1), np.float32)
-            return np.asarray(ascjax.reduce_sum(dst, x, None, 200,
+            return np.asarray(ascjax.reduce_sum(dst, x, None, n,
                                                 config=ascjax.Config(product=product)))[:, 0]
 
-        assert precision.reveal_order(reduce, 200) == precision.order_tree(order, 200)
+        assert precision.reveal_order(reduce, n) == precision.order_tree(order, n), product
 
 
 def test_reveals_numpy_sum():

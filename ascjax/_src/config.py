@@ -32,6 +32,8 @@ _CHOICES = {
     "store_masked": ("keep", "zero"),
     "empty_block": ("zero", "keep"),
     "e8m0": ("cast", "format"),
+    "first_n_mask_mode": ("counter", "normal"),
+    "vector_merge": ("sequential", "tree"),
 }
 
 
@@ -71,6 +73,14 @@ class Config:
         (+0, **assumed**, A11) or ``"keep"``s dst.
       e8m0: what fp8_e8m0_t code 0x00 means to ``encode`` / ``decode``: ``"cast"`` (+0, the
         hardware cast, **assumed**, A6) or ``"format"`` (the format's 2^-127).
+      first_n_mask_mode: the mask mode ReduceSum's first-n (count) form runs in on the 950,
+        which picks its order across repeats: ``"counter"`` (**assumed**, A17: 256 to 1024
+        bytes of data use method 3, the vector merge; others method 2) or ``"normal"`` (always
+        method 2).
+      vector_merge: how ReduceSum's method 3 merges the repeats' registers lane by lane before
+        the tree inside the one register: ``"sequential"`` (**assumed**, A18: in repeat order,
+        ``((r0 + r1) + r2) + ...``) or ``"tree"`` (an adjacent-pair tree of register adds over
+        the repeats, padded with +0 registers to a power of two).
       ub_bytes: usable Unified Buffer size in bytes, at most 256 KiB.
     """
 
@@ -85,6 +95,8 @@ class Config:
     store_masked: str = "keep"
     empty_block: str = "zero"
     e8m0: str = "cast"
+    first_n_mask_mode: str = "counter"
+    vector_merge: str = "sequential"
     ub_bytes: int = UB_BYTES
 
     def __post_init__(self):

@@ -61,7 +61,8 @@ INSTRUCTIONS: dict[str, Instruction] = {
                     {"half": _FLOAT_SUM + ("A9",), "float": _FLOAT_SUM + ("A9",)}),
         Instruction("reduce_sum", "ReduceSum", _tensor.reduce_sum, "10", None,
                     ("T", "products"), _by_type(_tensor.REDUCE_SUM_TYPES),
-                    {"half": _FLOAT_SUM + ("A9", "A12"), "float": _FLOAT_SUM + ("A9", "A12")}),
+                    {"half": _FLOAT_SUM + ("A9", "A12", "A17", "A18"),
+                     "float": _FLOAT_SUM + ("A9", "A12", "A17", "A18")}),
         Instruction("gather", "asc_gather", _gather.gather, "6", "asc_gather.md",
                     ("dst", "src", "index"), _gather.GATHER_TYPES),
         Instruction("squeeze_and_storeunalign", "asc_squeeze_and_storeunalign",
@@ -113,10 +114,11 @@ ASSUMPTIONS = (
     ("A11", ("BlockReduceSum: a DataBlock with no active element writes +0 (the pages do not "
      "say); the reduce family's strides are accepted in [0, 65535], as A9"),
      'Config(empty_block="keep")'),
-    ("A12", ("ReduceSum mode 1 with a repeat count that is not a power of two: the repeat "
-     "results are summed by an adjacent-pair tree padded with +0 (as the hardware's "
-     "re-reduction of a partly masked tensor would)"),
-     "none (mode=1 / mode=2 pick the documented orders)"),
+    ("A12", ("ReduceSum method 2 (the page's binary tree across repeat results) with a repeat "
+     "count that is not a power of two: the repeat results are summed by an "
+     "adjacent-pair tree padded with +0 (as the hardware's re-reduction of a partly masked "
+     "tensor would)"),
+     "none (method=1 / 2 / 3 pick the documented orders)"),
     ("A13", ("encode: round_mode defaults to the format's first Cast mode (rint; round for "
      "hifloat8_t, which has no rint)"),
      "encode(round_mode=...)"),
@@ -129,6 +131,12 @@ ASSUMPTIONS = (
     ("A16", ("encode rounds once from float32; the hardware reaches fp4 through bfloat16 and "
      "int4 through half"),
      "encode into the intermediate type first"),
+    ("A17", ("ReduceSum's first-n form runs in counter mask mode on the 950, so 256 to 1024 "
+     "bytes use method 3 (the page gives the method per mask mode, not the form's mode)"),
+     'Config(first_n_mask_mode="normal") (method 2)'),
+    ("A18", ("ReduceSum method 3 merges the repeats' registers lane by lane in repeat order, "
+     "((r0 + r1) + r2) + ..., each add rounded to T (the page says only \"by vector adds\")"),
+     'Config(vector_merge="tree")'),
 )
 
 

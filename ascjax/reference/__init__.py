@@ -34,9 +34,9 @@ from ._memory import loadalign as loadalign
 from ._memory import storealign as storealign
 from ._orders import SUMMATION_ORDERS as SUMMATION_ORDERS
 from ._orders import sum_adjacent_tree as sum_adjacent_tree
-from ._orders import sum_datablock as sum_datablock
 from ._orders import sum_kahan as sum_kahan
 from ._orders import sum_numpy_pairwise as sum_numpy_pairwise
+from ._orders import sum_repeats as sum_repeats
 from ._orders import sum_sequential as sum_sequential
 from ._reduce import block_reduce_sum as block_reduce_sum
 from ._reduce import pair_reduce_sum as pair_reduce_sum
@@ -56,7 +56,7 @@ __all__ = [
     "copy_ub2gm_align", "create_mask", "decode", "encode", "gather", "get_squeeze_status",
     "library_type", "loadalign", "pair_reduce_sum", "reduce_sum", "reduce_sum_datablock",
     "repeat_reduce_sum", "squeeze_and_storeunalign", "squeeze_and_storeunalign_finalize",
-    "squeeze_and_storeunalign_init", "storealign", "sum_adjacent_tree", "sum_datablock",
-    "sum_kahan", "sum_numpy_pairwise", "sum_sequential", "update_mask", "value_grid",
+    "squeeze_and_storeunalign_init", "storealign", "sum_adjacent_tree", "sum_kahan",
+    "sum_numpy_pairwise", "sum_repeats", "sum_sequential", "update_mask", "value_grid",
     "whole_reduce_sum",
 ]

@@ -32,20 +32,27 @@ def sum_adjacent_tree(x, dtype: Any, carry: bool = True):
     return x[0]
 
 
-def sum_datablock(x, dtype: Any, mode: int):
-    """ReduceSum's count form: 256-byte repeats each by a pair tree (the last padded with +0),
-    then their results by a +0-padded pair tree (mode 1) or in order (mode 2)."""
+def sum_repeats(x, dtype: Any, method: int):
+    """ReduceSum's first-n form with its page's ``method``: 256-byte repeats (the last padded
+    with +0), each by a pair tree, then their results in order (1) or by a +0-padded pair tree
+    (2); or (3) the repeats added lane by lane in repeat order, then a pair tree over the
+    lanes."""
     name = type_name(dtype)
     lanes = VL_BYTES // lane_bytes(name)
     zero = np.dtype(FORMATS[name].storage).type(0)
     repeats = []
     for r in range(0, len(x), lanes):
-        block = list(x[r:r + lanes]) + [zero] * (lanes - len(x[r:r + lanes]))
-        repeats.append(sum_adjacent_tree(block, dtype))
-    if mode == 2:
-        return sum_sequential(repeats, dtype)
-    width = 1 << (len(repeats) - 1).bit_length()
-    return sum_adjacent_tree(repeats + [zero] * (width - len(repeats)), dtype)
+        repeats.append(list(x[r:r + lanes]) + [zero] * (lanes - len(x[r:r + lanes])))
+    if method == 3:
+        merged = repeats[0]
+        for reg in repeats[1:]:
+            merged = [add(a, b, dtype) for a, b in zip(merged, reg, strict=True)]
+        return sum_adjacent_tree(merged, dtype)
+    sums = [sum_adjacent_tree(reg, dtype) for reg in repeats]
+    if method == 1:
+        return sum_sequential(sums, dtype)
+    width = 1 << (len(sums) - 1).bit_length()
+    return sum_adjacent_tree(sums + [zero] * (width - len(sums)), dtype)
 
 
 def sum_numpy_pairwise(x, dtype: Any):
@@ -92,8 +99,9 @@ def sum_kahan(x, dtype: Any):
 SUMMATION_ORDERS = {
     "sequential": sum_sequential,
     "adjacent_tree": sum_adjacent_tree,
-    "datablock_mode1": lambda x, dtype: sum_datablock(x, dtype, 1),
-    "datablock_mode2": lambda x, dtype: sum_datablock(x, dtype, 2),
+    "repeat_sequential": lambda x, dtype: sum_repeats(x, dtype, 1),
+    "repeat_tree": lambda x, dtype: sum_repeats(x, dtype, 2),
+    "repeat_vector_merge": lambda x, dtype: sum_repeats(x, dtype, 3),
     "numpy_pairwise": sum_numpy_pairwise,
     "kahan": sum_kahan,
 }

@@ -207,15 +207,40 @@ def repeat_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: int, dst_blk_s
                             src_rep_stride, config=config)
 
 
-# ReduceSum's documented order across repeat results per product: (first-n form, level-0 form);
-# 1 = pair tree padded with +0 to a power of two (A12), 2 = sequential.
-_REDUCE_SUM_MODES = {"A3": (2, 1), "A2": (2, 1)}
+# ReduceSum's vendor page (关键特性说明), its three ways of adding the repeats: 1 (方式一) the
+# repeat results in order, 2 (方式二) by a binary tree, 3 (方式三) the repeats merged into one by
+# vector adds, then the tree inside it.
+_METHOD_NAMES = {"sequential": 1, "tree": 2, "vector_merge": 3}
+# Method per product: (first-n form, level-0 form). Atlas A2 / A3 say so per form; the 950 uses
+# 2 except in counter mask mode with 256 to 1024 bytes of data (3), which the first-n form is
+# (A17, config.first_n_mask_mode); every other product uses 2.
+_METHODS = {"A3": (1, 2), "A2": (1, 2)}
 
 
-def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any, mode: int | None = None,
-               config: Config | None = None) -> np.ndarray:
+def _method(method, config: Config, count_bytes: int | None) -> int:
+    if method is None:
+        if (count_bytes is not None and config.product == "950"
+                and config.first_n_mask_mode == "counter" and 256 <= count_bytes <= 1024):
+            return 3
+        return _METHODS.get(config.product, (2, 2))[0 if count_bytes is not None else 1]
+    method = _METHOD_NAMES.get(method, method) if isinstance(method, str) else method
+    if isinstance(method, bool) or method not in (1, 2, 3):
+        raise ValueError(f"reduce_sum: method={method!r} is not one of 1, 2, 3, 'sequential', "
+                         f"'tree', 'vector_merge'")
+    return int(method)
+
+
+def _padded_tree(values: list, zero, add_):
+    """Adjacent-pair tree over a list padded with ``zero`` to a power of two."""
+    width = 1 << (len(values) - 1).bit_length()
+    return _tree(values + [zero] * (width - len(values)), add_)
+
+
+def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any,
+               method: int | str | None = None, config: Config | None = None) -> np.ndarray:
     """Reference ``ReduceSum<T>``: ``(count)`` or level-0 ``(mask, repeat_time, src_rep_stride)``
-    forms; the sum goes to ``dst[0]``."""
+    forms; the sum goes to ``dst[0]``. Each repeat's lanes (masked ones as +0) are read, then
+    added by ``method`` (the page's numbers; the product's default when None)."""
     config = config or Config()
     where = "reduce_sum"
     del shared_tmp_buffer
@@ -223,29 +248,39 @@ def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any, mode: int
     _check_tensors(dst, src, where)
     lanes = VL_BYTES // src.itemsize
     masked = _masked_value(src.dtype, config)
-    sums = []
+    registers = []
     if len(args) == 1:
         (count,) = args
+        method = _method(method, config, count * src.itemsize)
         for r in range(-(-count // lanes)):
             active = [r * lanes + e < count for e in range(lanes)]
-            sums.append(_tree(_read_repeat(src, r, active, 1, 8, masked, where),
-                              lambda x, y: add(x, y, src.dtype, config)))
-        form = 0
+            registers.append(_read_repeat(src, r, active, 1, 8, masked, where))
     else:
         mask, repeat_time, src_rep_stride = args
+        method = _method(method, config, None)
         active = _repeat_mask(mask, lanes, where)
         for r in range(repeat_time):
-            sums.append(_tree(_read_repeat(src, r, active, 1, src_rep_stride, masked, where),
-                              lambda x, y: add(x, y, src.dtype, config)))
-        form = 1
-    if not sums:
+            registers.append(_read_repeat(src, r, active, 1, src_rep_stride, masked, where))
+    if not registers:
         return dst                      # repeat_time 0
-    mode = mode or _REDUCE_SUM_MODES.get(config.product, (1, 1))[form]
-    if mode == 2:
+
+    def add_(x, y):
+        return add(x, y, src.dtype, config)
+
+    zero = src.dtype.type(0)
+    if method == 3:
+        if config.vector_merge == "tree":
+            merged = [_padded_tree([reg[e] for reg in registers], zero, add_)
+                      for e in range(lanes)]
+        else:
+            merged = list(registers[0])
+            for reg in registers[1:]:
+                merged = [add_(a, b) for a, b in zip(merged, reg, strict=True)]
+        dst[0] = _tree(merged, add_)
+        return dst
+    sums = [_tree(list(reg), add_) for reg in registers]
+    if method == 1:
         dst[0] = sum_sequential(sums, src.dtype, config)
     else:
-        zero = src.dtype.type(0)
-        width = 1 << (len(sums) - 1).bit_length()
-        dst[0] = _tree(sums + [zero] * (width - len(sums)),
-                       lambda x, y: add(x, y, src.dtype, config))
+        dst[0] = _padded_tree(sums, zero, add_)
     return dst

@@ -49,9 +49,16 @@ WHOLE_REDUCE_SUM_TYPES = {p: _HALF_FLOAT for p in _ALL_PRODUCTS}
 REPEAT_REDUCE_SUM_TYPES = {p: _HALF_FLOAT for p in ("950", "A2", "inference AI Core", "training")}
 REDUCE_SUM_TYPES = {p: _HALF_FLOAT for p in _ALL_PRODUCTS}
 
-# ReduceSum's order across repeat results, per product: (first-n "count" API, level-0
-# mask/repeat API). 1 = adjacent-pair tree across repeat results, 2 = sequential (documented).
-REDUCE_SUM_MODES = {p: (1, 1) for p in _ALL_PRODUCTS} | {"A3": (2, 1), "A2": (2, 1)}
+# ReduceSum's methods, numbered as its vendor page numbers them (关键特性说明): how the repeats'
+# results are added, after a pair tree inside each repeat. 1: in order; 2: by an adjacent-pair
+# tree; 3: the repeats' registers first merged into one by vector adds, then the tree in it.
+REDUCE_SUM_METHODS = {"sequential": 1, "tree": 2, "vector_merge": 3}
+
+# Each product's documented method per call form: (first-n "count" form, level-0 mask/repeat
+# form). The 950's first-n form uses method 3 for REDUCE_SUM_MERGE_BYTES of data in counter mask
+# mode (config.first_n_mask_mode, A17), method 2 otherwise.
+REDUCE_SUM_DEFAULTS = {p: (2, 2) for p in _ALL_PRODUCTS} | {"A3": (1, 2), "A2": (1, 2)}
+REDUCE_SUM_MERGE_BYTES = (256, 1024)
 
 
 # --- the group sums: one kernel for PairReduceSum, BlockReduceSum, WholeReduceSum ------------
@@ -222,21 +229,52 @@ def _whole(where: str, call: RepeatCall) -> jax.Array:
 
 # --- ReduceSum ------------------------------------------------------------------------------
 
-def tensor_sum(w, adder: Adder, mode: int):
+def tensor_sum(w, adder: Adder, method: int, merge: str):
     """ReduceSum's order on working values ``(..., R, lanes)`` (masked lanes already +0).
 
-    Each repeat is summed by an adjacent-pair tree; then the R repeat results are summed by an
-    adjacent-pair tree padded with +0 to a power of two (mode 1: the hardware re-reduces them
-    as a partly masked tensor) or sequentially, ``((s0 + s1) + s2) + ...`` (mode 2).
+    Method 1: each repeat summed by an adjacent-pair tree, the R results added in order,
+    ``((s0 + s1) + s2) + ...``. Method 2: the same repeat sums, then an adjacent-pair tree over
+    them padded with +0 to a power of two. Method 3: the R registers merged lane by lane into
+    one, in repeat order ``((r0 + r1) + r2) + ...`` (``merge="sequential"``) or by an
+    adjacent-pair tree of registers padded with +0 registers (``merge="tree"``), then the
+    adjacent-pair tree over that register's lanes. Every add is ``adder.add``.
     """
+    if method == 3:
+        registers = jnp.moveaxis(w, -2, -1)  # (..., lanes, R): lane-wise adds over repeats
+        if merge == "tree":
+            merged = padded_pair_tree(registers, adder.add, adder.zeros(()))
+        else:
+            merged = sequential_sum(registers, adder.add)
+        return pair_tree(merged, adder.add)
     sums = pair_tree(w, adder.add)
-    if mode == 1:
+    if method == 2:
         return padded_pair_tree(sums, adder.add, adder.zeros(()))
     return sequential_sum(sums, adder.add)
 
 
-def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any, mode: int | None = None,
-               config: Config | None = None) -> jax.Array:
+def reduce_sum_method(method: int | str | None, config: Config, count: int | None,
+                      fmt: Format) -> int:
+    """The page's number of ``method`` (a number or a ``REDUCE_SUM_METHODS`` name), or the
+    product's default for the form (``count`` for the first-n form, None for level 0)."""
+    if method is None:
+        if count is None:
+            return REDUCE_SUM_DEFAULTS[config.product][1]
+        lo, hi = REDUCE_SUM_MERGE_BYTES
+        if (config.product == "950" and config.first_n_mask_mode == "counter"
+                and lo <= count * fmt.bits // 8 <= hi):
+            return 3
+        return REDUCE_SUM_DEFAULTS[config.product][0]
+    if isinstance(method, str) and method in REDUCE_SUM_METHODS:
+        return REDUCE_SUM_METHODS[method]
+    if (isinstance(method, (int, np.integer)) and not isinstance(method, (bool, np.bool_))
+            and int(method) in REDUCE_SUM_METHODS.values()):
+        return int(method)
+    choices = ", ".join([*map(str, REDUCE_SUM_METHODS.values()), *map(repr, REDUCE_SUM_METHODS)])
+    raise ValueError(f"reduce_sum: method={method!r} is not one of {choices}")
+
+
+def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any,
+               method: int | str | None = None, config: Config | None = None) -> jax.Array:
     """``ReduceSum<T>``: the sum of a tensor, written to ``dst[..., 0]``. Two call forms:
 
     * first n elements: ``reduce_sum(dst, src, shared_tmp_buffer, count)``; repeat r covers
@@ -245,12 +283,24 @@ def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any, mode: int
       repeat r reads ``(r*src_rep_stride + e // epb)*epb + e % epb`` under ``mask`` (int or
       uint64 words); ``repeat_time`` 0 leaves dst unchanged.
 
-    Each repeat is summed by an adjacent-pair tree; the repeat results are then summed by an
-    adjacent-pair tree padded with +0 to a power of two (``mode=1``) or in order,
-    ``((s0 + s1) + s2) + ...`` (``mode=2``). Every add rounds to T. ``mode=None`` takes the
-    product's documented default: mode 1 everywhere, except the first-n form on Atlas A2 and
-    A3, which uses mode 2 (``REDUCE_SUM_MODES``). ``shared_tmp_buffer`` is the vendor's work
-    space; the emulator neither reads nor returns it. Only ``dst[..., 0]`` changes.
+    ``method`` is the vendor page's number (or its name) for how the repeats are added; every
+    add is one IEEE add rounded to T:
+
+    * 1, ``"sequential"``: each repeat summed by an adjacent-pair tree, then the repeat results
+      in order, ``((s0 + s1) + s2) + ...``;
+    * 2, ``"tree"``: the same repeat sums, then an adjacent-pair tree over them padded with +0
+      to a power of two (A12);
+    * 3, ``"vector_merge"``: the repeats' registers added lane by lane into one register,
+      ``acc = r0 + r1; acc = acc + r2; ...`` (``config.vector_merge="tree"``: an adjacent-pair
+      tree of registers padded with +0 registers; A18), masked lanes +0, then the
+      adjacent-pair tree over that register's lanes.
+
+    ``method=None`` takes the product's documented method (``REDUCE_SUM_DEFAULTS``): Atlas A2
+    and A3 use 1 for the first-n form and 2 for the level-0 form; the other products use 2,
+    except that the 950's first-n form with 256 to 1024 bytes of data uses 3 (it runs in
+    counter mask mode, A17; ``config.first_n_mask_mode="normal"`` gives 2).
+    ``shared_tmp_buffer`` is the vendor's work space; the emulator neither reads nor returns
+    it. Only ``dst[..., 0]`` changes.
 
     Differentiable in ``dst`` and ``src`` as the exact operation.
 
@@ -269,35 +319,31 @@ def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any, mode: int
         count = check_int(args[0], 1, src.shape[-1], where=where, arg="count")
         plan = RepeatPlan(fmt, -(-count // lanes), 1, BLOCKS_PER_REGISTER, (True,) * lanes,
                           count=count)
-        default = REDUCE_SUM_MODES[config.product][0]
+        method = reduce_sum_method(method, config, count, fmt)
     elif len(args) == 3:
         mask, repeat_time, src_rep_stride = args
         repeats = check_repeats(repeat_time, where)
         st = check_strides(where, config, src_rep_stride=src_rep_stride)
         active = repeat_mask(mask, fmt, where)
+        method = reduce_sum_method(method, config, None, fmt)
         if repeats == 0:
             return dst
         plan = RepeatPlan(fmt, repeats, 1, st["src_rep_stride"], tuple(active.tolist()))
         plan.check(src.shape[-1], dst.shape[-1], where)
-        default = REDUCE_SUM_MODES[config.product][1]
     else:
         raise TypeError(f"{where}: expected (dst, src, shared_tmp_buffer, count) or (dst, src, "
                         f"shared_tmp_buffer, mask, repeat_time, src_rep_stride); got "
                         f"{3 + len(args)} positional arguments")
-    mode = default if mode is None else mode
-    if mode not in (1, 2):
-        raise ValueError(f"{where}: mode={mode!r} is not 1 (tree across repeats) or 2 "
-                         f"(sequential across repeats)")
     if dst.shape[-1] < 1:
         raise ValueError(f"{where}: dst has no element to write the sum to")
-    return _reduce_sum((Adder(fmt, fmt, config), plan, mode), dst, src)
+    return _reduce_sum((Adder(fmt, fmt, config), plan, method), dst, src)
 
 
 def _reduce_sum_forward(spec, d, s):
-    adder, plan, mode = spec
-    total = tensor_sum(adder.masked(adder.load(plan.load(s)), plan.active), adder, mode)
-    bits = to_bits(d, adder.dst).at[..., 0].set(to_bits(adder.store(total),
-                                                                    adder.dst))
+    adder, plan, method = spec
+    w = adder.masked(adder.load(plan.load(s)), plan.active)
+    total = tensor_sum(w, adder, method, adder.config.vector_merge)
+    bits = to_bits(d, adder.dst).at[..., 0].set(to_bits(adder.store(total), adder.dst))
     return from_bits(bits, adder.dst)
 
 

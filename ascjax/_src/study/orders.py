@@ -24,8 +24,10 @@ from ..numerics.add import canonical_nan, carrier_add, float_add, native_add
 from ..numerics.bits import SIGN32, U32, from_bits, from_carrier, sll, srl, to_bits, to_carrier
 from ..numerics.rounding import round_carrier
 
-ORDERS = ("sequential", "adjacent_tree", "datablock_mode1", "datablock_mode2", "numpy_pairwise",
-          "kahan")
+ORDERS = ("sequential", "adjacent_tree", "repeat_sequential", "repeat_tree", "repeat_vector_merge",
+          "numpy_pairwise", "kahan")
+# The ReduceSum orders: the vendor page's method numbers (reduce_tensor.REDUCE_SUM_METHODS).
+REPEAT_ORDERS = {"repeat_sequential": 1, "repeat_tree": 2, "repeat_vector_merge": 3}
 # Formats a sum can be emulated in: every value has an exact float32 carrier. fp8_e5m2 is the
 # top byte of a half and rides on half's carrier; fp8_e4m3fn (no inf: overflow gives NaN)
 # rounds through the hardware Cast codec, RNE. hifloat8 is left out: its precision tapers
@@ -127,13 +129,15 @@ def adjacent_tree(c, add: Callable):
     return c[..., 0]
 
 
-def _datablock(c, ar: Arith, mode: int):
+def _repeats(c, ar: Arith, method: int):
+    """ReduceSum's first-n form with ``method`` (the page's number): 256-byte repeats, the last
+    padded with +0; method 3 merges the registers in repeat order."""
     lanes = ar.fmt.lanes
     n = c.shape[-1]
     repeats = -(-n // lanes)
     pad = [(0, 0)] * (c.ndim - 1) + [(0, repeats * lanes - n)]
     w = jnp.pad(c, pad).reshape(c.shape[:-1] + (repeats, lanes))
-    return tensor_sum(w, ar, mode)
+    return tensor_sum(w, ar, method, "sequential")
 
 
 def _kahan(c, ar: Arith):
@@ -280,8 +284,8 @@ def run_order(c, order: str, fmt: Format, config: Config | None = None):
         return _sequential(c, ar)
     if order == "adjacent_tree":
         return adjacent_tree(c, ar.add)
-    if order in ("datablock_mode1", "datablock_mode2"):
-        return _datablock(c, ar, int(order[-1]))
+    if order in REPEAT_ORDERS:
+        return _repeats(c, ar, REPEAT_ORDERS[order])
     if order == "numpy_pairwise":
         return _numpy_pairwise(c, ar)
     if order == "kahan":
@@ -295,24 +299,26 @@ def order_tree(order: str, n: int, fmt: Format):
     if order == "kahan":
         return None
     if order == "sequential":
-        t = 0
-        for i in range(1, n):
-            t = (t, i)
-        return t
+        return _chain(leaves)
     if order == "adjacent_tree":
         return _pairs(leaves)
-    if order in ("datablock_mode1", "datablock_mode2"):
+    if order in REPEAT_ORDERS:
         lanes = fmt.lanes
+        if order == "repeat_vector_merge":  # lane j: ((x_j, x_{lanes+j}), ...), then pairs
+            return _pairs([_chain(leaves[j::lanes]) for j in range(min(n, lanes))])
         repeats = [_pairs(leaves[r:r + lanes]) for r in range(0, n, lanes)]
-        if order == "datablock_mode1":
-            return _pairs(repeats)
-        t = repeats[0]
-        for r in repeats[1:]:
-            t = (t, r)
-        return t
+        return _pairs(repeats) if order == "repeat_tree" else _chain(repeats)
     if order == "numpy_pairwise":
         return _numpy_tree(numpy_plan(n))
     raise ValueError(f"unknown order {order!r}; valid: {ORDERS}")
+
+
+def _chain(items: list):
+    """Items added in order: ((i0, i1), i2), ..."""
+    t = items[0]
+    for item in items[1:]:
+        t = (t, item)
+    return t
 
 
 def _pairs(items: list):

@@ -99,10 +99,15 @@ def sum(x: Any, *, dtype: Any = None, order: str = "sequential",
     * ``"adjacent_tree"``: (x0+x1), (x2+x3), ... then adjacent pairs of those, level by level,
       over the whole vector; an odd element at the end of a level moves up unchanged (the
       same values as the hardware's padding with +0, but a lone -0 stays -0).
-    * ``"datablock_mode1"`` / ``"datablock_mode2"``: what ``reduce_sum`` does on n elements:
-      an adjacent-pair tree per 256-byte repeat (128 lanes for 16-bit formats, 64 for float,
-      the last repeat padded with +0), then the repeat results by a tree padded with +0 to a
-      power of two (mode 1) or in order (mode 2).
+    * ``"repeat_sequential"``, ``"repeat_tree"``, ``"repeat_vector_merge"``: what
+      ``reduce_sum``'s first-n form does on n elements with method 1, 2 or 3 (its vendor
+      page's numbers). The n elements are cut into 256-byte repeats (128 lanes for 16-bit
+      formats, 64 for float; the last padded with +0). repeat_sequential and repeat_tree sum
+      each repeat by an adjacent-pair tree, then the repeat results in order,
+      ``((s0 + s1) + s2) + ...``, or by an adjacent-pair tree padded with +0 to a power of two.
+      repeat_vector_merge adds the repeats lane by lane in repeat order,
+      ``((r0 + r1) + r2) + ...`` (ReduceSum's default reading, A18), then sums that one
+      register by an adjacent-pair tree.
     * ``"numpy_pairwise"``: what ``np.sum`` does: ``0 + pairwise_sum(x)`` with NumPy's
       recursion (halves rounded down to a multiple of 8 above 128 elements; blocks of <= 128
       summed by 8 accumulators r[j] += x[i+j], combined as ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)),
@@ -248,12 +253,13 @@ def tree_depth(order: str, n: int, dtype: Any = "float") -> int:
         return n - 1
     if order == "adjacent_tree":
         return log2
-    if order in ("datablock_mode1", "datablock_mode2"):
+    if order in orders.REPEAT_ORDERS:
         repeats = -(-n // fmt.lanes)
         if repeats == 1:
             return log2
         lanes = fmt.lanes.bit_length() - 1
-        return lanes + ((repeats - 1).bit_length() if order[-1] == "1" else repeats - 1)
+        # repeat_vector_merge: repeats - 1 merge adds, then the tree over the lanes.
+        return lanes + ((repeats - 1).bit_length() if order == "repeat_tree" else repeats - 1)
     if order == "kahan":
         raise ValueError("tree_depth: kahan is not a summation tree")
     return orders.tree_depth(orders.order_tree(order, n, fmt))

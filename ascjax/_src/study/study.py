@@ -219,9 +219,9 @@ def plot(study: Study, fmt: str) -> Any:
             err = [by_key[fmt, dist, n, order]["max_err_over_sum_abs"] for n in ns]
             err = np.clip(np.nan_to_num(err, nan=ceiling, posinf=ceiling), floor, ceiling)
             bound = [by_key[fmt, dist, n, order]["bound_over_sum_abs"] for n in ns]
-            # Orders often coincide (a tree and mode 1 on powers of two): thinner lines and
-            # smaller markers for later orders keep every one visible.
-            ax.plot(ns, err, "-", marker="osD^vx"[k % 6], color=color, label=order,
+            # Orders often coincide (adjacent_tree and repeat_tree on powers of two): thinner
+            # lines and smaller markers for later orders keep every one visible.
+            ax.plot(ns, err, "-", marker="osD^vxP"[k % 7], color=color, label=order,
                     lw=2.4 - 0.3 * k, ms=6 - 0.7 * k, alpha=0.85)
             ax.plot(ns, np.clip(bound, floor, ceiling), "--", color=color, lw=0.8)
         ax.set_xscale("log", base=2)
