@@ -36,9 +36,9 @@ import ascjax
 from ascjax import Config, reference
 
 BATCH = 3
-# Few examples per case: there are ~350 cases, most compiling under jit and vmap. The deep
-# profile (ASCJAX_EXAMPLES=600, say) scales this up.
-EXAMPLES = max(2, int(os.environ.get("ASCJAX_EXAMPLES", "60")) // 30)
+# One example per case by default: there are ~370 cases, most compiling under jit and vmap, each
+# with its own seed. The deep profile (ASCJAX_EXAMPLES=600: 10 per case) scales this up.
+EXAMPLES = max(1, int(os.environ.get("ASCJAX_EXAMPLES", "60")) // 60)
 ALL_MODES = ("eager", "jit", "vmap", "batched")
 
 
