@@ -62,6 +62,7 @@ from ascjax._src.isa.squeeze import squeeze_register as squeeze_register
 from ascjax._src.registry import ASSUMPTIONS as ASSUMPTIONS
 from ascjax._src.registry import INSTRUCTIONS as INSTRUCTIONS
 from ascjax._src.registry import conformance_table as conformance_table
+from ascjax._src.registry import instruction as instruction
 from ascjax._src.tables import format_spacing as format_spacing
 from ascjax._src.tables import format_table as format_table
 from ascjax._src.tables import value_table as value_table

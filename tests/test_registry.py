@@ -415,3 +415,27 @@ def test_harness_compares_bits():
     with pytest.raises(AssertionError):
         assert_bits_equal(np.float16([-0.0]), np.float16([0.0]))
     assert bits_of(np.float16([-0.0]))[0] == 0x8000
+
+
+def test_every_vendor_name_finds_its_function():
+    """``ascjax.instruction``: the pages' names, the namespace, and the Python name."""
+    for name, ins in ascjax.INSTRUCTIONS.items():
+        assert ascjax.instruction(name) is ins.function
+        for vendor in ins.vendor_names:
+            assert ascjax.instruction(vendor) is ins.function, vendor
+    assert ascjax.instruction("asc_create_mask_b16") is ascjax.create_mask
+    assert ascjax.instruction("AscendC::PairReduceSum") is ascjax.pair_reduce_sum
+    assert ascjax.instruction("ReduceSum") is ascjax.reduce_sum
+
+
+def test_unknown_instruction_names_the_nearest():
+    with pytest.raises(KeyError, match=r"'PairReduceSumm'; nearest: PairReduceSum, "):
+        ascjax.instruction("PairReduceSumm")
+    with pytest.raises(KeyError, match=r"'asc_create_mask_b64'; nearest: asc_create_mask_b8"):
+        ascjax.instruction("asc_create_mask_b64")
+    with pytest.raises(KeyError, match=r"'AscendC::asc_gather'; nearest: asc_gather"):
+        ascjax.instruction("AscendC::asc_gather")  # the C API has no namespace
+    with pytest.raises(KeyError, match="nearest: none"):
+        ascjax.instruction("xyz")
+    with pytest.raises(TypeError, match="name must be a str"):
+        ascjax.instruction(ascjax.reduce_sum)

@@ -1,8 +1,12 @@
-"""The one registry of emulated instructions, and the conformance table derived from it."""
+"""The one registry of emulated instructions, the name lookup and the conformance table derived
+from it."""
 
 from __future__ import annotations
 
 import dataclasses
+import difflib
+import functools
+import re
 from collections.abc import Callable
 
 from .isa import gather as _gather
@@ -30,6 +34,15 @@ class Instruction:
     columns: tuple[str, ...]
     types: tuple[tuple[str, ...], ...]
     assumed: dict = dataclasses.field(default_factory=dict)
+
+    @property
+    def vendor_names(self) -> tuple[str, ...]:
+        """The names the pages write: ``ascend`` with a width family spelled out
+        (``asc_create_mask_b8/b16/b32`` is three names), class-library names also with their
+        ``AscendC::`` namespace."""
+        stem, _, widths = self.ascend.partition("_b8/")
+        names = [self.ascend] if not widths else [f"{stem}_b{w}" for w in ("8", "16", "32")]
+        return tuple(names + [f"AscendC::{n}" for n in names if not n.startswith("asc_")])
 
 
 _FLOAT_SUM = ("A3", "A7", "A8")
@@ -83,6 +96,44 @@ INSTRUCTIONS: dict[str, Instruction] = {
                     None, ("dtype",), (("any",),)),
     )
 }
+
+@functools.cache
+def _by_name() -> dict[str, Instruction]:
+    return {n: ins for ins in INSTRUCTIONS.values() for n in (ins.name, *ins.vendor_names)}
+
+
+def instruction(name: str) -> Callable:
+    """The emulating function of an instruction, by any name the vendor pages write for it.
+
+    Accepts the C API name (``"asc_gather"``, ``"asc_create_mask_b16"``), the class-library
+    name with or without its namespace (``"PairReduceSum"``, ``"AscendC::ReduceSum"``) and the
+    Python name (``"pair_reduce_sum"``). Python names drop ``asc_`` from C API names and write
+    class-library names in snake_case. An unknown name raises ``KeyError`` listing the nearest
+    names.
+
+    >>> import ascjax
+    >>> ascjax.instruction("AscendC::PairReduceSum") is ascjax.pair_reduce_sum
+    True
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"ascjax.instruction: name must be a str, got {type(name).__name__}")
+    index = _by_name()
+    if name in index:
+        return index[name].function
+    bare = re.sub(r"^AscendC::", "", name)
+    near = difflib.get_close_matches(bare, index, n=12, cutoff=0.5) or difflib.get_close_matches(
+        bare, index, n=12, cutoff=0.3)
+    shown = list(dict.fromkeys(index[n].vendor_names[0] for n in near))[:5]  # one per instruction
+    raise UnknownInstruction(f"ascjax.instruction: no instruction is named {name!r}; nearest: "
+                             f"{', '.join(shown) if shown else 'none'} (all: ascjax.INSTRUCTIONS)")
+
+
+class UnknownInstruction(KeyError):
+    """``ascjax.instruction`` of a name no page gives an emulated instruction."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
+
 
 # SPEC section 11's open questions and the emulator's own, with the option that flips each.
 ASSUMPTIONS = (
