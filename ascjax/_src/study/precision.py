@@ -30,6 +30,15 @@ def _round_rint(bits, fmt: Format):
     return round_bits(bits, fmt, "rint")
 
 
+def _sum_format(dtype: Any, where: str) -> Format:
+    """The Format of ``dtype``, one a sum can be emulated in (``SUM_FORMATS``)."""
+    fmt = resolve(dtype, where=where)
+    if fmt.name not in SUM_FORMATS:
+        raise TypeError(f"{where}: dtype {fmt.name} is not supported; supported: "
+                        f"{list(SUM_FORMATS)}")
+    return fmt
+
+
 def to_format(x: Any, dtype: Any) -> np.ndarray:
     """``x`` (any real array-like) rounded once to the nearest value of ``dtype``, ties to even,
     as a NumPy array of its storage dtype (host-side). ``dtype``: one of ``SUM_FORMATS``.
@@ -39,10 +48,7 @@ def to_format(x: Any, dtype: Any) -> np.ndarray:
     least two bits more); ml_dtypes' own float64 cast goes through float32 and can round twice
     (1 + 2^-8 + 2^-30 becomes 1 in bfloat16). NaN becomes the format's canonical NaN, sign kept.
     """
-    fmt = resolve(dtype, where="to_format")
-    if fmt.name not in SUM_FORMATS:
-        raise TypeError(f"to_format: dtype {fmt.name} is not supported; supported: "
-                        f"{list(SUM_FORMATS)}")
+    fmt = _sum_format(dtype, "to_format")
     x = np.asarray(x)
     if x.dtype == fmt.storage_dtype or fmt.name == "float":
         with np.errstate(over="ignore"):  # to float: NumPy's one rounding, ties to even
@@ -70,10 +76,7 @@ def to_format(x: Any, dtype: Any) -> np.ndarray:
 def _format(x: Any, dtype: Any, where: str) -> tuple[Format, jax.Array]:
     """The sum format and ``x`` in its storage dtype (rounded once on the host if needed)."""
     given = x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype
-    fmt = resolve(given if dtype is None else dtype, where=where)
-    if fmt.name not in SUM_FORMATS:
-        raise TypeError(f"{where}: dtype {fmt.name} is not supported; supported: "
-                        f"{list(SUM_FORMATS)}")
+    fmt = _sum_format(given if dtype is None else dtype, where)
     if np.dtype(given) != fmt.storage_dtype:
         if isinstance(x, jax.core.Tracer):
             raise TypeError(f"{where}: x has dtype {x.dtype} under a transformation; pass it "
