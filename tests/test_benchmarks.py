@@ -12,7 +12,10 @@ import sys
 
 import pytest
 
+import jax
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+BACKEND = jax.default_backend()  # the JSON is named by backend: throughput-gpu.json on a GPU
 
 
 def _load(name):
@@ -28,13 +31,14 @@ def test_throughput_script_runs_and_compares_bits(tmp_path, capsys):
     args = ["--min-log2", "10", "--max-log2", "10", "--cases", "reduce_sum_datablock/float16",
             "squeeze(register)/uint8", "--out", str(tmp_path)]
     assert bench.main(args) == 0
-    saved = json.loads((tmp_path / "throughput-cpu.json").read_text())
+    saved = json.loads((tmp_path / f"throughput-{BACKEND}.json").read_text())
     assert {r["case"] for r in saved["rows"]} == {"reduce_sum_datablock/float16",
                                                   "squeeze(register)/uint8"}
-    assert (tmp_path / "throughput-cpu.png").stat().st_size > 0
+    assert (tmp_path / f"throughput-{BACKEND}.png").stat().st_size > 0
     capsys.readouterr()
-    assert bench.main(args + ["--compare-bits", str(tmp_path / "throughput-cpu.json")]) == 0
-    assert f"bits identical to {tmp_path / 'throughput-cpu.json'}: 2/2" in capsys.readouterr().out
+    saved_path = tmp_path / f"throughput-{BACKEND}.json"
+    assert bench.main(args + ["--compare-bits", str(saved_path)]) == 0
+    assert f"bits identical to {saved_path}: 2/2" in capsys.readouterr().out
 
 
 @pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="--malloc sets glibc tunables")
@@ -44,7 +48,7 @@ def test_throughput_malloc_option_reruns_under_the_tunables(tmp_path):
     subprocess.run([sys.executable, str(script), "--malloc", "reuse", "--min-log2", "10",
                     "--max-log2", "10", "--no-numpy", "--cases", "squeeze(register)/uint8",
                     "--out", str(tmp_path)], check=True, capture_output=True, text=True)
-    saved = json.loads((tmp_path / "throughput-cpu-reuse.json").read_text())
+    saved = json.loads((tmp_path / f"throughput-{BACKEND}-reuse.json").read_text())
     assert saved["malloc"] == "reuse"
     seen = set(saved["glibc_tunables"].split(":"))  # what the rerun process had
     assert set(bench.MALLOC["reuse"].split(":")) <= seen

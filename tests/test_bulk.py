@@ -249,7 +249,10 @@ def test_bits_identical_on_one_and_four_devices(tmp_path):
                  "float", "--pattern", "PAT_M3", "--group", "2", "--out", d + "/s1.bin",
                  "--ub-out", d + "/u1.bin"])]
     assert one == [0, 0, 0]
-    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4")
+    # Four host devices: the flag makes CPU devices, so the subprocesses run on the CPU backend
+    # even where a GPU is visible (found on an H200, where they saw one GPU device).
+    env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4",
+               JAX_PLATFORMS="cpu")
     console = subprocess.run(
         [sys.executable, "-m", "ascjax", "run", "reduce_sum_datablock", "--src", d + "/src.bin",
          "--dtype", "half", "--out", d + "/r4.bin", "--chunk", "16"],
