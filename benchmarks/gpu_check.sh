@@ -18,7 +18,7 @@ result = json.load(open(sys.argv[1]))
 r = max((r for r in result["rows"] if r["case"] == "reduce_sum_datablock/float32"),
         key=lambda r: r["log2_registers"])  # the largest batch measured
 print(f"{result['backend']} ({result['devices'][0]}): float32 reduction at "
-      f"2^{r['log2_registers']} registers runs at {r["vs_copy_bandwidth"]:.3f} of the copy bandwidth "
+      f"2^{r['log2_registers']} registers runs at {r['vs_copy_bandwidth']:.3f} of the copy bandwidth "
       f"({result['copy_gb_per_s']:.0f} GB/s; target >= 0.50): "
       f"{'met' if r['vs_copy_bandwidth'] >= 0.5 else 'MISSED'}")
 PY
