@@ -10,9 +10,8 @@ import shutil
 import subprocess
 import sys
 
-import pytest
-
 import jax
+import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 BACKEND = jax.default_backend()  # the JSON is named by backend: throughput-gpu.json on a GPU

@@ -431,7 +431,7 @@ def test_every_vendor_name_finds_its_function():
 def test_unknown_instruction_names_the_nearest():
     with pytest.raises(KeyError, match=r"'PairReduceSumm'; nearest: PairReduceSum, "):
         ascjax.instruction("PairReduceSumm")
-    with pytest.raises(KeyError, match=r"'asc_create_mask_b64'; nearest: asc_create_mask_b8"):
+    with pytest.raises(KeyError, match=r"'asc_create_mask_b64'; nearest: asc_create_mask_b16"):
         ascjax.instruction("asc_create_mask_b64")
     with pytest.raises(KeyError, match=r"'AscendC::asc_gather'; nearest: asc_gather"):
         ascjax.instruction("AscendC::asc_gather")  # the C API has no namespace
@@ -439,3 +439,17 @@ def test_unknown_instruction_names_the_nearest():
         ascjax.instruction("xyz")
     with pytest.raises(TypeError, match="name must be a str"):
         ascjax.instruction(ascjax.reduce_sum)
+
+
+def test_python_names_follow_the_one_rule():
+    """Each instruction's Python name is ``python_name`` of its vendor name, collisions included."""
+    from ascjax._src.registry import python_name
+    library = frozenset(python_name(i.ascend) for i in ascjax.INSTRUCTIONS.values()
+                        if not i.ascend.startswith("asc_"))
+    for name, ins in ascjax.INSTRUCTIONS.items():
+        assert name == python_name(ins.ascend.partition("_b8/")[0], library), (name, ins.ascend)
+        assert getattr(ascjax, name) is ins.function, name
+    assert python_name("GetReduceRepeatMaxMinSpr") == "get_reduce_repeat_max_min_spr"
+    assert python_name("ReduceDataBlock") == "reduce_data_block"
+    assert python_name("asc_reduce_sum", frozenset({"reduce_sum"})) == "asc_reduce_sum"
+    assert python_name("asc_reduce_max", frozenset({"reduce_sum"})) == "reduce_max"

@@ -23,7 +23,11 @@ class Instruction:
 
     ``types`` are the supported type rows (named by ``columns``); ``assumed`` maps a row's key
     (its first column, the type the conformance table files it under) to the keys of the
-    ``ASSUMPTIONS`` its results rest on.
+    ``ASSUMPTIONS`` its results rest on. ``aliases`` are other names the pages give the same
+    call with the same arguments (an older class-library name, the C API spelling of a
+    class-library call); ``variants`` maps a vendor name to the template keywords it fixes
+    (``"WholeReduceMax": {"reduce_type": "max"}``): ``instruction(name)`` returns the function
+    with those keywords bound.
     """
 
     name: str
@@ -34,15 +38,37 @@ class Instruction:
     columns: tuple[str, ...]
     types: tuple[tuple[str, ...], ...]
     assumed: dict = dataclasses.field(default_factory=dict)
+    aliases: tuple[str, ...] = ()
+    variants: dict = dataclasses.field(default_factory=dict)
 
     @property
     def vendor_names(self) -> tuple[str, ...]:
-        """The names the pages write: ``ascend`` with a width family spelled out
+        """The names the pages write: ``ascend`` and the aliases, a width family spelled out
         (``asc_create_mask_b8/b16/b32`` is three names), class-library names also with their
-        ``AscendC::`` namespace."""
-        stem, _, widths = self.ascend.partition("_b8/")
-        names = [self.ascend] if not widths else [f"{stem}_b{w}" for w in ("8", "16", "32")]
+        ``AscendC::`` namespace. Variant names are not among them (``instruction`` finds
+        them too)."""
+        names = []
+        for name in (self.ascend, *self.aliases):
+            stem, _, widths = name.partition("_b8/")
+            names += [name] if not widths else [f"{stem}_b{w}" for w in ("8", "16", "32")]
         return tuple(names + [f"AscendC::{n}" for n in names if not n.startswith("asc_")])
+
+
+def python_name(vendor: str, class_library: frozenset = frozenset()) -> str:
+    """The Python name the one naming rule gives a vendor name.
+
+    A C API name (``asc_...``) drops its ``asc_``; a class-library name is written in
+    snake_case (``ReduceRepeat`` -> ``reduce_repeat``, ``GetReduceRepeatSumSpr`` ->
+    ``get_reduce_repeat_sum_spr``). Where a C API name would take the Python name of a
+    class-library call (``asc_reduce_sum`` and ``ReduceSum``; ``class_library`` holds the
+    class-library calls' Python names), the C API function keeps its ``asc_`` prefix.
+    Overloads of one vendor name (a register and a UB form, a first-n and a mask form) are one
+    Python function that tells them apart by its arguments, as C++ does.
+    """
+    if vendor.startswith("asc_"):
+        bare = vendor[len("asc_"):]
+        return vendor if bare in class_library else bare
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", vendor).lower()
 
 
 _FLOAT_SUM = ("A3", "A7", "A8")
@@ -98,18 +124,37 @@ INSTRUCTIONS: dict[str, Instruction] = {
 }
 
 @functools.cache
-def _by_name() -> dict[str, Instruction]:
-    return {n: ins for ins in INSTRUCTIONS.values() for n in (ins.name, *ins.vendor_names)}
+def _by_name() -> dict[str, tuple[Instruction, dict]]:
+    """Every name ``instruction`` finds -> (the instruction, the template keywords it fixes)."""
+    index = {}
+    for ins in INSTRUCTIONS.values():
+        index |= {n: (ins, {}) for n in (ins.name, *ins.vendor_names)}
+        for vendor, fixed in ins.variants.items():
+            index |= {n: (ins, fixed) for n in (vendor, f"AscendC::{vendor}")
+                      if not n.startswith("AscendC::asc_")}
+    return index
+
+
+@functools.cache
+def _bound(name: str) -> Callable:
+    ins, fixed = _by_name()[name]
+    if not fixed:
+        return ins.function
+    bound = functools.partial(ins.function, **fixed)
+    functools.update_wrapper(bound, ins.function)
+    keywords = ", ".join(f"{k}={v!r}" for k, v in fixed.items())
+    bound.__doc__ = f"``{name}``: ``{ins.name}`` with {keywords}.\n\n{ins.function.__doc__}"
+    return bound
 
 
 def instruction(name: str) -> Callable:
     """The emulating function of an instruction, by any name the vendor pages write for it.
 
     Accepts the C API name (``"asc_gather"``, ``"asc_create_mask_b16"``), the class-library
-    name with or without its namespace (``"PairReduceSum"``, ``"AscendC::ReduceSum"``) and the
-    Python name (``"pair_reduce_sum"``). Python names drop ``asc_`` from C API names and write
-    class-library names in snake_case. An unknown name raises ``KeyError`` listing the nearest
-    names.
+    name with or without its namespace (``"PairReduceSum"``, ``"AscendC::ReduceSum"``), older
+    names the pages still give, names that fix a template parameter (the function comes back
+    with that keyword bound) and the Python name (``"pair_reduce_sum"``; ``python_name`` states
+    the rule). An unknown name raises ``KeyError`` listing the nearest names.
 
     >>> import ascjax
     >>> ascjax.instruction("AscendC::PairReduceSum") is ascjax.pair_reduce_sum
@@ -119,11 +164,16 @@ def instruction(name: str) -> Callable:
         raise TypeError(f"ascjax.instruction: name must be a str, got {type(name).__name__}")
     index = _by_name()
     if name in index:
-        return index[name].function
+        return _bound(name)
     bare = re.sub(r"^AscendC::", "", name)
     near = difflib.get_close_matches(bare, index, n=12, cutoff=0.5) or difflib.get_close_matches(
         bare, index, n=12, cutoff=0.3)
-    shown = list(dict.fromkeys(index[n].vendor_names[0] for n in near))[:5]  # one per instruction
+    shown = {}  # one name per instruction (per fixed template keywords), a vendor name first
+    for n in near:
+        ins, fixed = index[n]
+        key = (ins.name, tuple(sorted(fixed.items())))
+        shown.setdefault(key, ins.vendor_names[0] if n == ins.name else n)
+    shown = list(shown.values())[:5]
     raise UnknownInstruction(f"ascjax.instruction: no instruction is named {name!r}; nearest: "
                              f"{', '.join(shown) if shown else 'none'} (all: ascjax.INSTRUCTIONS)")
 

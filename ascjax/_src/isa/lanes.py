@@ -254,3 +254,64 @@ def runtime_check(bad, message: Callable[[Any], str], detail, *, mode: str = "ra
             raise IndexError(message(np.asarray(value).item()))
 
     jax.debug.callback(report, jnp.any(bad), detail)
+
+
+# --- max / min: where the extreme of the active lanes is ------------------------------------
+
+REDUCE_TYPES = ("sum", "max", "min")
+
+
+def check_reduce_type(reduce_type: Any, where: str, allowed: Sequence[str] = REDUCE_TYPES) -> str:
+    """``reduce_type`` (the pages' ReduceType, lower case) as one of ``allowed``."""
+    if not isinstance(reduce_type, str) or reduce_type.lower() not in allowed:
+        raise ValueError(f"{where}: reduce_type={reduce_type!r} is not one of {list(allowed)}")
+    return reduce_type.lower()
+
+
+def order_key(bits, fmt: Format):
+    """int32 keys in the format's order, ``-0 < +0`` (NaN lanes get an arbitrary key).
+
+    Floats are sign-magnitude: a negative value's key is ``-magnitude - 1``, so -0 sits just
+    below +0 and comparing keys never meets a float (no backend can flush or quiet anything).
+    32-bit unsigned integers flip their top bit to keep their order in int32.
+    """
+    if fmt.is_float:
+        width = fmt.bits
+        bits = bits.astype(U32)
+        magnitude = (bits & np.uint32((1 << (width - 1)) - 1)).astype(jnp.int32)
+        negative = (bits >> np.uint32(width - 1)) != 0
+        return jnp.where(negative, -magnitude - 1, magnitude)
+    if fmt.kind == "uint" and fmt.bits == 32:
+        return lax.bitcast_convert_type(bits ^ SIGN32, jnp.int32)
+    return bits.astype(jnp.int32)
+
+
+def is_nan_bits(bits, fmt: Format):
+    """NaN lanes of a float bit pattern (all False for integers)."""
+    if not fmt.is_float:
+        return jnp.zeros(bits.shape, bool)
+    width = fmt.bits
+    magnitude = bits.astype(U32) & np.uint32((1 << (width - 1)) - 1)
+    return magnitude > np.uint32(((1 << fmt.exponent_bits) - 1) << fmt.mantissa_bits)
+
+
+def select_extreme(bits, active, fmt: Format, kind: str):
+    """Where the max (``kind="max"``) or min of each row's active lanes is, over the last axis.
+
+    ``bits``: ``(..., n)`` bit patterns of ``fmt``; ``active``: bool, broadcastable. Returns
+    ``(index, any_active, nan)`` over the leading axes: ``index`` (int32) is the first active
+    NaN lane if there is one (``nan`` True), else the first lane holding the extreme value,
+    with ``max(-0, +0) = +0`` and ``min(-0, +0) = -0``; 0 where no lane is active. Max and min
+    are exact, so the result does not depend on the order the hardware compares in.
+    """
+    key = order_key(bits, fmt)
+    if kind == "min":
+        key = ~key  # reverses the order, bijectively: the min becomes the max
+    active = jnp.broadcast_to(active, bits.shape)
+    nan = active & is_nan_bits(bits, fmt)
+    ordinary = active & ~nan
+    best = jnp.max(jnp.where(ordinary, key, jnp.iinfo(jnp.int32).min), axis=-1, keepdims=True)
+    at_best = ordinary & (key == best)
+    has_nan = jnp.any(nan, axis=-1)
+    index = jnp.where(has_nan, jnp.argmax(nan, axis=-1), jnp.argmax(at_best, axis=-1))
+    return index.astype(jnp.int32), jnp.any(active, axis=-1), has_nan
