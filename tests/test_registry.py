@@ -453,3 +453,5 @@ def test_python_names_follow_the_one_rule():
     assert python_name("ReduceDataBlock") == "reduce_data_block"
     assert python_name("asc_reduce_sum", frozenset({"reduce_sum"})) == "asc_reduce_sum"
     assert python_name("asc_reduce_max", frozenset({"reduce_sum"})) == "reduce_max"
+    assert python_name("Reg::ReduceDataBlock") == "reg_reduce_data_block"
+    assert python_name("Reg::PairReduceElem") == "reg_pair_reduce_elem"

@@ -59,7 +59,9 @@ def python_name(vendor: str, class_library: frozenset = frozenset()) -> str:
 
     A C API name (``asc_...``) drops its ``asc_``; a class-library name is written in
     snake_case (``ReduceRepeat`` -> ``reduce_repeat``, ``GetReduceRepeatSumSpr`` ->
-    ``get_reduce_repeat_sum_spr``). Where a C API name would take the Python name of a
+    ``get_reduce_repeat_sum_spr``), and one of the register class library
+    (``AscendC::Reg::``, written ``Reg::ReduceDataBlock`` in the registry) keeps ``reg_`` in
+    front (``reg_reduce_data_block``: on registers, beside the LocalTensor ``ReduceDataBlock``). Where a C API name would take the Python name of a
     class-library call (``asc_reduce_sum`` and ``ReduceSum``; ``class_library`` holds the
     class-library calls' Python names), the C API function keeps its ``asc_`` prefix.
     Overloads of one vendor name (a register and a UB form, a first-n and a mask form) are one
@@ -68,6 +70,8 @@ def python_name(vendor: str, class_library: frozenset = frozenset()) -> str:
     if vendor.startswith("asc_"):
         bare = vendor[len("asc_"):]
         return vendor if bare in class_library else bare
+    if vendor.startswith("Reg::"):
+        return "reg_" + python_name(vendor[len("Reg::"):])
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", vendor).lower()
 
 
