@@ -34,6 +34,7 @@ _CHOICES = {
     "e8m0": ("cast", "format"),
     "first_n_mask_mode": ("counter", "normal"),
     "vector_merge": ("sequential", "tree"),
+    "zero_vector_mask": ("set", "ignored"),
 }
 
 
@@ -81,6 +82,10 @@ class Config:
         the tree inside the one register: ``"sequential"`` (**assumed**, A18: in repeat order,
         ``((r0 + r1) + r2) + ...``) or ``"tree"`` (an adjacent-pair tree of register adds over
         the repeats, padded with +0 registers to a power of two).
+      zero_vector_mask: SetVectorMask with a mask of 0 on Atlas A2/A3, which the page calls a
+        NOP: ``"set"`` (**assumed**, A38: the registers hold 0 and the vector instructions that
+        read them do nothing) or ``"ignored"`` (the setter itself does nothing; the registers
+        keep their previous value).
       ub_bytes: usable Unified Buffer size in bytes, at most 256 KiB.
     """
 
@@ -97,6 +102,7 @@ class Config:
     e8m0: str = "cast"
     first_n_mask_mode: str = "counter"
     vector_merge: str = "sequential"
+    zero_vector_mask: str = "set"
     ub_bytes: int = UB_BYTES
 
     def __post_init__(self):
