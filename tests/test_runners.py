@@ -217,6 +217,39 @@ def test_tensor_family_template_units_and_extra_output(tmp_path, toys, capsys):
     assert "dstRepStride (8 elements)" in _help(capsys, "toy_tensor")
 
 
+def _toy_widen(dst, src, count, *, config=None):
+    """toy: dst[:count] = src[:count] converted to dst's type (LocalTensor<T> dst, <U> src)."""
+    del config
+    return jnp.asarray(dst).at[..., :count].set(jnp.asarray(src)[..., :count].astype(dst.dtype))
+
+
+def test_tensor_family_dst_type_of_its_own(tmp_path, monkeypatch):
+    monkeypatch.setitem(INSTRUCTIONS, "toy_widen", dataclasses.replace(
+        INSTRUCTIONS["block_reduce_sum"], name="toy_widen", function=_toy_widen,
+        columns=("T", "U"), types=(("float", "half"), ("int32_t", "int16_t"),
+                                   ("half", "int16_t"))))
+    monkeypatch.setitem(runners.RUNNERS, "toy_widen",
+                        Tensor(src_column=1, dst_column=0).runner("toy_widen"))
+    options = {o.name: o for o in runners.RUNNERS["toy_widen"].options}
+    assert options["dtype"].choices == ("half", "int16_t")
+    assert options["dst_dtype"].choices == ("float", "int32_t", "half")
+    src, dst = _random("half", (2, 300)), _random("float", (2, 100))
+    paths = _files(tmp_path, src=src, dst=dst)
+    out = str(tmp_path / "out.bin")
+    ascjax.run_bin("toy_widen", src=paths["src"], dst=paths["dst"], dtype="half", tensors=2,
+                   count=50, out=out)  # float: the one dst type the rows give half
+    want = _loop(lambda d, s: _toy_widen(d, s, 50), dst, src)
+    assert np.array_equal(_bits(ascjax.read_bin(out, "float").reshape(2, -1)), _bits(want))
+    ints = RNG.integers(-1000, 1000, (1, 64)).astype(np.int16)
+    paths = _files(tmp_path, src=ints)
+    with pytest.raises(TypeError, match=r"toy_widen: give --dst-dtype, one of \['int32_t', "
+                                        r"'half'\], for src int16_t"):
+        ascjax.run_bin("toy_widen", src=paths["src"], dtype="int16_t", count=3, out=out)
+    ascjax.run_bin("toy_widen", src=paths["src"], dtype="int16_t", dst_dtype="int32_t",
+                   dst_len=4, count=3, out=out)
+    assert ascjax.read_bin(out, "int32_t").tolist() == [*ints[0, :3].tolist(), 0]
+
+
 def test_a_line_that_miscounts_the_outputs_is_named(tmp_path, monkeypatch, toys):
     monkeypatch.setitem(runners.RUNNERS, "toy_tensor", Tensor().runner("toy_tensor"))
     paths = _files(tmp_path, src=_random("float", (1, 64)))

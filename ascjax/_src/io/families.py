@@ -150,6 +150,12 @@ ARGUMENTS = {
     "src_blk_stride": Argument("srcBlkStride", "32-byte blocks", 1),
     "src_rep_stride": Argument("srcRepStride", "32-byte blocks", 8),
     "count": Argument("count", "the first count elements of src"),
+    "cal_index": Argument("calIndex", "also find the index: true/false", False, boolean),
+    # the C API on UB memory spells them in snake case
+    "repeat": Argument("repeat"),
+    "dst_repeat_stride": Argument("dst_repeat_stride", "units as the page says", 1),
+    "src_block_stride": Argument("src_block_stride", "32-byte blocks", 1),
+    "src_repeat_stride": Argument("src_repeat_stride", "32-byte blocks", 8),
 }
 WORK_SPACE = ("shared_tmp_buffer",)  # the vendor's work space: the emulator gets None
 
@@ -370,12 +376,16 @@ class Tensor:
 
     ``templates`` and ``outputs`` as in ``Register``; ``units``: argument -> its unit as the
     page says (help text, overriding ``ARGUMENTS``); ``forms``: for a ``*args`` signature, the
-    argument names of each call form (the given options pick the form)."""
+    argument names of each call form (the given options pick the form). ``src_column`` is the
+    registry type column of src; ``dst_column``, where dst has a type of its own
+    (``LocalTensor<T> dst, LocalTensor<U> src``), that of dst (``--dst-dtype``)."""
 
     templates: dict = dataclasses.field(default_factory=dict)
     outputs: tuple[str, ...] = ()
     units: dict = dataclasses.field(default_factory=dict)
     forms: tuple[tuple[str, ...], ...] = ()
+    src_column: int = 0
+    dst_column: int | None = None
 
     def runner(self, name: str) -> Runner:
         function = INSTRUCTIONS[name].function
@@ -393,8 +403,14 @@ class Tensor:
         for a in form_args:
             shown = " ".join("--" + b.replace("_", "-") for f in self.forms if a in f for b in f)
             static.append(_argument_option(a, self.units, form=shown))
-        options = (Option("src", "src LocalTensor(s) (.bin)", required=True),
-                   Option("dtype", "T", ascend_type, required=True, choices=type_choices(name)),
+        ins = INSTRUCTIONS[name]
+        types = (Option("dtype", ins.columns[self.src_column] + " (the src type)", ascend_type,
+                        required=True, choices=type_choices(name, self.src_column)),)
+        if self.dst_column is not None:
+            types += (Option("dst_dtype", f"{ins.columns[self.dst_column]} (the dst type; "
+                             f"default: the one the registry's rows give the src type)",
+                             ascend_type, choices=type_choices(name, self.dst_column)),)
+        options = (Option("src", "src LocalTensor(s) (.bin)", required=True), *types,
                    Option("tensors", "the src (and dst) file holds this many LocalTensors",
                           int, 1),
                    Option("dst", "initial dst LocalTensor(s) (.bin); default zeros"),
@@ -405,12 +421,14 @@ class Tensor:
 
         def plan(opts: dict) -> Plan:
             fmt = resolve(opts["dtype"], where=name)
+            dst_fmt = fmt if self.dst_column is None else resolve(self._dst_type(
+                name, fmt.name, opts.get("dst_dtype")), where=name, arg="dst_dtype")
             src = tensors(opts["src"], fmt, opts["tensors"], "--src")
             if opts.get("dst") is not None:
-                dst = tensors(opts["dst"], fmt, opts["tensors"], "--dst")
+                dst = tensors(opts["dst"], dst_fmt, opts["tensors"], "--dst")
             else:
                 length = opts["dst_len"] if opts.get("dst_len") is not None else src.shape[1]
-                dst = np.zeros((len(src), length), fmt.storage_dtype)
+                dst = np.zeros((len(src), length), dst_fmt.storage_dtype)
             args = [None if p.name in WORK_SPACE else _value(name, p.name, opts)
                     for p in positional]
             args += [_value(name, a, opts) for a in self._form(name, opts)]
@@ -420,12 +438,23 @@ class Tensor:
             def fn(d, s):
                 return _leaves(function(d, s, *args, **keywords))
 
-            rows = -(-max(src.shape[1], dst.shape[1]) // fmt.lanes)
+            rows = max(-(-src.shape[1] // fmt.lanes), -(-dst.shape[1] // dst_fmt.lanes))
             p = Plan(fn, [dst, src], [], [], unit="tensors", row_registers=rows)
-            return dataclasses.replace(p, outputs=_outputs(name, p, self.outputs, opts, fmt))
+            return dataclasses.replace(p, outputs=_outputs(name, p, self.outputs, opts, dst_fmt))
 
         return Runner(name, options, plan, config_options(name, options, adds=True),
                       inputs=("src", "dst"))
+
+    def _dst_type(self, name: str, src: str, given: str | None) -> str:
+        """The dst type: as given, or the only one the registry's rows give ``src``."""
+        if given is not None:
+            return given
+        rows = INSTRUCTIONS[name].types
+        found = list(dict.fromkeys(r[self.dst_column] for r in rows if r[self.src_column] == src))
+        if len(found) != 1:
+            raise TypeError(f"{name}: give --dst-dtype, one of "
+                            f"{found or type_choices(name, self.dst_column)}, for src {src}")
+        return found[0]
 
     def _form(self, name: str, opts: dict) -> tuple[str, ...]:
         """The call form the given options name: every option given is one of its arguments,
