@@ -414,3 +414,72 @@ def test_config_fields_left_out_of_a_runner_do_not_change_its_bits(name):
         other = _CHOICES[field][1]
         assert not np.array_equal(
             _bits(_CALLS[name](dst, src, ascjax.Config(**{field: other}))), _bits(want)), field
+
+
+# --- the mask state every LocalTensor call reads (is_set_mask, mask_state) -----------------------
+
+def _state_module():
+    return pytest.importorskip("ascjax._src.isa.vector_mask")  # the mask modes (branch maskmode)
+
+
+def test_state_keywords_become_options_of_every_tensor_runner(capsys):
+    _state_module()
+    for name in ("pair_reduce_sum", "block_reduce_sum", "whole_reduce_sum",
+                 "repeat_reduce_sum", "reduce_sum"):
+        text = _help(capsys, name)
+        assert "--is-set-mask {False,True} isSetMask: false makes --mask a placeholder" in text
+        assert "--mask-state MASK_STATE the mask mode and registers" in text
+
+
+@pytest.mark.parametrize("case", [
+    ("block_reduce_sum", {"repeat_time": 2, "mask": 0, "is_set_mask": "false",
+                          "mask_state": "normal:0x0,0xFFFF0000FFFF"},
+     lambda d, s, m: ascjax.block_reduce_sum(d, s, 2, 0, 1, 1, 8, is_set_mask=False,
+                                             mask_state=m("normal", 0, 0xFFFF0000FFFF))),
+    ("whole_reduce_sum", {"repeat_time": 1, "mask": 0, "is_set_mask": "false",
+                          "mask_state": "counter:300"},
+     lambda d, s, m: ascjax.whole_reduce_sum(d, s, 0, 1, 1, 1, 8, is_set_mask=False,
+                                             mask_state=m("counter", low=300))),
+    ("pair_reduce_sum", {"repeat_time": 3, "mask": 200, "mask_state": "counter:0"},
+     lambda d, s, m: ascjax.pair_reduce_sum(d, s, 3, 200, 1, 1, 8,
+                                            mask_state=m("counter", low=0))),
+], ids=["normal-words", "counter-state", "counter-mask-argument"])
+def test_mask_state_options_equal_the_python_call(tmp_path, case):
+    state = _state_module().MaskState
+    name, options, call = case
+    src, dst = _random("half", (2, 512)), _random("half", (2, 256))
+    paths = _files(tmp_path, src=src, dst=dst)
+    out = str(tmp_path / "out.bin")
+    ascjax.run_bin(name, src=paths["src"], dst=paths["dst"], dtype="half", tensors=2, out=out,
+                   **options)
+    want = _loop(lambda d, s: call(d, s, state), dst, src)
+    assert np.array_equal(_bits(ascjax.read_bin(out, "half").reshape(2, -1)), _bits(want))
+
+
+def test_bad_mask_state_text_is_named(tmp_path, capsys):
+    _state_module()
+    paths = _files(tmp_path, src=_random("half", (1, 256)))
+    run = ["run", "block_reduce_sum", "--src", paths["src"], "--dtype", "half", "--mask", "0",
+           "--repeat-time", "1", "--out", str(tmp_path / "o.bin")]
+    cases = [("counter", "--mask-state 'counter' is not normal, normal:HIGH,LOW or counter:N"),
+             ("normal:1", "--mask-state 'normal:1' is not normal"),
+             ("counter:x", "--mask-state 'counter:x': invalid literal"),
+             ("counter:-1", "--mask-state 'counter:-1': MaskState: low=-1 is outside the valid")]
+    for text, message in cases:
+        with pytest.raises(SystemExit) as done:
+            main([*run, "--mask-state", text])
+        assert done.value.code == 2 and message in capsys.readouterr().err, message
+    with pytest.raises(ValueError, match=r"block_reduce_sum: --mask-state 'counter' is not"):
+        ascjax.run_bin("block_reduce_sum", src=paths["src"], dtype="half", mask=0,
+                       repeat_time=1, mask_state="counter", out=str(tmp_path / "o.bin"))
+    with pytest.raises(ValueError, match=r"block_reduce_sum: is_set_mask='no' is not a valid "
+                                         r"boolean \(--is-set-mask\): 'no' is not true or false"):
+        ascjax.run_bin("block_reduce_sum", src=paths["src"], dtype="half", mask=0,
+                       repeat_time=1, is_set_mask="no", out=str(tmp_path / "o.bin"))
+
+
+def test_error_text_reaches_the_user_as_one_line(capsys):
+    from ascjax._src.cli import _fail
+
+    assert _fail("run", ValueError("run: first line\nsecond line")) == 2
+    assert capsys.readouterr().err == "ascjax run: first line second line\n"

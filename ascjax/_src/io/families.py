@@ -21,6 +21,7 @@ format of its dtype.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import inspect
 import re
@@ -185,10 +186,11 @@ def _argument_option(name: str, units: dict, default: Any = None, form: str = ""
 
 @dataclasses.dataclass(frozen=True)
 class Template:
-    """A template keyword as a run option (``--reduce-type max``): its declared choices and how
-    its text is parsed; the default is the signature's (none: required)."""
+    """A template keyword as a run option (``--reduce-type max``): its declared choices (None:
+    any value ``type`` parses) and how its text is parsed; the default is the signature's
+    (none: required)."""
 
-    choices: tuple
+    choices: tuple | None
     type: Callable | None = None
     help: str = ""
 
@@ -198,10 +200,48 @@ class Template:
             raise TypeError(f"runner: {function.__name__} has no keyword {name!r}")
         default = None if param.default is inspect.Parameter.empty else param.default
         kind = self.type or (boolean if all(isinstance(c, bool) for c in self.choices) else str)
-        text = f"{self.help or 'template parameter ' + name}: one of " + ", ".join(
-            map(str, self.choices)) + ("" if default is None else f" (default {default})")
+        text = self.help or "template parameter " + name
+        if self.choices is not None:
+            text += ": one of " + ", ".join(map(str, self.choices))
+        text += "" if default is None else f" (default {default})"
         return Option(name, text, kind, default, self.choices, required=default is None
                       and param.default is inspect.Parameter.empty)
+
+
+def parse_mask_state(text: str) -> Any:
+    """``--mask-state``: the vector unit's mask mode and registers (``ascjax.MaskState``):
+    ``normal`` (the power-on state), ``normal:HIGH,LOW`` (the maskHigh, maskLow words) or
+    ``counter:N`` (N elements)."""
+    from ..isa.vector_mask import MaskState  # only instructions that take mask_state need it
+
+    mode, _, words = text.partition(":")
+    try:
+        values = [integer(w) for w in words.split(",")] if words else []
+        if mode == "counter" and len(values) == 1:
+            return MaskState("counter", low=values[0])
+        if mode == "normal" and len(values) in (0, 2):
+            return MaskState("normal", *values)
+    except ValueError as error:  # a word that is no int, or out of its range (MaskState's)
+        raise argparse.ArgumentTypeError(f"--mask-state {text!r}: {error}") from None
+    raise argparse.ArgumentTypeError(f"--mask-state {text!r} is not normal, normal:HIGH,LOW "
+                                     f"or counter:N")
+
+
+# The hardware state a LocalTensor call reads (``repeat.repeat_call``): options for every
+# instruction whose signature takes these keywords, without a line saying so.
+STATE = {
+    "is_set_mask": Template((False, True), help="isSetMask: false makes --mask a placeholder "
+                            "(0) and takes the mask from --mask-state"),
+    "mask_state": Template(None, parse_mask_state, "the mask mode and registers the call runs "
+                           "under: normal (power-on), normal:HIGH,LOW (maskHigh, maskLow) or "
+                           "counter:N (N elements over the call)"),
+}
+
+
+def _with_state(templates: dict, function: Callable) -> dict:
+    """The line's template keywords, after the ``STATE`` keywords the function takes."""
+    params = inspect.signature(function).parameters
+    return {k: t for k, t in STATE.items() if k in params} | templates
 
 
 def _templates(templates: dict, function: Callable) -> tuple[Option, ...]:
@@ -348,16 +388,17 @@ class Register:
 
     def runner(self, name: str) -> Runner:
         function = INSTRUCTIONS[name].function
+        templates = _with_state(self.templates, function)
         options = (Option("src", "src registers (.bin)", required=True),
                    Option("dtype", "src type", ascend_type, required=True,
                           choices=type_choices(name)),
-                   *MASK_OPTIONS, *_templates(self.templates, function), OUT,
+                   *MASK_OPTIONS, *_templates(templates, function), OUT,
                    *_extra_options(self.outputs))
 
         def plan(opts: dict) -> Plan:
             fmt = resolve(opts["dtype"], where=name)
             src = registers(opts["src"], fmt, "--src")
-            keywords = _keywords(opts, self.templates, function, dtype=fmt.name,
+            keywords = _keywords(opts, templates, function, dtype=fmt.name,
                                  config=config_from_options(opts))
 
             def call(s, m):
@@ -389,8 +430,9 @@ class Tensor:
 
     def runner(self, name: str) -> Runner:
         function = INSTRUCTIONS[name].function
+        templates = _with_state(self.templates, function)
         params = list(inspect.signature(function).parameters.values())[2:]
-        positional = [p for p in params if p.name not in self.templates and p.kind in (
+        positional = [p for p in params if p.name not in templates and p.kind in (
             inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
         if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params) != bool(self.forms):
             raise TypeError(f"runner {name}: give forms= exactly when the signature has *args")
@@ -416,7 +458,7 @@ class Tensor:
                    Option("dst", "initial dst LocalTensor(s) (.bin); default zeros"),
                    Option("dst_len", "elements of each zero dst when no --dst (default: src "
                           "length)", int),
-                   *static, *_templates(self.templates, function), OUT,
+                   *static, *_templates(templates, function), OUT,
                    *_extra_options(self.outputs))
 
         def plan(opts: dict) -> Plan:
@@ -432,7 +474,7 @@ class Tensor:
             args = [None if p.name in WORK_SPACE else _value(name, p.name, opts)
                     for p in positional]
             args += [_value(name, a, opts) for a in self._form(name, opts)]
-            keywords = _keywords(opts, self.templates, function,
+            keywords = _keywords(opts, templates, function,
                                  config=config_from_options(opts))
 
             def fn(d, s):

@@ -10,6 +10,7 @@ executes the plan (``engine.execute``).
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import time
 from collections.abc import Sequence
@@ -35,6 +36,7 @@ from .families import (
     Template,
     Tensor,
     int_or_name,
+    integer,
     mask_input,
     masked_registers,
     registers,
@@ -204,10 +206,13 @@ def _parsed(instruction: str, option: Option, value: Any) -> Any:
         return value
     try:
         return option.type(value)
-    except (ValueError, TypeError):
+    except argparse.ArgumentTypeError as error:  # the parser's own message
+        raise ValueError(f"{instruction}: {error}") from None
+    except (ValueError, TypeError) as error:
         kind = getattr(option.type, "__name__", "value")
+        why = "" if option.type in (int, integer) else f": {error}"  # int's own text is noise
         raise ValueError(f"{instruction}: {option.name}={value!r} is not a valid {kind} "
-                         f"(--{option.name.replace('_', '-')})") from None
+                         f"(--{option.name.replace('_', '-')}){why}") from None
 
 
 def run_bin(instruction: str, *, chunk: int = CHUNK, devices: Sequence[Any] | None = None,
