@@ -165,8 +165,7 @@ def _camel(name: str) -> str:
     return re.sub(r"_([a-z])", lambda m: m.group(1).upper(), name)
 
 
-def _argument_option(name: str, units: dict, default: Any = None, form: str = "",
-                     required: bool | None = None) -> Option:
+def _argument_option(name: str, units: dict, default: Any = None, form: str = "") -> Option:
     """The option of static argument ``name``: ``ARGUMENTS`` (or its camelCase name, an int,
     the signature's default) with the unit the family line gives."""
     arg = ARGUMENTS.get(name) or Argument(_camel(name), default=default,
@@ -178,8 +177,7 @@ def _argument_option(name: str, units: dict, default: Any = None, form: str = ""
     if form:
         text += f"; call form {form}" + (f", default {default}" if default is not None else "")
         return Option(name, text, arg.type)
-    return Option(name, text, arg.type, default,
-                  required=default is None if required is None else required)
+    return Option(name, text, arg.type, default, required=default is None)
 
 
 # --- template keywords --------------------------------------------------------------------------
