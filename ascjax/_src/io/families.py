@@ -35,6 +35,7 @@ from jax.experimental import checkify
 
 from ..cli_options import CONFIG_OPTIONS, Option, ascend_type, config_from_options
 from ..formats import DATABLOCK_BYTES, FORMATS, Format, resolve
+from ..isa.lanes import check_int
 from ..isa.masks import Pattern, create_mask
 from ..registry import ASSUMPTIONS, INSTRUCTIONS
 from .binio import BinFileError, count_units, read_bin
@@ -158,7 +159,7 @@ ARGUMENTS = {
     "src_block_stride": Argument("src_block_stride", "32-byte blocks", 1),
     "src_repeat_stride": Argument("src_repeat_stride", "32-byte blocks", 8),
 }
-WORK_SPACE = ("shared_tmp_buffer",)  # the vendor's work space: the emulator gets None
+WORK_SPACE = {"shared_tmp_buffer": "sharedTmpBuffer"}  # the vendor's work space arguments
 
 
 def _camel(name: str) -> str:
@@ -198,7 +199,8 @@ class Template:
             raise TypeError(f"runner: {function.__name__} has no keyword {name!r}")
         default = None if param.default is inspect.Parameter.empty else param.default
         kind = self.type or (boolean if all(isinstance(c, bool) for c in self.choices) else str)
-        text = self.help or "template parameter " + name
+        arg = ARGUMENTS.get(name)
+        text = self.help or (f"{arg.vendor} ({arg.unit})" if arg else "template parameter " + name)
         if self.choices is not None:
             text += ": one of " + ", ".join(map(str, self.choices))
         text += "" if default is None else f" (default {default})"
@@ -436,7 +438,12 @@ class Tensor:
             raise TypeError(f"runner {name}: give forms= exactly when the signature has *args")
         static = []
         for p in positional:
-            if p.name not in WORK_SPACE:
+            if p.name in WORK_SPACE:  # its size only: a zero LocalTensor of T, or None
+                static.append(Option(f"{p.name}_len", f"{WORK_SPACE[p.name]}: elements of a "
+                                     f"zero LocalTensor of T (default: none is passed; the "
+                                     f"emulator checks only the size, where the page sets one)",
+                                     integer))
+            else:
                 default = None if p.default is inspect.Parameter.empty else p.default
                 static.append(_argument_option(p.name, self.units, default))
         form_args = list(dict.fromkeys(a for form in self.forms for a in form))
@@ -469,8 +476,8 @@ class Tensor:
             else:
                 length = opts["dst_len"] if opts.get("dst_len") is not None else src.shape[1]
                 dst = np.zeros((len(src), length), dst_fmt.storage_dtype)
-            args = [None if p.name in WORK_SPACE else _value(name, p.name, opts)
-                    for p in positional]
+            args = [_work_space(name, p.name, opts, fmt) if p.name in WORK_SPACE
+                    else _value(name, p.name, opts) for p in positional]
             args += [_value(name, a, opts) for a in self._form(name, opts)]
             keywords = _keywords(opts, templates, function,
                                  config=config_from_options(opts))
@@ -513,6 +520,15 @@ class Tensor:
             if opts.get(a) is None:
                 opts[a] = ARGUMENTS[a].default
         return fits[0]
+
+
+def _work_space(name: str, arg: str, opts: dict, fmt: Format) -> Any:
+    """The work space argument: None, or a zero LocalTensor of T of ``--ARG-len`` elements."""
+    length = opts.get(f"{arg}_len")
+    if length is None:
+        return None
+    return np.zeros(check_int(length, 0, 1 << 30, where=name, arg=f"{arg}_len"),
+                    fmt.storage_dtype)
 
 
 def _value(name: str, arg: str, opts: dict) -> Any:
