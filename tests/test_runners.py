@@ -484,3 +484,41 @@ def test_error_text_reaches_the_user_as_one_line(capsys):
 
     assert _fail("run", ValueError("run: first line\nsecond line")) == 2
     assert capsys.readouterr().err == "ascjax run: first line second line\n"
+
+
+def _toy_tmp(dst, src, shared_tmp_buffer, count, *, cal_index=False, config=None):
+    """toy: the first element of src to dst[0], with the work space's size in dst[1] when
+    ``cal_index``; a work space shorter than 16 elements is refused (as pages require one)."""
+    del config
+    if shared_tmp_buffer is not None and np.shape(shared_tmp_buffer)[-1] < 16:
+        raise ValueError("toy_tmp: shared_tmp_buffer needs 16 elements")
+    size = -1 if shared_tmp_buffer is None else np.shape(shared_tmp_buffer)[-1]
+    out = jnp.asarray(dst).at[..., 0].set(jnp.asarray(src)[..., count - 1])
+    return out.at[..., 1].set(size) if cal_index else out
+
+
+def test_work_space_length_and_a_bool_template(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(INSTRUCTIONS, "toy_tmp", dataclasses.replace(
+        INSTRUCTIONS["reduce_sum"], name="toy_tmp", function=_toy_tmp))
+    monkeypatch.setitem(runners.RUNNERS, "toy_tmp", Tensor(
+        templates={"cal_index": (False, True)}).runner("toy_tmp"))
+    src = _random("float", (2, 64))
+    paths = _files(tmp_path, src=src)
+    out = str(tmp_path / "o.bin")
+    for length, cal_index, size in ((None, "true", -1), (32, "true", 32), (32, "false", None)):
+        ascjax.run_bin("toy_tmp", src=paths["src"], dtype="float", tensors=2, dst_len=2,
+                       count=5, shared_tmp_buffer_len=length, cal_index=cal_index, out=out)
+        got = ascjax.read_bin(out, "float").reshape(2, 2)
+        assert np.array_equal(_bits(got[:, 0]), _bits(src[:, 4]))
+        assert got[:, 1].tolist() == [size if size is not None else 0.0] * 2
+    assert main(["run", "toy_tmp", "--src", paths["src"], "--dtype", "float", "--count", "5",
+                 "--shared-tmp-buffer-len", "8", "--out", out]) == 2
+    assert "ascjax run: toy_tmp: shared_tmp_buffer needs 16 elements" in capsys.readouterr().err
+    assert main(["run", "toy_tmp", "--src", paths["src"], "--dtype", "float", "--count", "5",
+                 "--shared-tmp-buffer-len", "-1", "--out", out]) == 2
+    assert ("ascjax run: toy_tmp: shared_tmp_buffer_len=-1 is outside the valid range "
+            "[0, 1073741824]") in capsys.readouterr().err
+    text = _help(capsys, "toy_tmp")
+    assert "--cal-index {False,True} calIndex (also find the index: true/false): one of " \
+           "False, True (default False)" in text
+    assert "--shared-tmp-buffer-len SHARED_TMP_BUFFER_LEN sharedTmpBuffer: elements" in text
