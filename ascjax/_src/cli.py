@@ -61,7 +61,6 @@ def _add_option(p: argparse.ArgumentParser, option) -> None:
 
 
 def _run_args(p: argparse.ArgumentParser) -> None:
-    from .cli_options import CONFIG_OPTIONS
     from .io.engine import CHUNK
     from .io.runners import RUNNERS
 
@@ -69,11 +68,12 @@ def _run_args(p: argparse.ArgumentParser) -> None:
     for name, runner in RUNNERS.items():
         ins = runner.instruction
         q = sub.add_parser(name, help=f"{ins.ascend} (SPEC {ins.spec})",
-                           description=(ins.function.__doc__ or "").split("\n")[0])
+                           description=" ".join((ins.function.__doc__ or "").split("\n\n")[0]
+                                                .split()))  # the first paragraph
         for option in runner.options:
             _add_option(q, option)
-        config = q.add_argument_group("emulation options (ascjax.Config)")
-        for option in CONFIG_OPTIONS:
+        config = q.add_argument_group("emulation options (the ascjax.Config fields it reads)")
+        for option in runner.config_options:
             _add_option(config, option)
         engine = q.add_argument_group("execution")
         engine.add_argument("--chunk", type=positive_int, default=CHUNK,
@@ -92,7 +92,8 @@ def positive_int(text: str) -> int:
 
 
 def _fail(name: str, error: BaseException) -> int:
-    print(f"ascjax {name}: {str(error).removeprefix(name + ': ')}", file=sys.stderr)
+    text = " ".join(str(error).split("\n"))  # one line, whatever raised it
+    print(f"ascjax {name}: {text.removeprefix(name + ': ')}", file=sys.stderr)
     return 2
 
 
@@ -104,10 +105,10 @@ BAD_INPUT = (OSError, ValueError, TypeError, IndexError)
 def _run(args: argparse.Namespace) -> int:
     import jax
 
-    from .cli_options import CONFIG_OPTIONS
     from .io.runners import RUNNERS, run_bin
 
-    names = [o.name for o in RUNNERS[args.instruction].options + CONFIG_OPTIONS]
+    runner = RUNNERS[args.instruction]
+    names = [o.name for o in runner.options + runner.config_options]
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     try:
         devices = None

@@ -55,5 +55,7 @@ CONFIG_OPTIONS = _config_options()
 
 
 def config_from_options(opts: dict) -> Config:
-    """The ``Config`` the ``CONFIG_OPTIONS`` in ``opts`` name; faults are checked per chunk."""
-    return Config(**{o.name: opts[o.name] for o in CONFIG_OPTIONS}, out_of_range="checkify")
+    """The ``Config`` the ``CONFIG_OPTIONS`` in ``opts`` name (a runner lists those its
+    instruction reads; the others keep their defaults); faults are checked per chunk."""
+    return Config(**{o.name: opts[o.name] for o in CONFIG_OPTIONS if o.name in opts},
+                  out_of_range="checkify")

@@ -1,0 +1,535 @@
+"""Runner families: ``ascjax run`` for an instruction from its signature and registry record.
+
+A family turns one line of ``runners.FAMILIES`` into a ``Runner``: its options (type choices
+from the registry's type rows; one option per static argument of the signature, named and
+explained by ``ARGUMENTS``, the table of vendor argument names; template keywords with declared
+choices; the ``Config`` fields the instruction reads) and the plan that streams rows of .bin
+files through it.
+
+* ``Register``: ``f(src, mask, *, dtype=None, config=None, **template)`` returning the dst
+  register, or a tuple whose first element is it. Rows are registers; the mask options are
+  ``MASK_OPTIONS``.
+* ``Tensor``: ``f(dst, src, <static ints and masks in vendor order>, *, config=None,
+  **template)`` returning the new dst, or a tuple with dst first. Rows are LocalTensors
+  (``--tensors`` per file, ``--dst`` or zeros). A ``*args`` signature (ReduceSum's two call
+  forms) declares its ``forms``; a work-space argument (``shared_tmp_buffer``) gets ``None``.
+
+Parts of a tuple result after dst (nested tuples flattened: an SPR NamedTuple is its fields, in
+order) go to the optional files the line names in ``outputs`` (``--NAME-out``), each in the
+format of its dtype.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import inspect
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.experimental import checkify
+
+from ..cli_options import CONFIG_OPTIONS, Option, ascend_type, config_from_options
+from ..formats import DATABLOCK_BYTES, FORMATS, Format, resolve
+from ..isa.lanes import check_int
+from ..isa.masks import Pattern, create_mask
+from ..registry import ASSUMPTIONS, INSTRUCTIONS
+from .binio import BinFileError, count_units, read_bin
+from .engine import CHUNK, Output, Plan
+
+INPUT_FILES = ("src", "mask", "index", "dst")  # the options that may name input files
+
+
+@dataclasses.dataclass(frozen=True)
+class Runner:
+    """``ascjax run NAME``: the registry instruction, its options, and the plan they make.
+
+    ``config_options`` are the ``Config`` fields the instruction can read (``config_options``
+    below); ``inputs`` the options that name input files (an output may not overwrite one).
+    """
+
+    name: str
+    options: tuple[Option, ...]
+    plan: Callable[[dict], Plan]
+    config_options: tuple[Option, ...] = ()
+    inputs: tuple[str, ...] = INPUT_FILES
+
+    def __post_init__(self):
+        if not self.config_options:
+            object.__setattr__(self, "config_options", config_options(self.name, self.options))
+
+    @property
+    def instruction(self):
+        return INSTRUCTIONS[self.name]
+
+
+# --- which Config fields a runner lists ------------------------------------------------------
+
+# Fields an instruction reads that none of its assumptions names (the registry's ``assumed``
+# gives the rest): the UB size of a store runner.
+READS = {"squeeze_and_storeunalign": ("ub_bytes",)}
+
+
+def config_options(name: str, options: Sequence[Option],
+                   adds: bool = False) -> tuple[Option, ...]:
+    """The ``Config`` options of ``ascjax run NAME``: ``product`` (type rows and behaviour are
+    per product), the fields named by the assumptions its type rows rest on (the registry's
+    ``assumed`` keys, ``Config(field=...)`` in ``ASSUMPTIONS``), ``int_overflow`` where the
+    instruction ``adds`` (a reduction) and a type row is an integer type, ``mask_layout`` /
+    ``vl_overflow`` where ``--pattern`` builds a mask, and ``READS``."""
+    ins = INSTRUCTIONS[name]
+    keys = {k for ks in ins.assumed.values() for k in ks}
+    fields = {"product", *READS.get(name, ())}
+    for key, _, option in ASSUMPTIONS:
+        if key in keys:
+            fields.update(re.findall(r"Config\((\w+)=", option))
+    if adds and any(v in FORMATS and not FORMATS[v].is_float for row in ins.types for v in row):
+        fields.add("int_overflow")
+    if any(o.name == "pattern" for o in options):
+        fields.update(("mask_layout", "vl_overflow"))
+    return tuple(o for o in CONFIG_OPTIONS if o.name in fields)
+
+
+# --- option types -----------------------------------------------------------------------------
+
+def integer(text: str) -> int:
+    """An int as written in kernels: decimal or 0x hex."""
+    try:
+        return int(text)
+    except ValueError:
+        return int(text, 0)
+
+
+def boolean(text: str) -> bool:
+    """A bool template parameter: true/false (or 1/0)."""
+    value = {"true": True, "1": True, "false": False, "0": False}.get(text.strip().lower())
+    if value is None:
+        raise ValueError(f"{text!r} is not true or false")
+    return value
+
+
+def int_or_name(text: str) -> int | str:
+    """A choice given by number or by name (ReduceSum's ``method``)."""
+    return int(text) if text.strip().lstrip("-").isdigit() else text
+
+
+def parse_mask(value: Any, where: str) -> Any:
+    """``--mask 128`` (continuous mode) or ``--mask 0xFFFF,0x0`` (bit-mode uint64 words); an int
+    or a sequence of words passes through (``run_bin`` from Python)."""
+    if not isinstance(value, str):
+        return value
+    try:
+        words = [int(w, 0) for w in value.split(",")]
+    except ValueError:
+        raise ValueError(f"{where}: --mask {value!r} must be an int (continuous mode) "
+                         f"or comma-separated uint64 words (bit mode)") from None
+    return words[0] if "," not in value else words
+
+
+# --- the vendor argument names ----------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Argument:
+    """A static argument of the LocalTensor calls: its vendor name, units (the page's), default
+    (``None``: required) and how its text is parsed (masks by ``parse_mask`` in the plan)."""
+
+    vendor: str
+    unit: str = ""
+    default: Any = None
+    type: Callable = integer
+
+
+MASK_HELP = "an int (continuous mode) or uint64 words 'w0,w1' (bit mode)"
+ARGUMENTS = {
+    "repeat_time": Argument("repeatTime"),
+    "mask": Argument("mask", type=str),
+    "dst_rep_stride": Argument("dstRepStride", "units as the page says", 1),
+    "dst_blk_stride": Argument("dstBlkStride", "32-byte blocks", 1),
+    "src_blk_stride": Argument("srcBlkStride", "32-byte blocks", 1),
+    "src_rep_stride": Argument("srcRepStride", "32-byte blocks", 8),
+    "count": Argument("count", "the first count elements of src"),
+    "cal_index": Argument("calIndex", "also find the index: true/false", False, boolean),
+    # the C API on UB memory spells them in snake case
+    "repeat": Argument("repeat"),
+    "dst_repeat_stride": Argument("dst_repeat_stride", "units as the page says", 1),
+    "src_block_stride": Argument("src_block_stride", "32-byte blocks", 1),
+    "src_repeat_stride": Argument("src_repeat_stride", "32-byte blocks", 8),
+}
+WORK_SPACE = {"shared_tmp_buffer": "sharedTmpBuffer"}  # the vendor's work space arguments
+
+
+def _camel(name: str) -> str:
+    return re.sub(r"_([a-z])", lambda m: m.group(1).upper(), name)
+
+
+def _argument_option(name: str, units: dict, default: Any = None, form: str = "") -> Option:
+    """The option of static argument ``name``: ``ARGUMENTS`` (or its camelCase name, an int,
+    the signature's default) with the unit the family line gives."""
+    arg = ARGUMENTS.get(name) or Argument(_camel(name), default=default,
+                                          type=boolean if isinstance(default, bool) else integer)
+    unit = units.get(name, arg.unit)
+    text = f"{arg.vendor}: {MASK_HELP}" if name == "mask" else arg.vendor
+    text += f" ({unit})" if unit else ""
+    default = arg.default if default is None else default
+    if form:
+        text += f"; call form {form}" + (f", default {default}" if default is not None else "")
+        return Option(name, text, arg.type)
+    return Option(name, text, arg.type, default, required=default is None)
+
+
+# --- template keywords --------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Template:
+    """A template keyword as a run option (``--reduce-type max``): its declared choices (None:
+    any value ``type`` parses) and how its text is parsed; the default is the signature's
+    (none: required)."""
+
+    choices: tuple | None
+    type: Callable | None = None
+    help: str = ""
+
+    def option(self, name: str, function: Callable) -> Option:
+        param = inspect.signature(function).parameters.get(name)
+        if param is None:
+            raise TypeError(f"runner: {function.__name__} has no keyword {name!r}")
+        default = None if param.default is inspect.Parameter.empty else param.default
+        kind = self.type or (boolean if all(isinstance(c, bool) for c in self.choices) else str)
+        arg = ARGUMENTS.get(name)
+        text = self.help or (f"{arg.vendor} ({arg.unit})" if arg else "template parameter " + name)
+        if self.choices is not None:
+            text += ": one of " + ", ".join(map(str, self.choices))
+        text += "" if default is None else f" (default {default})"
+        return Option(name, text, kind, default, self.choices, required=default is None
+                      and param.default is inspect.Parameter.empty)
+
+
+def parse_mask_state(text: str) -> Any:
+    """``--mask-state``: the vector unit's mask mode and registers (``ascjax.MaskState``):
+    ``normal`` (the power-on state), ``normal:HIGH,LOW`` (the maskHigh, maskLow words) or
+    ``counter:N`` (N elements)."""
+    from ..isa.vector_mask import MaskState  # only instructions that take mask_state need it
+
+    mode, _, words = text.partition(":")
+    try:
+        values = [integer(w) for w in words.split(",")] if words else []
+        if mode == "counter" and len(values) == 1:
+            return MaskState("counter", low=values[0])
+        if mode == "normal" and len(values) in (0, 2):
+            return MaskState("normal", *values)
+    except ValueError as error:  # a word that is no int, or out of its range (MaskState's)
+        raise argparse.ArgumentTypeError(f"--mask-state {text!r}: {error}") from None
+    raise argparse.ArgumentTypeError(f"--mask-state {text!r} is not normal, normal:HIGH,LOW "
+                                     f"or counter:N")
+
+
+# The hardware state a LocalTensor call reads (``repeat.repeat_call``): options for every
+# instruction whose signature takes these keywords, without a line saying so.
+STATE = {
+    "is_set_mask": Template((False, True), help="isSetMask: false makes --mask a placeholder "
+                            "(0) and takes the mask from --mask-state"),
+    "mask_state": Template(None, parse_mask_state, "the mask mode and registers the call runs "
+                           "under: normal (power-on), normal:HIGH,LOW (maskHigh, maskLow) or "
+                           "counter:N (N elements over the call)"),
+}
+
+
+def _with_state(templates: dict, function: Callable) -> dict:
+    """The line's template keywords, after the ``STATE`` keywords the function takes."""
+    params = inspect.signature(function).parameters
+    return {k: t for k, t in STATE.items() if k in params} | templates
+
+
+def _templates(templates: dict, function: Callable) -> tuple[Option, ...]:
+    return tuple((t if isinstance(t, Template) else Template(tuple(t))).option(k, function)
+                 for k, t in templates.items())
+
+
+def _keywords(opts: dict, templates: dict, function: Callable, **extra: Any) -> dict:
+    """Template keywords from the options, and ``extra`` (dtype, config) where accepted."""
+    params = inspect.signature(function).parameters
+    return {k: opts[k] for k in templates} | {k: v for k, v in extra.items() if k in params}
+
+
+# --- outputs ----------------------------------------------------------------------------------
+
+def _format_of(dtype: np.dtype, hints: Sequence[str]) -> Format:
+    """The Ascend format of an output array: the first of ``hints`` (the src type, the
+    registry's types) stored as ``dtype``, else the first format that is (bool: uint8_t)."""
+    if dtype == np.bool_:
+        return FORMATS["uint8_t"]
+    for name in (*hints, *FORMATS):
+        if name in FORMATS and FORMATS[name].storage_dtype == dtype:
+            return FORMATS[name]
+    raise TypeError(f"run: an output of dtype {dtype} has no Ascend format")
+
+
+def _leaves(result: Any) -> tuple:
+    return tuple(jax.tree_util.tree_leaves(result))
+
+
+def _outputs(name: str, plan: Plan, extras: Sequence[str], opts: dict, fmt: Format) -> list:
+    """The plan's outputs: dst to ``--out``, the other parts to their ``--NAME-out`` files
+    (when given); formats from the shapes the call returns for two rows."""
+    def probe(b):
+        return jax.ShapeDtypeStruct((2,) + tuple(b.shape[1:]), b.dtype)
+
+    shared = [jax.ShapeDtypeStruct(jnp.shape(s), jnp.asarray(s).dtype) for s in plan.shared]
+    _, parts = jax.eval_shape(checkify.checkify(plan.fn), *map(probe, plan.batched), *shared)
+    if len(parts) != 1 + len(extras):
+        raise TypeError(f"run {name}: the call returns {len(parts)} part(s), the runner table "
+                        f"names dst and {list(extras)}")
+    hints = (fmt.name, *(v for row in INSTRUCTIONS[name].types for v in row))
+    outputs = []
+    for i, (part, label) in enumerate(zip(parts, ("out", *(f"{e}_out" for e in extras)),
+                                          strict=True)):
+        if not part.shape or part.shape[0] != 2:
+            raise TypeError(f"run {name}: part {i} of the result has shape {part.shape}, not "
+                            f"one row per input row")
+        if opts.get(label):
+            outputs.append(Output(opts[label], _format_of(part.dtype, hints),
+                                  lambda out, i=i: out[i]))
+    return outputs
+
+
+def _extra_options(extras: Sequence[str]) -> tuple[Option, ...]:
+    return tuple(Option(f"{e}_out", f"file for {e} (optional; one entry per row)")
+                 for e in extras)
+
+
+OUT = Option("out", "output .bin file (dst registers / tensors)", required=True)
+
+
+# --- inputs -----------------------------------------------------------------------------------
+
+def type_choices(name: str, column: int = 0) -> tuple[str, ...]:
+    """The types the registry lists for an instruction (one column of its type rows)."""
+    return tuple(dict.fromkeys(row[column] for row in INSTRUCTIONS[name].types))
+
+
+MASK_OPTIONS = (
+    Option("mask", "mask file: one uint8 0/1 per lane, for one register (used for all) or for "
+           "each; with --mask-bits the 32-byte hardware form (bit j of the 256 = byte j//8, "
+           "bit j%8, LSB first)"),
+    Option("mask_bits", "the mask file holds the 32-byte hardware form", flag=True),
+    Option("pattern", "mask pattern when no --mask is given (asc_create_mask_bW): "
+           f"{', '.join(Pattern.__members__)} (default PAT_ALL)", default="PAT_ALL"),
+)
+
+
+def registers(path: str, fmt: Format, arg: str) -> np.ndarray:
+    return read_bin(path, fmt, registers=True, mmap=True, arg=arg)
+
+
+def mask_input(opts: dict, fmt: Format, count: int, dtype: Any) -> tuple[list, list, Callable]:
+    """(batched, shared, to_mask) for the mask options: a per-register or a common mask."""
+    path = opts.get("mask")
+    if path is None:
+        mask = create_mask(opts["pattern"], dtype, config=config_from_options(opts))
+        return [], [mask], lambda m: m
+    units = count_units(path, FORMATS["uint8_t"], arg="--mask")
+    lanes = DATABLOCK_BYTES if opts.get("mask_bits") else fmt.lanes
+    if units not in (lanes, count * lanes):
+        form = "32-byte hardware masks" if opts.get("mask_bits") else f"{lanes} uint8 0/1 lanes"
+        raise BinFileError(f"--mask {path}: {units} bytes is neither one mask nor one per "
+                           f"register ({count} x {lanes} bytes: {form})")
+    data = read_bin(path, "uint8_t", mmap=True, arg="--mask").reshape(-1, lanes)
+    if opts.get("mask_bits"):
+        def to_mask(m):  # LSB-first, as the bit-mode words of PairReduceSum
+            return jnp.unpackbits(m, axis=-1, bitorder="little").astype(bool)
+    else:
+        for start in range(0, len(data), CHUNK):
+            if data[start:start + CHUNK].max(initial=0) > 1:
+                raise BinFileError(f"--mask {path}: values must be 0 or 1 (one uint8 a lane)")
+
+        def to_mask(m):
+            return m != 0
+    if len(data) == 1:
+        return [], [data[0]], to_mask
+    return [data], [], to_mask
+
+
+def masked_registers(opts: dict, regs: np.ndarray, fmt: Format, call: Callable,
+                     outputs: Sequence[Output], data: Sequence[Any] = ()) -> Plan:
+    """A plan for an instruction of a register file and a mask of ``fmt``'s lanes:
+    ``call(registers, mask, *data)`` chunk by chunk, ``data`` whole on every device."""
+    batched, shared, to_mask = mask_input(opts, fmt, len(regs), fmt.name)
+
+    def fn(r, *rest):
+        m, rest = (rest[0], rest[1:]) if batched else (rest[-1], rest[:-1])
+        return call(r, to_mask(m), *rest)
+
+    return Plan(fn, [regs, *batched], [*data, *shared], list(outputs))
+
+
+def tensors(path: str, fmt: Format, count: int, arg: str) -> np.ndarray:
+    data = read_bin(path, fmt, mmap=True, arg=arg)
+    if count < 1 or len(data) % count:
+        raise BinFileError(f"{arg} {path}: {len(data)} elements is not a whole number of "
+                           f"{count} LocalTensors")
+    return data.reshape(count, -1)
+
+
+# --- the families -----------------------------------------------------------------------------
+
+@dataclasses.dataclass(frozen=True)
+class Register:
+    """``f(src, mask, *, dtype=None, config=None, **template)`` over a file of registers.
+
+    ``templates``: keyword -> its choices (a tuple, or a ``Template``); ``outputs``: names of
+    the parts after dst (``--NAME-out`` files)."""
+
+    templates: dict = dataclasses.field(default_factory=dict)
+    outputs: tuple[str, ...] = ()
+
+    def runner(self, name: str) -> Runner:
+        function = INSTRUCTIONS[name].function
+        templates = _with_state(self.templates, function)
+        options = (Option("src", "src registers (.bin)", required=True),
+                   Option("dtype", "src type", ascend_type, required=True,
+                          choices=type_choices(name)),
+                   *MASK_OPTIONS, *_templates(templates, function), OUT,
+                   *_extra_options(self.outputs))
+
+        def plan(opts: dict) -> Plan:
+            fmt = resolve(opts["dtype"], where=name)
+            src = registers(opts["src"], fmt, "--src")
+            keywords = _keywords(opts, templates, function, dtype=fmt.name,
+                                 config=config_from_options(opts))
+
+            def call(s, m):
+                return _leaves(function(s, m, **keywords))
+
+            p = masked_registers(opts, src, fmt, call, ())
+            return dataclasses.replace(p, outputs=_outputs(name, p, self.outputs, opts, fmt))
+
+        return Runner(name, options, plan, config_options(name, options, adds=True),
+                      inputs=("src", "mask"))
+
+
+@dataclasses.dataclass(frozen=True)
+class Tensor:
+    """``f(dst, src, <static arguments>, *, config=None, **template)`` over LocalTensor files.
+
+    ``templates`` and ``outputs`` as in ``Register``; ``units``: argument -> its unit as the
+    page says (help text, overriding ``ARGUMENTS``); ``forms``: for a ``*args`` signature, the
+    argument names of each call form (the given options pick the form). ``src_column`` is the
+    registry type column of src; ``dst_column``, where dst has a type of its own
+    (``LocalTensor<T> dst, LocalTensor<U> src``), that of dst (``--dst-dtype``)."""
+
+    templates: dict = dataclasses.field(default_factory=dict)
+    outputs: tuple[str, ...] = ()
+    units: dict = dataclasses.field(default_factory=dict)
+    forms: tuple[tuple[str, ...], ...] = ()
+    src_column: int = 0
+    dst_column: int | None = None
+
+    def runner(self, name: str) -> Runner:
+        function = INSTRUCTIONS[name].function
+        templates = _with_state(self.templates, function)
+        params = list(inspect.signature(function).parameters.values())[2:]
+        positional = [p for p in params if p.name not in templates and p.kind in (
+            inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        if any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in params) != bool(self.forms):
+            raise TypeError(f"runner {name}: give forms= exactly when the signature has *args")
+        static = []
+        for p in positional:
+            if p.name in WORK_SPACE:  # its size only: a zero LocalTensor of T, or None
+                static.append(Option(f"{p.name}_len", f"{WORK_SPACE[p.name]}: elements of a "
+                                     f"zero LocalTensor of T (default: none is passed; the "
+                                     f"emulator checks only the size, where the page sets one)",
+                                     integer))
+            else:
+                default = None if p.default is inspect.Parameter.empty else p.default
+                static.append(_argument_option(p.name, self.units, default))
+        form_args = list(dict.fromkeys(a for form in self.forms for a in form))
+        for a in form_args:
+            shown = " ".join("--" + b.replace("_", "-") for f in self.forms if a in f for b in f)
+            static.append(_argument_option(a, self.units, form=shown))
+        ins = INSTRUCTIONS[name]
+        types = (Option("dtype", ins.columns[self.src_column] + " (the src type)", ascend_type,
+                        required=True, choices=type_choices(name, self.src_column)),)
+        if self.dst_column is not None:
+            types += (Option("dst_dtype", f"{ins.columns[self.dst_column]} (the dst type; "
+                             f"default: the one the registry's rows give the src type)",
+                             ascend_type, choices=type_choices(name, self.dst_column)),)
+        options = (Option("src", "src LocalTensor(s) (.bin)", required=True), *types,
+                   Option("tensors", "the src (and dst) file holds this many LocalTensors",
+                          int, 1),
+                   Option("dst", "initial dst LocalTensor(s) (.bin); default zeros"),
+                   Option("dst_len", "elements of each zero dst when no --dst (default: src "
+                          "length)", int),
+                   *static, *_templates(templates, function), OUT,
+                   *_extra_options(self.outputs))
+
+        def plan(opts: dict) -> Plan:
+            fmt = resolve(opts["dtype"], where=name)
+            dst_fmt = fmt if self.dst_column is None else resolve(self._dst_type(
+                name, fmt.name, opts.get("dst_dtype")), where=name, arg="dst_dtype")
+            src = tensors(opts["src"], fmt, opts["tensors"], "--src")
+            if opts.get("dst") is not None:
+                dst = tensors(opts["dst"], dst_fmt, opts["tensors"], "--dst")
+            else:
+                length = opts["dst_len"] if opts.get("dst_len") is not None else src.shape[1]
+                dst = np.zeros((len(src), length), dst_fmt.storage_dtype)
+            args = [_work_space(name, p.name, opts, fmt) if p.name in WORK_SPACE
+                    else _value(name, p.name, opts) for p in positional]
+            args += [_value(name, a, opts) for a in self._form(name, opts)]
+            keywords = _keywords(opts, templates, function,
+                                 config=config_from_options(opts))
+
+            def fn(d, s):
+                return _leaves(function(d, s, *args, **keywords))
+
+            rows = max(-(-src.shape[1] // fmt.lanes), -(-dst.shape[1] // dst_fmt.lanes))
+            p = Plan(fn, [dst, src], [], [], unit="tensors", row_registers=rows)
+            return dataclasses.replace(p, outputs=_outputs(name, p, self.outputs, opts, dst_fmt))
+
+        return Runner(name, options, plan, config_options(name, options, adds=True),
+                      inputs=("src", "dst"))
+
+    def _dst_type(self, name: str, src: str, given: str | None) -> str:
+        """The dst type: as given, or the only one the registry's rows give ``src``."""
+        if given is not None:
+            return given
+        rows = INSTRUCTIONS[name].types
+        found = list(dict.fromkeys(r[self.dst_column] for r in rows if r[self.src_column] == src))
+        if len(found) != 1:
+            raise TypeError(f"{name}: give --dst-dtype, one of "
+                            f"{found or type_choices(name, self.dst_column)}, for src {src}")
+        return found[0]
+
+    def _form(self, name: str, opts: dict) -> tuple[str, ...]:
+        """The call form the given options name: every option given is one of its arguments,
+        and every argument without a default is given."""
+        if not self.forms:
+            return ()
+        given = {a for f in self.forms for a in f if opts.get(a) is not None}
+        fits = [f for f in self.forms if given <= set(f) and all(
+            a in given or ARGUMENTS.get(a, Argument("")).default is not None for a in f)]
+        if len(fits) != 1:
+            forms = " or ".join(" ".join("--" + a.replace("_", "-") for a in f)
+                                for f in self.forms)
+            raise TypeError(f"{name}: give the options of one call form: {forms} (given: "
+                            f"{sorted('--' + a.replace('_', '-') for a in given) or 'none'})")
+        for a in fits[0]:
+            if opts.get(a) is None:
+                opts[a] = ARGUMENTS[a].default
+        return fits[0]
+
+
+def _work_space(name: str, arg: str, opts: dict, fmt: Format) -> Any:
+    """The work space argument: None, or a zero LocalTensor of T of ``--ARG-len`` elements."""
+    length = opts.get(f"{arg}_len")
+    if length is None:
+        return None
+    return np.zeros(check_int(length, 0, 1 << 30, where=name, arg=f"{arg}_len"),
+                    fmt.storage_dtype)
+
+
+def _value(name: str, arg: str, opts: dict) -> Any:
+    return parse_mask(opts[arg], name) if arg == "mask" else opts[arg]

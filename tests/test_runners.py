@@ -1,0 +1,524 @@
+"""``ascjax run`` runners derived from the registry: the register and LocalTensor families.
+
+Expected bits come from calling the public Python function directly, one tensor or register at
+a time, never from the bulk path itself.
+"""
+
+import dataclasses
+from typing import NamedTuple
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import ascjax
+from ascjax._src.cli import main
+from ascjax._src.config import _CHOICES
+from ascjax._src.io import runners
+from ascjax._src.io.families import STATE, Register, Tensor
+from ascjax._src.registry import INSTRUCTIONS
+
+RNG = np.random.default_rng(12)
+
+
+def _bits(x):
+    x = np.asarray(x)
+    return x.view(np.dtype(f"u{x.dtype.itemsize}"))
+
+
+def _random(fmt_name, shape):
+    """Every bit pattern is fair game: NaNs, infs, -0 and subnormals included; a few exact
+    ties and zeros on top."""
+    fmt = ascjax.FORMATS[fmt_name]
+    x = RNG.integers(0, 1 << 32, shape, dtype=np.uint64).astype(fmt.bits_dtype)
+    x.reshape(-1)[::7] = x.reshape(-1)[1]  # repeated values
+    x.reshape(-1)[::11] = 0
+    return x.view(fmt.storage_dtype)
+
+
+def _loop(fn, *per_tensor):
+    return np.stack([np.asarray(fn(*args)) for args in zip(*per_tensor, strict=True)])
+
+
+def _files(tmp_path, **arrays):
+    paths = {}
+    for name, a in arrays.items():
+        paths[name] = str(tmp_path / f"{name}.bin")
+        a.tofile(paths[name])
+    return paths
+
+
+# --- each LocalTensor runner against its Python function ---------------------------------------
+
+CASES = [  # (runner, dtype, src length, dst length, run options, the Python call)
+    ("block_reduce_sum", "half", 640, 40,
+     {"repeat_time": 3, "mask": "0xFFFF0000FFFF,0x1", "dst_rep_stride": 2, "src_blk_stride": 1,
+      "src_rep_stride": 10},
+     lambda d, s: ascjax.block_reduce_sum(d, s, 3, [0xFFFF0000FFFF, 0x1], 2, 1, 10)),
+    ("block_reduce_sum", "float", 256, 32,
+     {"repeat_time": 4, "mask": 20, "src_rep_stride": 0, "empty_block": "keep"},
+     lambda d, s: ascjax.block_reduce_sum(d, s, 4, 20, 1, 1, 0,
+                                          config=ascjax.Config(empty_block="keep"))),
+    ("whole_reduce_sum", "half", 512, 12,
+     {"mask": 100, "repeat_time": 4, "dst_rep_stride": 3, "src_blk_stride": 2,
+      "src_rep_stride": 4},
+     lambda d, s: ascjax.whole_reduce_sum(d, s, 100, 4, 3, 2, 4)),
+    ("repeat_reduce_sum", "float", 320, 8,
+     {"repeat_time": 5, "mask": 64, "dst_blk_stride": 7, "dst_rep_stride": 1,
+      "masked_lanes": "skip"},
+     lambda d, s: ascjax.repeat_reduce_sum(d, s, 5, 64, 7, 1, 1, 8,
+                                           config=ascjax.Config(masked_lanes="skip"))),
+    ("reduce_sum", "half", 640, 4, {"count": 600},
+     lambda d, s: ascjax.reduce_sum(d, s, None, 600)),
+    ("reduce_sum", "float", 300, 4, {"count": 200, "method": "tree", "product": "A2"},
+     lambda d, s: ascjax.reduce_sum(d, s, None, 200, method="tree",
+                                    config=ascjax.Config(product="A2"))),
+    ("reduce_sum", "half", 512, 2, {"mask": "0x0,0xFF00", "repeat_time": 3, "method": "3"},
+     lambda d, s: ascjax.reduce_sum(d, s, None, [0x0, 0xFF00], 3, 8, method=3)),
+    ("reduce_sum", "float", 512, 3, {"mask": 33, "repeat_time": 5, "src_rep_stride": 6,
+                                     "vector_merge": "tree"},
+     lambda d, s: ascjax.reduce_sum(d, s, None, 33, 5, 6,
+                                    config=ascjax.Config(vector_merge="tree"))),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{c[1]}-{i}" for i, c in enumerate(CASES)])
+def test_tensor_runner_equals_the_python_call(tmp_path, case):
+    name, dtype, n_src, n_dst, options, call = case
+    src, dst = _random(dtype, (3, n_src)), _random(dtype, (3, n_dst))
+    paths = _files(tmp_path, src=src, dst=dst)
+    summary = ascjax.run_bin(name, src=paths["src"], dst=paths["dst"], dtype=dtype, tensors=3,
+                             out=str(tmp_path / "out.bin"), **options)
+    assert (summary.rows, summary.unit) == (3, "tensors")
+    got = ascjax.read_bin(tmp_path / "out.bin", dtype).reshape(3, -1)
+    assert np.array_equal(_bits(got), _bits(_loop(call, dst, src)))
+
+
+def test_cli_runs_block_reduce_sum_and_reduce_sum_from_text(tmp_path):
+    src = _random("half", (2, 256))
+    paths = _files(tmp_path, src=src)
+    out = str(tmp_path / "out.bin")
+    assert main(["run", "block_reduce_sum", "--src", paths["src"], "--dtype", "float16",
+                 "--tensors", "2", "--dst-len", "16", "--repeat-time", "0x2", "--mask",
+                 "0xF0F0F0F0F0F0F0F0,0x0", "--empty-block", "keep", "--out", out]) == 0
+    want = _loop(lambda s: ascjax.block_reduce_sum(
+        np.zeros(16, np.float16), s, 2, [0xF0F0F0F0F0F0F0F0, 0], 1, 1, 8,
+        config=ascjax.Config(empty_block="keep")), src)
+    assert np.array_equal(_bits(ascjax.read_bin(out, "half").reshape(2, -1)), _bits(want))
+    assert main(["run", "reduce_sum", "--src", paths["src"], "--dtype", "half", "--tensors",
+                 "2", "--count", "256", "--method", "sequential", "--out", out]) == 0
+    want = _loop(lambda s: ascjax.reduce_sum(np.zeros(256, np.float16), s, None, 256,
+                                             method="sequential"), src)
+    assert np.array_equal(_bits(ascjax.read_bin(out, "half").reshape(2, -1)), _bits(want))
+
+
+def test_reduce_sum_datablock_and_pair_reduce_sum_keep_their_options():
+    """Moved onto the families, unchanged: the same options in the same order (and the mask
+    state options where the instruction takes them)."""
+    assert [o.name for o in runners.RUNNERS["reduce_sum_datablock"].options] == [
+        "src", "dtype", "mask", "mask_bits", "pattern", "out"]
+    pair = [o for o in runners.RUNNERS["pair_reduce_sum"].options if o.name not in STATE]
+    assert [o.name for o in pair] == ["src", "dtype", "tensors", "dst", "dst_len", "repeat_time",
+                                      "mask", "dst_rep_stride", "src_blk_stride",
+                                      "src_rep_stride", "out"]
+    assert [(o.default, o.required) for o in pair[5:10]] == [
+        (None, True), (None, True), (1, False), (1, False), (8, False)]
+    assert [o.help for o in pair[7:10]] == ["dstRepStride (128-byte units)",
+                                            "srcBlkStride (32-byte blocks)",
+                                            "srcRepStride (32-byte blocks)"]
+
+
+def test_every_family_runner_takes_its_types_from_the_registry():
+    for name in runners.FAMILIES:
+        assert name in INSTRUCTIONS
+        dtype = next(o for o in runners.RUNNERS[name].options if o.name == "dtype")
+        assert dtype.choices == tuple(dict.fromkeys(r[0] for r in INSTRUCTIONS[name].types))
+
+
+# --- one line makes a runner: template keywords and extra outputs ------------------------------
+
+class Stats(NamedTuple):
+    active: object
+    first: object
+
+
+def _toy_register(src, mask, *, dtype=None, config=None, reduce_type="sum"):
+    """toy: reduce_sum_datablock, negated for "neg"; also (active lanes, lane 0's bits)."""
+    dst = ascjax.reduce_sum_datablock(src, mask, dtype=dtype, config=config)
+    if reduce_type == "neg":
+        dst = -dst
+    m = jnp.broadcast_to(jnp.asarray(mask), src.shape)
+    return dst, Stats(m.sum(axis=-1).astype(jnp.int32), src[..., 0] == src[..., 1])
+
+
+def _toy_tensor(dst, src, repeat_time, mask, dst_rep_stride, *, order="value", config=None):
+    """toy: block_reduce_sum with src strides 1 and 8; also src's first element per tensor."""
+    out = ascjax.block_reduce_sum(dst, src, repeat_time, mask, dst_rep_stride, 1, 8,
+                                  config=config)
+    return (out, src[..., :2]) if order == "value" else (out[..., ::-1], src[..., :2])
+
+
+@pytest.fixture
+def toys(monkeypatch):
+    base = INSTRUCTIONS["reduce_sum_datablock"]
+    monkeypatch.setitem(INSTRUCTIONS, "toy_register", dataclasses.replace(
+        base, name="toy_register", function=_toy_register))
+    monkeypatch.setitem(INSTRUCTIONS, "toy_tensor", dataclasses.replace(
+        INSTRUCTIONS["block_reduce_sum"], name="toy_tensor", function=_toy_tensor))
+    lines = {"toy_register": Register(templates={"reduce_type": ("sum", "neg")},
+                                      outputs=("active", "first")),
+             "toy_tensor": Tensor(templates={"order": ("value", "reversed")},
+                                  units={"dst_rep_stride": "8 elements"}, outputs=("head",))}
+    for name, line in lines.items():
+        monkeypatch.setitem(runners.RUNNERS, name, line.runner(name))
+
+
+def test_register_family_template_and_extra_outputs(tmp_path, toys, capsys):
+    x = _random("int16_t", (5, 128))
+    mask = (RNG.random((5, 128)) < 0.6).astype(np.uint8)
+    paths = _files(tmp_path, src=x, mask=mask)
+    out = {k: str(tmp_path / f"{k}.bin") for k in ("out", "active", "first")}
+    assert main(["run", "toy_register", "--src", paths["src"], "--dtype", "int16_t", "--mask",
+                 paths["mask"], "--reduce-type", "neg", "--int-overflow", "saturate",
+                 "--out", out["out"], "--active-out", out["active"], "--first-out",
+                 out["first"]]) == 0
+    config = ascjax.Config(int_overflow="saturate")
+    got = ascjax.read_bin(out["out"], "int32_t", registers=True)  # the registry's dst type
+    dsts = [_toy_register(jnp.asarray(s), m == 1, config=config, reduce_type="neg")
+            for s, m in zip(x, mask, strict=True)]
+    assert np.array_equal(got, np.stack([np.asarray(d[0]) for d in dsts]))
+    assert np.array_equal(ascjax.read_bin(out["active"], "int32_t"),
+                          [int(d[1].active) for d in dsts])
+    assert np.array_equal(ascjax.read_bin(out["first"], "uint8_t"),
+                          [int(d[1].first) for d in dsts])
+    help_text = _help(capsys, "toy_register")
+    assert "--reduce-type {sum,neg}" in help_text and "--active-out" in help_text
+    assert "one of sum, neg (default sum)" in help_text
+
+
+def test_tensor_family_template_units_and_extra_output(tmp_path, toys, capsys):
+    src, dst = _random("float", (2, 128)), _random("float", (2, 24))
+    paths = _files(tmp_path, src=src, dst=dst)
+    out, head = str(tmp_path / "out.bin"), str(tmp_path / "head.bin")
+    ascjax.run_bin("toy_tensor", src=paths["src"], dst=paths["dst"], dtype="float", tensors=2,
+                   repeat_time=2, mask=64, dst_rep_stride=2, order="reversed", out=out,
+                   head_out=head)
+    want = [_toy_tensor(d, s, 2, 64, 2, order="reversed") for d, s in zip(dst, src, strict=True)]
+    got = ascjax.read_bin(out, "float").reshape(2, -1)
+    assert np.array_equal(_bits(got), _bits(np.stack([np.asarray(w[0]) for w in want])))
+    assert np.array_equal(_bits(ascjax.read_bin(head, "float").reshape(2, 2)), _bits(src[:, :2]))
+    ascjax.run_bin("toy_tensor", src=paths["src"], dtype="float", tensors=2, repeat_time=2,
+                   mask=64, dst_rep_stride=2, out=out)  # no --head-out: only dst written
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dst.bin", "head.bin", "out.bin",
+                                                           "src.bin"]
+    with pytest.raises(ValueError, match=r"toy_tensor: order='forward' is not one of "
+                                         r"\['value', 'reversed'\]"):
+        ascjax.run_bin("toy_tensor", src=paths["src"], dtype="float", repeat_time=2, mask=64,
+                       dst_rep_stride=2, order="forward", out=out)
+    assert "dstRepStride (8 elements)" in _help(capsys, "toy_tensor")
+
+
+def _toy_widen(dst, src, count, *, config=None):
+    """toy: dst[:count] = src[:count] converted to dst's type (LocalTensor<T> dst, <U> src)."""
+    del config
+    return jnp.asarray(dst).at[..., :count].set(jnp.asarray(src)[..., :count].astype(dst.dtype))
+
+
+def test_tensor_family_dst_type_of_its_own(tmp_path, monkeypatch):
+    monkeypatch.setitem(INSTRUCTIONS, "toy_widen", dataclasses.replace(
+        INSTRUCTIONS["block_reduce_sum"], name="toy_widen", function=_toy_widen,
+        columns=("T", "U"), types=(("float", "half"), ("int32_t", "int16_t"),
+                                   ("half", "int16_t"))))
+    monkeypatch.setitem(runners.RUNNERS, "toy_widen",
+                        Tensor(src_column=1, dst_column=0).runner("toy_widen"))
+    options = {o.name: o for o in runners.RUNNERS["toy_widen"].options}
+    assert options["dtype"].choices == ("half", "int16_t")
+    assert options["dst_dtype"].choices == ("float", "int32_t", "half")
+    src, dst = _random("half", (2, 300)), _random("float", (2, 100))
+    paths = _files(tmp_path, src=src, dst=dst)
+    out = str(tmp_path / "out.bin")
+    ascjax.run_bin("toy_widen", src=paths["src"], dst=paths["dst"], dtype="half", tensors=2,
+                   count=50, out=out)  # float: the one dst type the rows give half
+    want = _loop(lambda d, s: _toy_widen(d, s, 50), dst, src)
+    assert np.array_equal(_bits(ascjax.read_bin(out, "float").reshape(2, -1)), _bits(want))
+    ints = RNG.integers(-1000, 1000, (1, 64)).astype(np.int16)
+    paths = _files(tmp_path, src=ints)
+    with pytest.raises(TypeError, match=r"toy_widen: give --dst-dtype, one of \['int32_t', "
+                                        r"'half'\], for src int16_t"):
+        ascjax.run_bin("toy_widen", src=paths["src"], dtype="int16_t", count=3, out=out)
+    ascjax.run_bin("toy_widen", src=paths["src"], dtype="int16_t", dst_dtype="int32_t",
+                   dst_len=4, count=3, out=out)
+    assert ascjax.read_bin(out, "int32_t").tolist() == [*ints[0, :3].tolist(), 0]
+
+
+def test_a_line_that_miscounts_the_outputs_is_named(tmp_path, monkeypatch, toys):
+    monkeypatch.setitem(runners.RUNNERS, "toy_tensor", Tensor().runner("toy_tensor"))
+    paths = _files(tmp_path, src=_random("float", (1, 64)))
+    with pytest.raises(TypeError, match=r"returns 2 part\(s\), the runner table names dst "
+                                        r"and \[\]"):
+        ascjax.run_bin("toy_tensor", src=paths["src"], dtype="float", repeat_time=1, mask=64,
+                       dst_rep_stride=1, out=str(tmp_path / "o.bin"))
+    with pytest.raises(TypeError, match="give forms= exactly when the signature has"):
+        Tensor(forms=(("count",),)).runner("block_reduce_sum")
+
+
+# --- errors ----------------------------------------------------------------------------------
+
+def _help(capsys, name):
+    with pytest.raises(SystemExit) as done:
+        main(["run", name, "--help"])
+    assert done.value.code == 0
+    return " ".join(capsys.readouterr().out.split())
+
+
+def test_bad_options_name_the_option_and_the_range(tmp_path, capsys):
+    paths = _files(tmp_path, src=_random("half", (1, 256)))
+    out = str(tmp_path / "o.bin")
+    base = ["--src", paths["src"], "--dtype", "half", "--out", out]
+    cases = [  # (instruction, arguments, the one line on stderr)
+        ("block_reduce_sum", ["--repeat-time", "-1", "--mask", "128"],
+         "ascjax run: block_reduce_sum: repeat_time=-1 is outside the valid range [0, 255]"),
+        ("whole_reduce_sum", ["--repeat-time", "1", "--mask", "129"],
+         ("ascjax run: whole_reduce_sum: mask (continuous mode)=129 is outside the valid range "
+         "[1, 128]")),
+        ("pair_reduce_sum", ["--repeat-time", "1", "--mask", "12,zz"],
+         ("ascjax run: pair_reduce_sum: --mask '12,zz' must be an int (continuous mode) or "
+         "comma-separated uint64 words (bit mode)")),
+        ("repeat_reduce_sum", ["--repeat-time", "1", "--mask", "0x1,0x0"],
+         "ascjax run: repeat_reduce_sum: mask must be an int (continuous mode only), got [1, 0]"),
+        ("block_reduce_sum", ["--repeat-time", "1", "--mask", "128", "--src-rep-stride",
+                              "65536"],
+         ("ascjax run: block_reduce_sum: src_rep_stride=65536 is outside the valid range "
+         "[0, 65535]")),
+        ("reduce_sum", ["--count", "257"],
+         "ascjax run: reduce_sum: count=257 is outside the valid range [1, 256]"),
+        ("reduce_sum", [],
+         ("ascjax run: reduce_sum: give the options of one call form: --count or --mask "
+         "--repeat-time --src-rep-stride (given: none)")),
+        ("reduce_sum", ["--count", "4", "--mask", "8"],
+         ("ascjax run: reduce_sum: give the options of one call form: --count or --mask "
+         "--repeat-time --src-rep-stride (given: ['--count', '--mask'])")),
+        ("reduce_sum", ["--mask", "8"],  # the level-0 form needs --repeat-time
+         "(given: ['--mask'])"),
+        ("block_reduce_sum", ["--repeat-time", "1", "--mask", "128", "--product", "training",
+                              "--dst-rep-stride", "0"],
+         "dst_rep_stride=0 is outside the valid range [1, 65535]"),
+        ("repeat_reduce_sum", ["--repeat-time", "1", "--mask", "8", "--product", "A3"],
+         "ascjax run: repeat_reduce_sum: not available on product 'A3'"),
+    ]
+    for name, args, message in cases:
+        assert main(["run", name, *base, *args]) == 2, message
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, (message, err)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src.bin"]  # nothing written
+
+
+def test_bad_option_text_is_named_on_the_command_line_and_in_python(tmp_path, capsys):
+    paths = _files(tmp_path, src=_random("half", (1, 256)))
+    out = str(tmp_path / "o.bin")
+    for args, message in (
+            (["--repeat-time", "two"], "argument --repeat-time: invalid integer value: 'two'"),
+            (["--repeat-time", "1", "--dst-rep-stride", "1.5"],
+             "argument --dst-rep-stride: invalid integer value: '1.5'"),
+            (["--repeat-time", "1", "--empty-block", "drop"],
+             "argument --empty-block: invalid choice: 'drop'"),
+            (["--repeat-time", "1", "--first-n-mask-mode", "normal"],  # not read by it
+             "unrecognized arguments: --first-n-mask-mode normal")):
+        with pytest.raises(SystemExit) as done:
+            main(["run", "block_reduce_sum", "--src", paths["src"], "--dtype", "half",
+                  "--mask", "128", "--out", out, *args])
+        assert done.value.code == 2 and message in capsys.readouterr().err, message
+    with pytest.raises(ValueError, match=r"block_reduce_sum: repeat_time='two' is not a valid "
+                                         r"integer \(--repeat-time\)"):
+        ascjax.run_bin("block_reduce_sum", src=paths["src"], dtype="half", repeat_time="two",
+                       mask=128, out=out)
+    with pytest.raises(ValueError, match=r"reduce_sum: method=7 is not one of \[1, 2, 3, "
+                                         r"'sequential', 'tree', 'vector_merge'\]"):
+        ascjax.run_bin("reduce_sum", src=paths["src"], dtype="half", count=4, method=7,
+                       out=out)
+    with pytest.raises(TypeError, match=r"run reduce_sum: unknown option\(s\) \['empty_block'\]"):
+        ascjax.run_bin("reduce_sum", src=paths["src"], dtype="half", count=4,
+                       empty_block="keep", out=out)
+    with pytest.raises(TypeError, match=r"run block_reduce_sum: missing option\(s\) "
+                                        r"\['repeat_time'\]"):
+        ascjax.run_bin("block_reduce_sum", src=paths["src"], dtype="half", mask=128, out=out)
+    with pytest.raises(ValueError, match="this output file is also an input"):
+        ascjax.run_bin("block_reduce_sum", src=paths["src"], dtype="half", repeat_time=1,
+                       mask=128, out=paths["src"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src.bin"]
+
+
+# --- what --help lists ---------------------------------------------------------------------------
+
+def test_help_lists_vendor_arguments_and_only_the_config_fields_read(capsys):
+    block = _help(capsys, "block_reduce_sum")
+    assert "BlockReduceSum<T>(dst, src, repeatTime, mask, dstRepStride" in block
+    for text in ("--repeat-time REPEAT_TIME repeatTime", "--mask MASK mask: an int (continuous",
+                 "dstRepStride (units of 8 elements)", "srcBlkStride (32-byte blocks)",
+                 "--dtype {half,float}", "--empty-block {zero,keep}", "--masked-lanes",
+                 "--float-overflow", "--product"):
+        assert text in block, text
+    for text in ("--first-n-mask-mode", "--vector-merge", "--masked-pair", "--ub-bytes",
+                 "--mask-layout", "--int-overflow", "--e8m0", "--store-masked"):
+        assert text not in block, text
+    whole = _help(capsys, "whole_reduce_sum")
+    assert whole.index("--mask MASK") < whole.index("--repeat-time REPEAT_TIME")  # vendor order
+    assert "dstRepStride (elements)" in whole
+    reduce_sum = _help(capsys, "reduce_sum")
+    for text in ("--count COUNT count (the first count elements of src); call form --count",
+                 "call form --mask --repeat-time --src-rep-stride, default 8",
+                 "--method {1,2,3,sequential,tree,vector_merge}", "--first-n-mask-mode",
+                 "--vector-merge"):
+        assert text in reduce_sum, text
+    assert "--empty-block" not in reduce_sum and "--masked-pair" not in reduce_sum
+    assert "--masked-pair {keep,zero}" in _help(capsys, "pair_reduce_sum")
+    assert "dstBlkStride (no effect: the page says any value)" in _help(capsys,
+                                                                        "repeat_reduce_sum")
+    datablock = _help(capsys, "reduce_sum_datablock")
+    assert "--int-overflow" in datablock and "--vl-overflow" in datablock
+    gather = _help(capsys, "gather")
+    assert "--masked-lanes" not in gather and "--int-overflow" not in gather
+    assert "--ub-bytes" in _help(capsys, "squeeze_and_storeunalign")
+
+
+# Static arguments per LocalTensor runner for the check below (adversarial data: NaN, inf, -0,
+# subnormals, masked lanes, empty blocks, a 0 stride, product-dependent defaults).
+_CALLS = {
+    "pair_reduce_sum": lambda d, s, c: ascjax.pair_reduce_sum(d, s, 2, [0x1FF, 0x0], 1, 1, 8,
+                                                              config=c),
+    "block_reduce_sum": lambda d, s, c: ascjax.block_reduce_sum(d, s, 2, 20, 0, 1, 8, config=c),
+    "whole_reduce_sum": lambda d, s, c: ascjax.whole_reduce_sum(d, s, 70, 2, 1, 1, 8, config=c),
+    "repeat_reduce_sum": lambda d, s, c: ascjax.repeat_reduce_sum(d, s, 2, 70, 1, 1, 1, 8,
+                                                                  config=c),
+    "reduce_sum": lambda d, s, c: ascjax.reduce_sum(d, s, None, 250, config=c),
+}
+
+
+@pytest.mark.parametrize("name", list(_CALLS))
+def test_config_fields_left_out_of_a_runner_do_not_change_its_bits(name):
+    """The fields a runner does not list are ones its instruction does not read: every other
+    reading of each gives the same bits on adversarial data (the -0 + masked lane case of
+    masked_lanes, NaN and overflow, empty DataBlocks)."""
+    listed = {o.name for o in runners.RUNNERS[name].config_options}
+    src = _random("half", (4, 256))
+    src[0, :] = np.float16(-0.0)
+    src[1, :] = np.float16(60000)  # every sum overflows
+    dst = _random("half", (4, 128))
+    want = np.asarray(_CALLS[name](dst, src, ascjax.Config()))
+    left_out = [f for f in _CHOICES if f not in listed and f != "out_of_range"]
+    assert left_out, name
+    for field in left_out:
+        for reading in _CHOICES[field]:
+            got = np.asarray(_CALLS[name](dst, src, ascjax.Config(**{field: reading})))
+            assert np.array_equal(_bits(got), _bits(want)), (field, reading)
+    for field in {"masked_lanes", "float_overflow"} & listed:  # and a listed one can matter
+        other = _CHOICES[field][1]
+        assert not np.array_equal(
+            _bits(_CALLS[name](dst, src, ascjax.Config(**{field: other}))), _bits(want)), field
+
+
+# --- the mask state every LocalTensor call reads (is_set_mask, mask_state) -----------------------
+
+def _state_module():
+    return pytest.importorskip("ascjax._src.isa.vector_mask")  # the mask modes (branch maskmode)
+
+
+def test_state_keywords_become_options_of_every_tensor_runner(capsys):
+    _state_module()
+    for name in ("pair_reduce_sum", "block_reduce_sum", "whole_reduce_sum",
+                 "repeat_reduce_sum", "reduce_sum"):
+        text = _help(capsys, name)
+        assert "--is-set-mask {False,True} isSetMask: false makes --mask a placeholder" in text
+        assert "--mask-state MASK_STATE the mask mode and registers" in text
+
+
+@pytest.mark.parametrize("case", [
+    ("block_reduce_sum", {"repeat_time": 2, "mask": 0, "is_set_mask": "false",
+                          "mask_state": "normal:0x0,0xFFFF0000FFFF"},
+     lambda d, s, m: ascjax.block_reduce_sum(d, s, 2, 0, 1, 1, 8, is_set_mask=False,
+                                             mask_state=m("normal", 0, 0xFFFF0000FFFF))),
+    ("whole_reduce_sum", {"repeat_time": 1, "mask": 0, "is_set_mask": "false",
+                          "mask_state": "counter:300"},
+     lambda d, s, m: ascjax.whole_reduce_sum(d, s, 0, 1, 1, 1, 8, is_set_mask=False,
+                                             mask_state=m("counter", low=300))),
+    ("pair_reduce_sum", {"repeat_time": 3, "mask": 200, "mask_state": "counter:0"},
+     lambda d, s, m: ascjax.pair_reduce_sum(d, s, 3, 200, 1, 1, 8,
+                                            mask_state=m("counter", low=0))),
+], ids=["normal-words", "counter-state", "counter-mask-argument"])
+def test_mask_state_options_equal_the_python_call(tmp_path, case):
+    state = _state_module().MaskState
+    name, options, call = case
+    src, dst = _random("half", (2, 512)), _random("half", (2, 256))
+    paths = _files(tmp_path, src=src, dst=dst)
+    out = str(tmp_path / "out.bin")
+    ascjax.run_bin(name, src=paths["src"], dst=paths["dst"], dtype="half", tensors=2, out=out,
+                   **options)
+    want = _loop(lambda d, s: call(d, s, state), dst, src)
+    assert np.array_equal(_bits(ascjax.read_bin(out, "half").reshape(2, -1)), _bits(want))
+
+
+def test_bad_mask_state_text_is_named(tmp_path, capsys):
+    _state_module()
+    paths = _files(tmp_path, src=_random("half", (1, 256)))
+    run = ["run", "block_reduce_sum", "--src", paths["src"], "--dtype", "half", "--mask", "0",
+           "--repeat-time", "1", "--out", str(tmp_path / "o.bin")]
+    cases = [("counter", "--mask-state 'counter' is not normal, normal:HIGH,LOW or counter:N"),
+             ("normal:1", "--mask-state 'normal:1' is not normal"),
+             ("counter:x", "--mask-state 'counter:x': invalid literal"),
+             ("counter:-1", "--mask-state 'counter:-1': MaskState: low=-1 is outside the valid")]
+    for text, message in cases:
+        with pytest.raises(SystemExit) as done:
+            main([*run, "--mask-state", text])
+        assert done.value.code == 2 and message in capsys.readouterr().err, message
+    with pytest.raises(ValueError, match=r"block_reduce_sum: --mask-state 'counter' is not"):
+        ascjax.run_bin("block_reduce_sum", src=paths["src"], dtype="half", mask=0,
+                       repeat_time=1, mask_state="counter", out=str(tmp_path / "o.bin"))
+    with pytest.raises(ValueError, match=r"block_reduce_sum: is_set_mask='no' is not a valid "
+                                         r"boolean \(--is-set-mask\): 'no' is not true or false"):
+        ascjax.run_bin("block_reduce_sum", src=paths["src"], dtype="half", mask=0,
+                       repeat_time=1, is_set_mask="no", out=str(tmp_path / "o.bin"))
+
+
+def test_error_text_reaches_the_user_as_one_line(capsys):
+    from ascjax._src.cli import _fail
+
+    assert _fail("run", ValueError("run: first line\nsecond line")) == 2
+    assert capsys.readouterr().err == "ascjax run: first line second line\n"
+
+
+def _toy_tmp(dst, src, shared_tmp_buffer, count, *, cal_index=False, config=None):
+    """toy: the first element of src to dst[0], with the work space's size in dst[1] when
+    ``cal_index``; a work space shorter than 16 elements is refused (as pages require one)."""
+    del config
+    if shared_tmp_buffer is not None and np.shape(shared_tmp_buffer)[-1] < 16:
+        raise ValueError("toy_tmp: shared_tmp_buffer needs 16 elements")
+    size = -1 if shared_tmp_buffer is None else np.shape(shared_tmp_buffer)[-1]
+    out = jnp.asarray(dst).at[..., 0].set(jnp.asarray(src)[..., count - 1])
+    return out.at[..., 1].set(size) if cal_index else out
+
+
+def test_work_space_length_and_a_bool_template(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(INSTRUCTIONS, "toy_tmp", dataclasses.replace(
+        INSTRUCTIONS["reduce_sum"], name="toy_tmp", function=_toy_tmp))
+    monkeypatch.setitem(runners.RUNNERS, "toy_tmp", Tensor(
+        templates={"cal_index": (False, True)}).runner("toy_tmp"))
+    src = _random("float", (2, 64))
+    paths = _files(tmp_path, src=src)
+    out = str(tmp_path / "o.bin")
+    for length, cal_index, size in ((None, "true", -1), (32, "true", 32), (32, "false", None)):
+        ascjax.run_bin("toy_tmp", src=paths["src"], dtype="float", tensors=2, dst_len=2,
+                       count=5, shared_tmp_buffer_len=length, cal_index=cal_index, out=out)
+        got = ascjax.read_bin(out, "float").reshape(2, 2)
+        assert np.array_equal(_bits(got[:, 0]), _bits(src[:, 4]))
+        assert got[:, 1].tolist() == [size if size is not None else 0.0] * 2
+    assert main(["run", "toy_tmp", "--src", paths["src"], "--dtype", "float", "--count", "5",
+                 "--shared-tmp-buffer-len", "8", "--out", out]) == 2
+    assert "ascjax run: toy_tmp: shared_tmp_buffer needs 16 elements" in capsys.readouterr().err
+    assert main(["run", "toy_tmp", "--src", paths["src"], "--dtype", "float", "--count", "5",
+                 "--shared-tmp-buffer-len", "-1", "--out", out]) == 2
+    assert ("ascjax run: toy_tmp: shared_tmp_buffer_len=-1 is outside the valid range "
+            "[0, 1073741824]") in capsys.readouterr().err
+    text = _help(capsys, "toy_tmp")
+    assert "--cal-index {False,True} calIndex (also find the index: true/false): one of " \
+           "False, True (default False)" in text
+    assert "--shared-tmp-buffer-len SHARED_TMP_BUFFER_LEN sharedTmpBuffer: elements" in text
