@@ -62,8 +62,9 @@ def python_name(vendor: str, class_library: frozenset = frozenset()) -> str:
     ``get_reduce_repeat_sum_spr``), and one of the register class library
     (``AscendC::Reg::``, written ``Reg::ReduceDataBlock`` in the registry) keeps ``reg_`` in
     front (``reg_reduce_data_block``: on registers, beside the LocalTensor
-    ``ReduceDataBlock``). Where a C API name would take the Python name of a class-library call (``asc_reduce_sum`` and ``ReduceSum``; ``class_library`` holds the
-    class-library calls' Python names), the C API function keeps its ``asc_`` prefix.
+    ``ReduceDataBlock``). Where a C API name would take the Python name of a class-library call
+    (``asc_reduce_sum`` and ``ReduceSum``; ``class_library`` holds the class-library calls'
+    Python names), the C API function keeps its ``asc_`` prefix.
     Overloads of one vendor name (a register and a UB form, a first-n and a mask form) are one
     Python function that tells them apart by its arguments, as C++ does.
     """
