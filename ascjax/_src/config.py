@@ -34,6 +34,8 @@ _CHOICES = {
     "e8m0": ("cast", "format"),
     "first_n_mask_mode": ("counter", "normal"),
     "vector_merge": ("sequential", "tree"),
+    "extreme_nan": ("canonical", "first"),
+    "masked_extreme": ("skip", "fill"),
 }
 
 
@@ -81,6 +83,16 @@ class Config:
         the tree inside the one register: ``"sequential"`` (**assumed**, A18: in repeat order,
         ``((r0 + r1) + r2) + ...``) or ``"tree"`` (an adjacent-pair tree of register adds over
         the repeats, padded with +0 registers to a power of two).
+      extreme_nan: the value a register max / min (``asc_reduce_max``, ``Reg::Reduce<MAX>``,
+        the DataBlock forms) writes when an active element is NaN: ``"canonical"``
+        (**assumed**, A19: the type's quiet NaN, 0x7E00 / 0x7FC00000, as the Reg pages'
+        "该数据类型的nan" reads) or ``"first"`` (the bits of the first active NaN, payload
+        and sign kept). The index is the first NaN's either way.
+      masked_extreme: where a register max / min's index points when the extreme equals the
+        value masked lanes are "treated as" (the type's lowest for max, highest for min):
+        ``"skip"`` (**assumed**, A20: masked lanes take no part, so the index is the first
+        *active* lane holding it) or ``"fill"`` (masked lanes hold that value and win the tie
+        when they come first). Values are the same either way.
       ub_bytes: usable Unified Buffer size in bytes, at most 256 KiB.
     """
 
@@ -97,6 +109,8 @@ class Config:
     e8m0: str = "cast"
     first_n_mask_mode: str = "counter"
     vector_merge: str = "sequential"
+    extreme_nan: str = "canonical"
+    masked_extreme: str = "skip"
     ub_bytes: int = UB_BYTES
 
     def __post_init__(self):
