@@ -155,15 +155,29 @@ def _reduce_sum_draw(rng, row, config):
 # --- register reductions: sums, max / min with index, DataBlock forms, pairs, Reg:: ------------
 
 def _tied_values(rng, name, n):
-    """A register, half the time with few distinct values (ties) drawn from random and
-    adversarial ones: -0 and +0, +-inf, NaN payloads, subnormals, the integer extremes."""
+    """A register, most of the time with few distinct values (ties): both signed zeros (with
+    an infinity or not), only what masked lanes are treated as (+-inf, the integer extremes),
+    or a few of random and adversarial values (NaN payloads, subnormals...)."""
     values = _values(rng, name, n)
-    if rng.integers(2):
-        specials = (float_specials(name).view(storage(name)) if name in ("half", "float")
-                    else int_specials(name))
+    mode = rng.integers(4)
+    if mode == 0:
+        return values
+    if name in ("half", "float"):
+        zeros = np.array([0.0, -0.0], storage(name))
+        edges = np.array([-np.inf, np.inf], storage(name))
+        specials = float_specials(name).view(storage(name))
+    else:
+        info = np.iinfo(storage(name))
+        zeros = np.array([0, 1], storage(name))
+        edges = np.array([info.min, info.max], storage(name))
+        specials = int_specials(name)
+    if mode == 1:
+        pool = np.concatenate([zeros, rng.choice(edges, int(rng.integers(0, 2)))])
+    elif mode == 2:
+        pool = rng.choice(edges, int(rng.integers(1, 3)))
+    else:
         pool = rng.choice(np.concatenate([values[:4], specials]), int(rng.integers(1, 5)))
-        values = rng.choice(pool, n)
-    return values
+    return rng.choice(pool, n)
 
 
 def _register_arrays(rng, row, static):
