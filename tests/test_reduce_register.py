@@ -213,6 +213,9 @@ def test_pair_reduce_sum_other_arguments_name_the_register_form():
                                         r"asc_pair_reduce_sum\(src, mask, \*, dtype=None, "
                                         r"config=None\); got 5 positional arguments"):
         ascjax.asc_pair_reduce_sum(dst, src, 1, 128, 8)
+    with pytest.raises(TypeError, match=r"register form takes .*; got 2 positional arguments "
+                                        r"and keywords \['repeat_time'\]"):
+        ascjax.asc_pair_reduce_sum(src, np.ones(128, bool), repeat_time=1)
 
 
 # --- gradients --------------------------------------------------------------------------------

@@ -120,7 +120,7 @@ _PAIR_FORM = "asc_pair_reduce_sum(src, mask, *, dtype=None, config=None)"
 
 
 def asc_pair_reduce_sum(src: Any, mask: Any, *rest: Any, dtype: Any = None,
-                        config: Config | None = None) -> jax.Array:
+                        config: Config | None = None, **other: Any) -> jax.Array:
     """``asc_pair_reduce_sum(dst, src, mask)``, the register form: sums of adjacent pairs.
 
     ``src`` is a half or float register ``(..., lanes)``; ``mask`` hardware form ``(..., 256)``
@@ -136,9 +136,10 @@ def asc_pair_reduce_sum(src: Any, mask: Any, *rest: Any, dtype: Any = None,
     >>> ascjax.asc_pair_reduce_sum(x, ascjax.create_mask("PAT_ALL", "float"))[:3].tolist()
     [1.0, 5.0, 9.0]
     """
-    if rest:
-        raise TypeError(f"asc_pair_reduce_sum: the register form takes {_PAIR_FORM}; got "
-                        f"{2 + len(rest)} positional arguments")
+    if rest or other:
+        got = f"{2 + len(rest)} positional arguments" + (
+            f" and keywords {sorted(other)}" if other else "")
+        raise TypeError(f"asc_pair_reduce_sum: the register form takes {_PAIR_FORM}; got {got}")
     return pair_sums("asc_pair_reduce_sum", src, mask, dtype, config)
 
 
