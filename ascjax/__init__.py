@@ -42,9 +42,20 @@ from ascjax._src.isa.memory import sync as sync
 from ascjax._src.isa.memory import sync_notify as sync_notify
 from ascjax._src.isa.memory import sync_wait as sync_wait
 from ascjax._src.isa.memory import ub_view as ub_view
+from ascjax._src.isa.reduce_register import asc_pair_reduce_sum as asc_pair_reduce_sum
+from ascjax._src.isa.reduce_register import asc_reduce_sum as asc_reduce_sum
 from ascjax._src.isa.reduce_register import reduce_sum_datablock as reduce_sum_datablock
 from ascjax._src.isa.reduce_register import (
     reduce_sum_datablock_levels as reduce_sum_datablock_levels,
+)
+from ascjax._src.isa.reduce_register_minmax import asc_reduce_max as asc_reduce_max
+from ascjax._src.isa.reduce_register_minmax import asc_reduce_min as asc_reduce_min
+from ascjax._src.isa.reduce_register_minmax import reduce_max_datablock as reduce_max_datablock
+from ascjax._src.isa.reduce_register_minmax import reduce_min_datablock as reduce_min_datablock
+from ascjax._src.isa.reduce_register_minmax import reg_pair_reduce_elem as reg_pair_reduce_elem
+from ascjax._src.isa.reduce_register_minmax import reg_reduce as reg_reduce
+from ascjax._src.isa.reduce_register_minmax import (
+    reg_reduce_data_block as reg_reduce_data_block,
 )
 from ascjax._src.isa.reduce_tensor import block_reduce_sum as block_reduce_sum
 from ascjax._src.isa.reduce_tensor import pair_reduce_sum as pair_reduce_sum

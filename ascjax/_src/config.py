@@ -35,6 +35,8 @@ _CHOICES = {
     "first_n_mask_mode": ("counter", "normal"),
     "vector_merge": ("sequential", "tree"),
     "zero_vector_mask": ("set", "ignored"),
+    "extreme_nan": ("canonical", "first"),
+    "masked_extreme": ("skip", "fill"),
 }
 
 
@@ -86,6 +88,16 @@ class Config:
         NOP: ``"set"`` (**assumed**, A38: the registers hold 0 and the vector instructions that
         read them do nothing) or ``"ignored"`` (the setter itself does nothing; the registers
         keep their previous value).
+      extreme_nan: the value a register max / min (``asc_reduce_max``, ``Reg::Reduce<MAX>``,
+        the DataBlock forms) writes when an active element is NaN: ``"canonical"``
+        (**assumed**, A19: the type's quiet NaN, 0x7E00 / 0x7FC00000, as the Reg pages'
+        "该数据类型的nan" reads) or ``"first"`` (the bits of the first active NaN, payload
+        and sign kept). The index is the first NaN's either way.
+      masked_extreme: where a register max / min's index points when the extreme equals the
+        value masked lanes are "treated as" (the type's lowest for max, highest for min):
+        ``"skip"`` (**assumed**, A20: masked lanes take no part, so the index is the first
+        *active* lane holding it) or ``"fill"`` (masked lanes hold that value and win the tie
+        when they come first). Values are the same either way.
       ub_bytes: usable Unified Buffer size in bytes, at most 256 KiB.
     """
 
@@ -103,6 +115,8 @@ class Config:
     first_n_mask_mode: str = "counter"
     vector_merge: str = "sequential"
     zero_vector_mask: str = "set"
+    extreme_nan: str = "canonical"
+    masked_extreme: str = "skip"
     ub_bytes: int = UB_BYTES
 
     def __post_init__(self):

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from .isa import gather as _gather
 from .isa import memory as _memory
 from .isa import reduce_register as _register
+from .isa import reduce_register_minmax as _minmax
 from .isa import reduce_tensor as _tensor
 from .isa import squeeze as _squeeze
 from .isa.masks import create_mask, update_mask
@@ -79,6 +80,15 @@ def python_name(vendor: str, class_library: frozenset = frozenset()) -> str:
 _FLOAT_SUM = ("A3", "A7", "A8")
 
 
+_EXTREME = ("A19", "A20")   # whole-register max / min: the NaN written, the index on ties
+
+
+def _register_rows(sums: dict, extremes: dict) -> tuple:
+    """(src, dst, reduce_type) rows of a Reg class-library call from its two type tables."""
+    return (tuple((s, d, "sum") for s, d in sums.items())
+            + tuple((s, d, k) for s, d in extremes.items() for k in ("max", "min")))
+
+
 def _by_type(table: dict) -> tuple:
     """(T, products) rows from a product -> types table."""
     return tuple((t, ", ".join(p for p, ts in table.items() if t in ts)) for t in ("half", "float"))
@@ -91,6 +101,46 @@ INSTRUCTIONS: dict[str, Instruction] = {
                     _register.reduce_sum_datablock, "4", "asc_reduce_sum_datablock.md",
                     ("src", "dst"), tuple(_register.REDUCE_SUM_DATABLOCK_TYPES.items()),
                     {"half": _FLOAT_SUM, "float": _FLOAT_SUM}),
+        Instruction("asc_reduce_sum", "asc_reduce_sum", _register.asc_reduce_sum, "-",
+                    "asc_reduce_sum.md", ("src", "dst"),
+                    tuple(_register.REDUCE_SUM_TYPES.items()),
+                    {"half": _FLOAT_SUM, "float": _FLOAT_SUM}),
+        Instruction("asc_reduce_max", "asc_reduce_max", _minmax.asc_reduce_max, "-",
+                    "asc_reduce_max.md", ("src", "dst"),
+                    tuple(_minmax.REDUCE_EXTREME_TYPES.items()),
+                    {t: _EXTREME if t in ("half", "float") else ("A20",)
+                     for t in _minmax.REDUCE_EXTREME_TYPES}),
+        Instruction("asc_reduce_min", "asc_reduce_min", _minmax.asc_reduce_min, "-",
+                    "asc_reduce_min.md", ("src", "dst"),
+                    tuple(_minmax.REDUCE_EXTREME_TYPES.items()),
+                    {t: _EXTREME if t in ("half", "float") else ("A20",)
+                     for t in _minmax.REDUCE_EXTREME_TYPES}),
+        Instruction("reduce_max_datablock", "asc_reduce_max_datablock",
+                    _minmax.reduce_max_datablock, "-", "asc_reduce_max_datablock.md",
+                    ("src", "dst"), tuple(_minmax.REDUCE_EXTREME_TYPES.items()),
+                    {"half": ("A19",), "float": ("A19",)}),
+        Instruction("reduce_min_datablock", "asc_reduce_min_datablock",
+                    _minmax.reduce_min_datablock, "-", "asc_reduce_min_datablock.md",
+                    ("src", "dst"), tuple(_minmax.REDUCE_EXTREME_TYPES.items()),
+                    {"half": ("A19",), "float": ("A19",)}),
+        Instruction("asc_pair_reduce_sum", "asc_pair_reduce_sum", _register.asc_pair_reduce_sum,
+                    "-", "asc_pair_reduce_sum.md", ("T",),
+                    tuple((t,) for t in _register.PAIR_REDUCE_SUM_TYPES),
+                    {"half": _FLOAT_SUM, "float": _FLOAT_SUM}),
+        Instruction("reg_reduce", "Reg::Reduce", _minmax.reg_reduce, "-", "Reduce.md",
+                    ("src", "dst", "reduce_type"),
+                    _register_rows(_register.REDUCE_SUM_TYPES, _minmax.REDUCE_EXTREME_TYPES),
+                    {"half": _FLOAT_SUM + _EXTREME, "float": _FLOAT_SUM + _EXTREME,
+                     **{t: ("A20",) for t in ("int16_t", "uint16_t", "int32_t", "uint32_t")}},
+                    aliases=("Reduce",)),
+        Instruction("reg_reduce_data_block", "Reg::ReduceDataBlock", _minmax.reg_reduce_data_block,
+                    "-", "ReduceDataBlock.md", ("src", "dst", "reduce_type"),
+                    _register_rows(_register.REDUCE_SUM_TYPES, _minmax.REDUCE_EXTREME_TYPES),
+                    {"half": _FLOAT_SUM + ("A19",), "float": _FLOAT_SUM + ("A19",)}),
+        Instruction("reg_pair_reduce_elem", "Reg::PairReduceElem", _minmax.reg_pair_reduce_elem,
+                    "-", "PairReduceElem.md", ("T",),
+                    tuple((t,) for t in _register.PAIR_REDUCE_SUM_TYPES),
+                    {"half": _FLOAT_SUM, "float": _FLOAT_SUM}, aliases=("PairReduceElem",)),
         Instruction("pair_reduce_sum", "PairReduceSum", _tensor.pair_reduce_sum, "5",
                     "PairReduceSum.md", ("T", "products"), _by_type(_tensor.PAIR_REDUCE_SUM_TYPES),
                     {"half": _FLOAT_SUM + ("A5", "A9"), "float": _FLOAT_SUM + ("A5", "A9")}),
@@ -243,6 +293,15 @@ ASSUMPTIONS = (
     ("A18", ("ReduceSum method 3 merges the repeats' registers lane by lane in repeat order, "
      "((r0 + r1) + r2) + ..., each add rounded to T (the page says only \"by vector adds\")"),
      'Config(vector_merge="tree")'),
+    ("A19", ("A register max / min (asc_reduce_max/min, their DataBlock forms, Reg::Reduce, "
+     "Reg::ReduceDataBlock) with an active NaN writes the type's quiet NaN (0x7E00 / "
+     "0x7FC00000; the Reg pages: \"该数据类型的nan\"), not the first NaN's own bits; the index "
+     "is the first NaN's"),
+     'Config(extreme_nan="first")'),
+    ("A20", ("asc_reduce_max/min, Reg::Reduce MAX/MIN: when the extreme equals the value masked "
+     "lanes are \"treated as\" (-inf / +inf, the integer type's lowest / highest), the index is "
+     "the first active lane holding it (masked lanes take no part; no active lane: index 0)"),
+     'Config(masked_extreme="fill") (a masked lane before it wins the tie)'),
 )
 
 

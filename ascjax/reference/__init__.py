@@ -44,6 +44,15 @@ from ._reduce import reduce_sum as reduce_sum
 from ._reduce import reduce_sum_datablock as reduce_sum_datablock
 from ._reduce import repeat_reduce_sum as repeat_reduce_sum
 from ._reduce import whole_reduce_sum as whole_reduce_sum
+from ._reduce_register import asc_pair_reduce_sum as asc_pair_reduce_sum
+from ._reduce_register import asc_reduce_max as asc_reduce_max
+from ._reduce_register import asc_reduce_min as asc_reduce_min
+from ._reduce_register import asc_reduce_sum as asc_reduce_sum
+from ._reduce_register import reduce_max_datablock as reduce_max_datablock
+from ._reduce_register import reduce_min_datablock as reduce_min_datablock
+from ._reduce_register import reg_pair_reduce_elem as reg_pair_reduce_elem
+from ._reduce_register import reg_reduce as reg_reduce
+from ._reduce_register import reg_reduce_data_block as reg_reduce_data_block
 from ._scalar import add as add
 from ._squeeze import SqueezeState as SqueezeState
 from ._squeeze import get_squeeze_status as get_squeeze_status
@@ -52,9 +61,11 @@ from ._squeeze import squeeze_and_storeunalign_finalize as squeeze_and_storeunal
 from ._squeeze import squeeze_and_storeunalign_init as squeeze_and_storeunalign_init
 
 __all__ = [
-    "SUMMATION_ORDERS", "SqueezeState", "add", "block_reduce_sum", "copy_gm2ub_align",
-    "copy_ub2gm_align", "create_mask", "decode", "encode", "gather", "get_squeeze_status",
-    "library_type", "loadalign", "pair_reduce_sum", "reduce_sum", "reduce_sum_datablock",
+    "SUMMATION_ORDERS", "SqueezeState", "add", "asc_pair_reduce_sum", "asc_reduce_max",
+    "asc_reduce_min", "asc_reduce_sum", "block_reduce_sum", "copy_gm2ub_align", "copy_ub2gm_align",
+    "create_mask", "decode", "encode", "gather", "get_squeeze_status", "library_type", "loadalign",
+    "pair_reduce_sum", "reduce_max_datablock", "reduce_min_datablock", "reduce_sum",
+    "reduce_sum_datablock", "reg_pair_reduce_elem", "reg_reduce", "reg_reduce_data_block",
     "repeat_reduce_sum", "squeeze_and_storeunalign", "squeeze_and_storeunalign_finalize",
     "squeeze_and_storeunalign_init", "storealign", "sum_adjacent_tree", "sum_kahan",
     "sum_numpy_pairwise", "sum_repeats", "sum_sequential", "update_mask", "value_grid",
