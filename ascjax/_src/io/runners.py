@@ -22,7 +22,7 @@ import numpy as np
 from ..cli_options import Option, ascend_type, byte_address, config_from_options
 from ..formats import FORMATS, resolve
 from ..isa.gather import gather
-from ..isa.lanes import check_int
+from ..isa.lanes import REDUCE_TYPES, check_int
 from ..isa.reduce_tensor import REDUCE_SUM_METHODS
 from ..isa.squeeze import squeeze_sequence, squeeze_window
 from ..registry import INSTRUCTIONS
@@ -169,6 +169,11 @@ FAMILIES = {
                          templates={"method": Template(
                              (*REDUCE_SUM_METHODS.values(), *REDUCE_SUM_METHODS), int_or_name,
                              "how the repeats are added (default: the product's)")}),
+    **{name: Register() for name in (
+        "asc_reduce_sum", "asc_reduce_max", "asc_reduce_min", "reduce_max_datablock",
+        "reduce_min_datablock", "asc_pair_reduce_sum", "reg_pair_reduce_elem")},
+    **{name: Register(templates={"reduce_type": REDUCE_TYPES})
+       for name in ("reg_reduce", "reg_reduce_data_block")},
 }
 
 RUNNERS: dict[str, Runner] = {name: family.runner(name) for name, family in FAMILIES.items()}
