@@ -116,6 +116,54 @@ def _reduce_case(dtype, dst_dtype) -> Case:
                 golden, literal, lambda d: _nbytes(d) + d["src"].shape[0] * 256)
 
 
+# --- the register reductions: groups of lanes summed, or their max / min (issue 12) ------------
+
+def _pair_levels(v):
+    while v.shape[-1] > 1:
+        v = v[..., 0::2] + v[..., 1::2]
+    return v[..., 0]
+
+
+def _register_group_case(name: str, dtype, group: int | str, kind: str,
+                         index: bool = False) -> Case:
+    """``ascjax.<name>(src, mask)``: per ``group`` lanes (``"register"``, ``"block"`` or a
+    number) their sum, or max / min (``index``: the whole-register form's value in lane 0, index
+    bits in lane 1)."""
+    dtype = np.dtype(dtype)
+    lanes = 256 // dtype.itemsize
+    group = {"register": lanes, "block": lanes // 8}.get(group, group)
+    function, model = getattr(ascjax, name), getattr(reference, name)
+    extreme = np.inf if dtype.kind == "f" else np.iinfo(dtype).max
+
+    def make(n):
+        return {"src": _random(dtype, (n, lanes)), "mask": RNG.random((n, lanes)) < 0.9}
+
+    def golden(src, mask):  # vectorised NumPy, as a gen_data.py author writes it
+        v = src.reshape(len(src), -1, group)
+        m = mask.reshape(v.shape)
+        out = np.zeros((len(src), lanes), dtype)
+        if kind == "sum":
+            values = _pair_levels(np.where(m, v, 0).astype(dtype))
+        else:
+            sign = -1 if kind == "max" else 1
+            w = np.where(m, v, np.asarray(sign * extreme).astype(dtype))
+            values = w.max(-1) if kind == "max" else w.min(-1)
+            if index:
+                at = w.argmax(-1) if kind == "max" else w.argmin(-1)
+                out[:, 1] = at[:, 0].astype(f"uint{8 * dtype.itemsize}").view(dtype)
+        out[:, :values.shape[-1]] = values
+        return out
+
+    def literal(src, mask):
+        for x, m in zip(src, mask, strict=True):
+            model(x, m)
+
+    return Case(f"{name}/{dtype.name}", dtype.itemsize, make,
+                lambda src, mask: function(src, mask),
+                lambda src, mask: jnp.where(mask, src, jnp.zeros((), src.dtype)),
+                golden, literal, lambda d: _nbytes(d) + d["src"].shape[0] * 256)
+
+
 # --- pair_reduce_sum: LocalTensors of 8 repeats each, contiguous (strides 1, 1, 8) --------------
 
 def _pair_case(dtype) -> Case:
@@ -201,6 +249,14 @@ CASES = [
     _pair_case(np.float32), _pair_case(np.float16),
     _gather_case(np.float32, np.uint32), _gather_case(np.float16, np.uint16),
     _squeeze_case(np.float32), _squeeze_case(np.float16), _squeeze_case(np.uint8),
+    *[_register_group_case(name, dtype, group, kind, index)
+      for name, group, kind, index in (("asc_reduce_sum", "register", "sum", False),
+                                       ("asc_reduce_max", "register", "max", True),
+                                       ("asc_reduce_min", "register", "min", True),
+                                       ("reduce_max_datablock", "block", "max", False),
+                                       ("reduce_min_datablock", "block", "min", False),
+                                       ("asc_pair_reduce_sum", 2, "sum", False))
+      for dtype in (np.float32, np.float16)],
 ]
 
 
