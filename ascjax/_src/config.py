@@ -30,10 +30,14 @@ _CHOICES = {
     "mask_layout": ("canonical", "replicated"),
     "vl_overflow": ("clamp", "empty"),
     "store_masked": ("keep", "zero"),
-    "empty_block": ("zero", "keep"),
+    "empty_block": (None, "fill", "keep"),
     "e8m0": ("cast", "format"),
     "first_n_mask_mode": ("counter", "normal"),
     "vector_merge": ("sequential", "tree"),
+    "max_min_nan": ("first", "ignore"),
+    "signed_zero": ("ordered", "equal"),
+    "sum_spr": ("sequential", "tree"),
+    "spr_index": ("repeat", "offset"),
 }
 
 
@@ -69,8 +73,12 @@ class Config:
         (**assumed**, A2) or ``"empty"`` (no lane).
       store_masked: masked-off bytes of ``asc_storealign``: ``"keep"`` the UB contents
         (**assumed**, A4) or ``"zero"``.
-      empty_block: a BlockReduceSum DataBlock with no active element writes ``"zero"``
-        (+0, **assumed**, A11) or ``"keep"``s dst.
+      empty_block: a ReduceDataBlock / BlockReduceSum/Max/Min DataBlock with no active element.
+        ``None`` follows the ReduceDataBlock page per product: Atlas A2 / A3 keep dst; the 950
+        and Atlas 200I/500 A2 write the fill (+0 for SUM, -inf / +inf for MAX / MIN, on
+        200I/500 A2 -65504 / 65504 for half); inference AI Core and training, where the page
+        is silent, write the 950's fill (**assumed**, A11). ``"fill"`` / ``"keep"`` force one
+        reading.
       e8m0: what fp8_e8m0_t code 0x00 means to ``encode`` / ``decode``: ``"cast"`` (+0, the
         hardware cast, **assumed**, A6) or ``"format"`` (the format's 2^-127).
       first_n_mask_mode: the mask mode ReduceSum's first-n (count) form runs in on the 950,
@@ -81,6 +89,17 @@ class Config:
         the tree inside the one register: ``"sequential"`` (**assumed**, A18: in repeat order,
         ``((r0 + r1) + r2) + ...``) or ``"tree"`` (an adjacent-pair tree of register adds over
         the repeats, padded with +0 registers to a power of two).
+      max_min_nan: a MAX/MIN reduction (ReduceDataBlock, ReduceRepeat and their SPR) whose
+        active elements hold a NaN: ``"first"`` (**assumed**, A24: the first NaN, its bits and
+        its index, wins) or ``"ignore"`` (NaNs take no part unless every active element is one).
+      signed_zero: MAX/MIN order of -0 and +0: ``"ordered"`` (**assumed**, A25: -0 < +0, so
+        max(-0, +0) is +0 wherever it is) or ``"equal"`` (equal: the first one wins).
+      sum_spr: the sum ReduceRepeat<SUM> leaves in the SPR GetReduceRepeatSumSpr reads: the
+        repeat results added ``"sequential"``ly in repeat order (**assumed**, A26) or by an
+        adjacent-pair ``"tree"`` padded with +0.
+      spr_index: the index the max/min SPR holds: ``"repeat"`` (**assumed**, A27: repeat r's
+        lane i is ``r * lanes + i``, which the page's contiguous case makes the element
+        offset) or ``"offset"`` (the src element offset the lane was read from).
       ub_bytes: usable Unified Buffer size in bytes, at most 256 KiB.
     """
 
@@ -93,10 +112,14 @@ class Config:
     mask_layout: str = "canonical"
     vl_overflow: str = "clamp"
     store_masked: str = "keep"
-    empty_block: str = "zero"
+    empty_block: str | None = None
     e8m0: str = "cast"
     first_n_mask_mode: str = "counter"
     vector_merge: str = "sequential"
+    max_min_nan: str = "first"
+    signed_zero: str = "ordered"
+    sum_spr: str = "sequential"
+    spr_index: str = "repeat"
     ub_bytes: int = UB_BYTES
 
     def __post_init__(self):
@@ -116,6 +139,12 @@ class Config:
         if self.masked_pair is not None:
             return self.masked_pair == "zero"
         return self.product == "200I/500 A2"
+
+    def empty_block_fill(self) -> bool:
+        """Whether an empty DataBlock is written (with the fill) rather than kept."""
+        if self.empty_block is not None:
+            return self.empty_block == "fill"
+        return self.product not in ("A2", "A3")
 
     def replace(self, **changes) -> Config:
         return dataclasses.replace(self, **changes)

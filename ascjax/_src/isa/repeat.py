@@ -130,7 +130,8 @@ class RepeatPlan:
     repeat; ``count`` (ReduceSum's first-n form) also masks every element at offset >= count.
     Each repeat writes ``outputs`` results; output k of repeat r goes to
     ``r*dst_rep_stride*dst_unit + k`` where ``written[k]`` (``dst_unit >= outputs``, so only a
-    dst stride of 0 makes two repeats write one element).
+    dst stride of 0 makes two repeats write one element); ``written`` may also be per repeat,
+    ``(R, outputs)`` (a first-n form's last, partly active repeat).
     """
 
     fmt: Format
@@ -142,7 +143,7 @@ class RepeatPlan:
     outputs: int = 0
     dst_rep_stride: int = 0
     dst_unit: int = 1
-    written: tuple[bool, ...] = ()
+    written: tuple = ()
 
     @functools.cached_property
     def reads(self) -> np.ndarray:
@@ -215,7 +216,8 @@ class RepeatPlan:
 
     def rewrites(self, dst_len: int) -> bool:
         """Whether the results, in order, are the whole new dst (nothing of the old dst stays)."""
-        return (all(self.written) and self.dst_rep_stride * self.dst_unit == self.outputs
+        return (bool(np.array(self.written, bool).all())
+                and self.dst_rep_stride * self.dst_unit == self.outputs
                 and dst_len == self.repeats * self.outputs)
 
     def store(self, d, values):
@@ -230,6 +232,7 @@ class RepeatPlan:
             return values.reshape(d.shape)
         if step == 0:  # every repeat writes the same outputs: the last one wins
             values, step = values[..., -1:, :], k
+            written = written[-1:] if written.ndim == 2 else written
         span = values.shape[-2] * step
         padded = _fit(d, max(n, span))
         rows = padded[..., :span].reshape(d.shape[:-1] + (values.shape[-2], step))
