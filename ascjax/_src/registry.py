@@ -13,6 +13,7 @@ from .isa import gather as _gather
 from .isa import memory as _memory
 from .isa import reduce_register as _register
 from .isa import reduce_tensor as _tensor
+from .isa import reduce_tensor_minmax as _minmax
 from .isa import squeeze as _squeeze
 from .isa.masks import create_mask, update_mask
 
@@ -76,6 +77,7 @@ def python_name(vendor: str, class_library: frozenset = frozenset()) -> str:
 
 
 _FLOAT_SUM = ("A3", "A7", "A8")
+_MAX_MIN = ("A24", "A25")
 
 
 def _by_type(table: dict) -> tuple:
@@ -106,6 +108,56 @@ INSTRUCTIONS: dict[str, Instruction] = {
                     ("T", "products"), _by_type(_tensor.REDUCE_SUM_TYPES),
                     {"half": _FLOAT_SUM + ("A9", "A12", "A17", "A18"),
                      "float": _FLOAT_SUM + ("A9", "A12", "A17", "A18")}),
+        Instruction("reduce_data_block", "ReduceDataBlock", _minmax.reduce_data_block, "10",
+                    None, ("T", "products"), _by_type(_minmax.REDUCE_DATA_BLOCK_TYPES),
+                    {t: _FLOAT_SUM + _MAX_MIN + ("A9", "A11") for t in ("half", "float")}),
+        Instruction("block_reduce_max", "BlockReduceMax", _minmax.block_reduce_max, "10", None,
+                    ("T", "products"), _by_type(_minmax.REDUCE_DATA_BLOCK_TYPES),
+                    {t: _MAX_MIN + ("A9", "A11") for t in ("half", "float")}),
+        Instruction("block_reduce_min", "BlockReduceMin", _minmax.block_reduce_min, "10", None,
+                    ("T", "products"), _by_type(_minmax.REDUCE_DATA_BLOCK_TYPES),
+                    {t: _MAX_MIN + ("A9", "A11") for t in ("half", "float")}),
+        Instruction("reduce_repeat", "ReduceRepeat", _minmax.reduce_repeat, "10", None,
+                    ("T", "products"), _by_type(_minmax.REDUCE_REPEAT_TYPES),
+                    {t: _FLOAT_SUM + _MAX_MIN + ("A9", "A26", "A27") for t in ("half", "float")},
+                    variants={"WholeReduceMax": {"reduce_type": "max"},
+                              "WholeReduceMin": {"reduce_type": "min"}}),
+        Instruction("reduce_pair_elem", "ReducePairElem", _minmax.reduce_pair_elem, "5", None,
+                    ("T", "products"), _by_type(_minmax.REDUCE_PAIR_ELEM_TYPES),
+                    {t: _FLOAT_SUM + ("A5", "A9") for t in ("half", "float")}),
+        Instruction("get_reduce_repeat_sum_spr", "GetReduceRepeatSumSpr",
+                    _minmax.get_reduce_repeat_sum_spr, "10", None, ("T", "products"),
+                    _by_type({p: ("half", "float") for p in _minmax.SUM_SPR_PRODUCTS}),
+                    {t: _FLOAT_SUM + ("A26",) for t in ("half", "float")}),
+        Instruction("get_reduce_repeat_max_min_spr", "GetReduceRepeatMaxMinSpr",
+                    _minmax.get_reduce_repeat_max_min_spr, "10", None, ("T", "products"),
+                    _by_type({p: ("half", "float") for p in _minmax.MAX_MIN_SPR_PRODUCTS}),
+                    {t: _MAX_MIN + ("A27",) for t in ("half", "float")}),
+        Instruction("get_reduce_max_cnt", "asc_get_reduce_max_cnt", _minmax.get_reduce_max_cnt,
+                    "10", None, ("T", "products"), _by_type(_minmax.C_API_TYPES),
+                    {t: _MAX_MIN + ("A27",) for t in ("half", "float")}),
+        Instruction("get_reduce_min_cnt", "asc_get_reduce_min_cnt", _minmax.get_reduce_min_cnt,
+                    "10", None, ("T", "products"), _by_type(_minmax.C_API_TYPES),
+                    {t: _MAX_MIN + ("A27",) for t in ("half", "float")}),
+        *(Instruction(f"datablock_reduce_{k}", f"asc_datablock_reduce_{k}",
+                      getattr(_minmax, f"datablock_reduce_{k}"), "10", None, ("T", "products"),
+                      _by_type(_minmax.C_API_TYPES),
+                      {t: (_FLOAT_SUM if k == "sum" else _MAX_MIN) + ("A9",)
+                       for t in ("half", "float")},
+                      aliases=(f"asc_datablock_reduce_{k}_sync",))
+          for k in ("sum", "max", "min")),
+        Instruction("asc_repeat_reduce_sum", "asc_repeat_reduce_sum",
+                    _minmax.asc_repeat_reduce_sum, "10", None, ("T", "products"),
+                    _by_type(_minmax.C_API_TYPES),
+                    {t: _FLOAT_SUM + ("A9",) for t in ("half", "float")},
+                    aliases=("asc_repeat_reduce_sum_sync",)),
+        *(Instruction(f"repeat_reduce_{k}", f"asc_repeat_reduce_{k}",
+                      getattr(_minmax, f"repeat_reduce_{k}"), "10", None, ("T", "products"),
+                      _by_type(_minmax.C_API_TYPES),
+                      {t: _MAX_MIN + ("A9", "A27") for t in ("half", "float")},
+                      variants={f"asc_repeat_reduce_{k}_{o}{sync}": {"order": o}
+                                for o in _tensor.ORDERS for sync in ("", "_sync")})
+          for k in ("max", "min")),
         Instruction("gather", "asc_gather", _gather.gather, "6", "asc_gather.md",
                     ("dst", "src", "index"), _gather.GATHER_TYPES),
         Instruction("squeeze_and_storeunalign", "asc_squeeze_and_storeunalign",
@@ -216,9 +268,11 @@ ASSUMPTIONS = (
     ("A10", ("asc_squeeze_and_storeunalign takes hifloat8_t (SPEC 7 lists it; the seed page "
      "does not)"),
      "none"),
-    ("A11", ("BlockReduceSum: a DataBlock with no active element writes +0 (the pages do not "
-     "say); the reduce family's strides are accepted in [0, 65535], as A9"),
-     'Config(empty_block="keep")'),
+    ("A11", ("ReduceDataBlock / BlockReduceSum/Max/Min on inference AI Core and training (the "
+     "page gives A2 / A3: keep dst; 950, 200I/500 A2: a fill): a DataBlock with no active "
+     "element writes the 950's fill (+0 SUM, -inf MAX, +inf MIN); the reduce family's strides "
+     "are accepted in [0, 65535], as A9"),
+     'Config(empty_block="keep") (or "fill" on A2 / A3)'),
     ("A12", ("ReduceSum method 2 (the page's binary tree across repeat results) with a repeat "
      "count that is not a power of two: the repeat results are summed by an "
      "adjacent-pair tree padded with +0 (as the hardware's re-reduction of a partly masked "
@@ -242,6 +296,20 @@ ASSUMPTIONS = (
     ("A18", ("ReduceSum method 3 merges the repeats' registers lane by lane in repeat order, "
      "((r0 + r1) + r2) + ..., each add rounded to T (the page says only \"by vector adds\")"),
      'Config(vector_merge="tree")'),
+    ("A24", ("Max/min reductions (ReduceDataBlock, ReduceRepeat, their SPRs) with a NaN among "
+     "the active elements give the first NaN (its bits) and its index; the pages do not say"),
+     'Config(max_min_nan="ignore")'),
+    ("A25", ("Max/min order -0 below +0: max(-0, +0) = +0 and min = -0 wherever they stand; the "
+     "pages only say the first index wins among equal values"),
+     'Config(signed_zero="equal")'),
+    ("A26", ("ReduceRepeat<SUM> leaves in the sum SPR (GetReduceRepeatSumSpr) its repeat results "
+     "added in repeat order, ((s0 + s1) + s2) + ..., each rounded to T (the page documents the "
+     "SPR after ReduceSum's first-n form, whose A2 / A3 order this is)"),
+     'Config(sum_spr="tree")'),
+    ("A27", ("The max/min SPR index (GetReduceRepeatMaxMinSpr, asc_get_reduce_max_cnt) is "
+     "r * lanes + i for repeat r's lane i, the element offset in the pages' contiguous case "
+     "(srcBlkStride 1, srcRepStride 8; the pages support no other)"),
+     'Config(spr_index="offset") (the src element offset)'),
 )
 
 
