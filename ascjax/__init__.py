@@ -81,6 +81,15 @@ from ascjax._src.isa.squeeze import (
 )
 from ascjax._src.isa.squeeze import squeeze_and_storeunalign_init as squeeze_and_storeunalign_init
 from ascjax._src.isa.squeeze import squeeze_register as squeeze_register
+from ascjax._src.isa.vector_mask import MASK_PLACEHOLDER as MASK_PLACEHOLDER
+from ascjax._src.isa.vector_mask import MaskState as MaskState
+from ascjax._src.isa.vector_mask import asc_set_mask_count as asc_set_mask_count
+from ascjax._src.isa.vector_mask import asc_set_mask_norm as asc_set_mask_norm
+from ascjax._src.isa.vector_mask import asc_set_vector_mask as asc_set_vector_mask
+from ascjax._src.isa.vector_mask import reset_mask as reset_mask
+from ascjax._src.isa.vector_mask import set_mask_count as set_mask_count
+from ascjax._src.isa.vector_mask import set_mask_norm as set_mask_norm
+from ascjax._src.isa.vector_mask import set_vector_mask as set_vector_mask
 from ascjax._src.registry import ASSUMPTIONS as ASSUMPTIONS
 from ascjax._src.registry import INSTRUCTIONS as INSTRUCTIONS
 from ascjax._src.registry import conformance_table as conformance_table

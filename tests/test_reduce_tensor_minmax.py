@@ -165,7 +165,8 @@ def test_errors():
         ascjax.repeat_reduce_max(dst, src, 1, 1, config=A2)
     with pytest.raises(ValueError, match=r"datablock_reduce_min: count=129 is outside"):
         ascjax.datablock_reduce_min(dst, src, 129, config=A2)
-    with pytest.raises(TypeError, match=r"pair_reduce_sum_ub: mask_state must be None"):
+    with pytest.raises(TypeError, match=r"pair_reduce_sum_ub: mask_state must be an "
+                                        r"ascjax.MaskState or None"):
         ascjax.pair_reduce_sum_ub(dst, src, 1, 1, 1, 8, mask_state=object(), config=A2)
     with pytest.raises(TypeError, match=r"get_reduce_repeat_max_min_spr: not available on "
                                         r"product '950'"):
@@ -184,3 +185,29 @@ def test_pair_reduce_sum_ub_matches_reference():
         got = ascjax.pair_reduce_sum_ub(dst, src, *args, config=A2)
         want = reference.pair_reduce_sum_ub(dst, src, *args, config=A2)
         assert np.array_equal(bits(got), bits(want))
+
+
+def test_mask_state_drives_the_c_api_and_is_set_mask():
+    """The C API's high-dimensional form reads the hardware mask: Normal-mode words, or a
+    Counter-mode count over the call (its repeat argument then has no effect)."""
+    rng = np.random.default_rng(5)
+    src = rng.standard_normal(256).astype(np.float32)
+    dst = np.zeros(32, np.float32)
+    normal = ascjax.asc_set_vector_mask(0, 0xFF00FF, config=A2)      # lanes 0-7, 16-23
+    got = ascjax.datablock_reduce_max(dst, src, 2, 1, 1, 8, mask_state=normal, config=A2)
+    want = ascjax.reduce_data_block(dst, src, [0xFF00FF], 2, 1, 1, 8, reduce_type="max",
+                                    config=A2)
+    assert np.array_equal(bits(got), bits(want))
+    counter = ascjax.asc_set_vector_mask(0, 100, state=ascjax.asc_set_mask_count(config=A2),
+                                         config=A2)
+    got, spr = ascjax.repeat_reduce_max(dst, src, 7, 1, 1, 8, mask_state=counter, config=A2)
+    want, spr_want = ascjax.repeat_reduce_max(dst, src, 100, config=A2)   # the first-n form
+    assert np.array_equal(bits(got), bits(want))
+    assert int(spr.index) == int(spr_want.index) == int(np.argmax(src[:100]))
+    # isSetMask false: the class-library call takes its mask from the state.
+    got = ascjax.reduce_data_block(dst, src, ascjax.MASK_PLACEHOLDER, 2, 1, 1, 8,
+                                   reduce_type="min", is_set_mask=False, mask_state=normal,
+                                   config=A2)
+    want = ascjax.reduce_data_block(dst, src, [0xFF00FF], 2, 1, 1, 8, reduce_type="min",
+                                    config=A2)
+    assert np.array_equal(bits(got), bits(want))

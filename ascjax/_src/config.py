@@ -38,6 +38,7 @@ _CHOICES = {
     "signed_zero": ("ordered", "equal"),
     "sum_spr": ("sequential", "tree"),
     "spr_index": ("repeat", "offset"),
+    "zero_vector_mask": ("set", "ignored"),
 }
 
 
@@ -100,6 +101,10 @@ class Config:
       spr_index: the index the max/min SPR holds: ``"repeat"`` (**assumed**, A27: repeat r's
         lane i is ``r * lanes + i``, which the page's contiguous case makes the element
         offset) or ``"offset"`` (the src element offset the lane was read from).
+      zero_vector_mask: SetVectorMask with a mask of 0 on Atlas A2/A3, which the page calls a
+        NOP: ``"set"`` (**assumed**, A38: the registers hold 0 and the vector instructions that
+        read them do nothing) or ``"ignored"`` (the setter itself does nothing; the registers
+        keep their previous value).
       ub_bytes: usable Unified Buffer size in bytes, at most 256 KiB.
     """
 
@@ -120,6 +125,7 @@ class Config:
     signed_zero: str = "ordered"
     sum_spr: str = "sequential"
     spr_index: str = "repeat"
+    zero_vector_mask: str = "set"
     ub_bytes: int = UB_BYTES
 
     def __post_init__(self):

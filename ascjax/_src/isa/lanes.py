@@ -307,11 +307,17 @@ def select_extreme(bits, active, fmt: Format, kind: str):
     key = order_key(bits, fmt)
     if kind == "min":
         key = ~key  # reverses the order, bijectively: the min becomes the max
+    top, bottom = jnp.iinfo(jnp.int32).max, jnp.iinfo(jnp.int32).min
+    if fmt.is_float:  # a NaN outranks every value (no float's key reaches int32's max)
+        key = jnp.where(is_nan_bits(bits, fmt), top, key)
     active = jnp.broadcast_to(active, bits.shape)
-    nan = active & is_nan_bits(bits, fmt)
-    ordinary = active & ~nan
-    best = jnp.max(jnp.where(ordinary, key, jnp.iinfo(jnp.int32).min), axis=-1, keepdims=True)
-    at_best = ordinary & (key == best)
-    has_nan = jnp.any(nan, axis=-1)
-    index = jnp.where(has_nan, jnp.argmax(nan, axis=-1), jnp.argmax(at_best, axis=-1))
-    return index.astype(jnp.int32), jnp.any(active, axis=-1), has_nan
+    key = jnp.where(active, key, bottom)
+    best = jnp.max(key, axis=-1, keepdims=True)
+    # The first lane holding it, as a min over lane numbers: a plain integer reduction that XLA
+    # vectorizes (argmax's (value, index) reduction does not). ``active`` keeps a masked lane
+    # from matching an int32 minimum that an active lane holds.
+    n = bits.shape[-1]
+    lane = lax.broadcasted_iota(jnp.int32, bits.shape, bits.ndim - 1)
+    index = jnp.min(jnp.where(active & (key == best), lane, n), axis=-1)
+    has_nan = (best[..., 0] == top) if fmt.is_float else jnp.zeros(index.shape, bool)
+    return jnp.where(index < n, index, 0), index < n, has_nan

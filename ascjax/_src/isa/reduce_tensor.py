@@ -33,12 +33,16 @@ from .lanes import (
 from .repeat import (
     RepeatCall,
     RepeatPlan,
+    active_rows,
+    check_placeholder,
     check_repeats,
     check_strides,
+    group_written,
     repeat_call,
     repeat_mask,
     setup,
 )
+from .vector_mask import ZERO_MASK_NOP, MaskState, resolve_state
 
 _ALL_PRODUCTS = ("950", "A3", "A2", "200I/500 A2", "inference AI Core", "training")
 _HALF_FLOAT = ("half", "float")
@@ -125,12 +129,11 @@ class GroupSpec(NamedTuple):
     fill: int = 0             # bits an empty group writes where it is written
 
 
-def _plan(call: RepeatCall, outputs: int, dst_unit: int, written: np.ndarray) -> RepeatPlan:
+def _plan(call: RepeatCall, outputs: int, dst_unit: int, write_empty: bool) -> RepeatPlan:
     st = call.strides
-    return RepeatPlan(call.fmt, call.repeats, st["src_blk_stride"], st["src_rep_stride"],
-                      tuple(call.active.tolist()), outputs=outputs,
-                      dst_rep_stride=st["dst_rep_stride"], dst_unit=dst_unit,
-                      written=tuple(written.tolist()))
+    return call.plan(st["src_blk_stride"], st["src_rep_stride"], outputs=outputs,
+                     dst_rep_stride=st["dst_rep_stride"], dst_unit=dst_unit,
+                     written=group_written(call.rows, outputs, write_empty))
 
 
 def group_reduce(where: str, call: RepeatCall, plan: RepeatPlan, group: int, kind: str = "sum",
@@ -145,14 +148,10 @@ def _group_sums(where: str, call: RepeatCall, plan: RepeatPlan, group: int) -> j
     return group_reduce(where, call, plan, group)
 
 
-def _plan_active(plan: RepeatPlan) -> np.ndarray:
-    """The lanes that take part: one mask for every repeat, or ``(R, lanes)`` with a count."""
-    return np.array(plan.mask) if plan.count is None else plan.active
-
-
 def _groups_forward(spec: GroupSpec, d, s, _):
+    # plan.active is (R, lanes): Counter mode's last repeat may be partial.
     adder, plan, group = spec.adder, spec.plan, spec.group
-    fmt, active = adder.dst, _plan_active(plan)
+    fmt, active = adder.dst, plan.active
     grouped = active.reshape(active.shape[:-1] + (-1, group))
     group_active = grouped.any(axis=-1)
     if spec.kind == "sum":
@@ -179,7 +178,7 @@ def _groups_linear(spec: GroupSpec, td, ts, s):
     # Sums: the exact sum's derivative; max / min: the cotangent of the selected lane; an index
     # gets none.
     adder, plan, group = spec.adder, spec.plan, spec.group
-    active = _plan_active(plan)
+    active = plan.active
     grouped = active.reshape(active.shape[:-1] + (-1, group))
     t = jnp.where(active, plan.load(ts), jnp.zeros((), ts.dtype))
     t = t.reshape(t.shape[:-1] + (-1, group))
@@ -198,7 +197,8 @@ _groups = kernel(_groups_forward, _groups_linear, num_diff=2)
 # --- PairReduceSum --------------------------------------------------------------------------
 
 def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_stride: int,
-                    src_blk_stride: int, src_rep_stride: int, *,
+                    src_blk_stride: int, src_rep_stride: int, *, is_set_mask: bool = True,
+                    mask_state: MaskState | None = None,
                     config: Config | None = None) -> jax.Array:
     """``PairReduceSum<T>(dst, src, repeatTime, mask, dstRepStride, srcBlkStride, srcRepStride)``.
 
@@ -213,38 +213,47 @@ def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_str
     write. Returns the new dst. ``repeat_time``, ``mask`` and the strides are static Python
     ints, checked when traced.
 
+    ``is_set_mask`` (isSetMask) False makes ``mask`` a placeholder (``ascjax.MASK_PLACEHOLDER``)
+    and takes the mask from ``mask_state`` (an ``ascjax.MaskState``; None: the power-on state).
+    In Counter mode (``mask_state.mode == "counter"``) the mask is the number of elements over
+    the whole call: ``ceil(mask / lanes)`` repeats, the last one partial, and ``repeat_time``
+    has no effect (A37). A mask of 0 (or repeat_time 0) leaves dst unchanged on Atlas A2/A3.
+
     Differentiable in ``dst`` and ``src`` as the exact operation.
     """
     where = "pair_reduce_sum"
     call = repeat_call(where, dst, src, PAIR_REDUCE_SUM_TYPES, config, repeat_time, mask,
+                       is_set_mask=is_set_mask, mask_state=mask_state,
                        dst_rep_stride=dst_rep_stride, src_blk_stride=src_blk_stride,
                        src_rep_stride=src_rep_stride)
     if call.repeats == 0:
         return call.dst
     plan = pair_reduce_sum_plan(call.fmt, call.repeats, call.active, dst_rep_stride,
-                                src_blk_stride, src_rep_stride, call.config.zero_masked_pairs)
+                                src_blk_stride, src_rep_stride, call.config.zero_masked_pairs,
+                                count=call.count)
     return _group_sums(where, call, plan, 2)
 
 
 def pair_reduce_sum_plan(fmt: Format, repeats: int, active: np.ndarray, dst_rep_stride: int,
                          src_blk_stride: int, src_rep_stride: int,
-                         zero_masked_pairs: bool) -> RepeatPlan:
+                         zero_masked_pairs: bool, count: int | None = None) -> RepeatPlan:
     """Where PairReduceSum reads and writes (the instruction, its checks and ``viz`` use it).
 
-    Output k of repeat r is ``a[2k] + a[2k+1]``; a pair with both elements masked writes
-    nothing unless ``zero_masked_pairs``.
+    Output k of repeat r is ``a[2k] + a[2k+1]``; a pair with both elements masked (by the
+    mask, or past Counter mode's ``count``) writes nothing unless ``zero_masked_pairs``.
     """
     half = fmt.lanes // 2
-    written = np.ones(half, bool) if zero_masked_pairs else active[0::2] | active[1::2]
+    written = group_written(active_rows(active, repeats, count), half, zero_masked_pairs)
     return RepeatPlan(fmt, repeats, src_blk_stride, src_rep_stride, tuple(active.tolist()),
-                      outputs=half, dst_rep_stride=dst_rep_stride, dst_unit=half,
-                      written=tuple(written.tolist()))
+                      count=count, outputs=half, dst_rep_stride=dst_rep_stride, dst_unit=half,
+                      written=written)
 
 
 # --- BlockReduceSum -------------------------------------------------------------------------
 
 def block_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_stride: int,
-                     src_blk_stride: int, src_rep_stride: int, *,
+                     src_blk_stride: int, src_rep_stride: int, *, is_set_mask: bool = True,
+                     mask_state: MaskState | None = None,
                      config: Config | None = None) -> jax.Array:
     """``BlockReduceSum<T>(dst, src, repeatTime, mask, dstRepStride, srcBlkStride, srcRepStride)``.
 
@@ -259,24 +268,31 @@ def block_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_st
     training **assumed**, A11; ``config.empty_block`` forces one reading). Returns
     the new dst; ``repeat_time`` in [0, 255], the mask and strides are static Python ints.
 
+    ``is_set_mask`` (isSetMask) False makes ``mask`` a placeholder (``ascjax.MASK_PLACEHOLDER``)
+    and takes the mask from ``mask_state`` (an ``ascjax.MaskState``; None: the power-on state).
+    In Counter mode (``mask_state.mode == "counter"``) the mask is the number of elements over
+    the whole call: ``ceil(mask / lanes)`` repeats, the last one partial, and ``repeat_time``
+    has no effect (A37). A mask of 0 (or repeat_time 0) leaves dst unchanged on Atlas A2/A3.
+
     Differentiable in ``dst`` and ``src`` as the exact operation.
     """
     where = "block_reduce_sum"
     call = repeat_call(where, dst, src, BLOCK_REDUCE_SUM_TYPES, config, repeat_time, mask,
+                       is_set_mask=is_set_mask, mask_state=mask_state,
                        dst_rep_stride=dst_rep_stride, src_blk_stride=src_blk_stride,
                        src_rep_stride=src_rep_stride)
     if call.repeats == 0:
         return call.dst
-    block_active = call.active.reshape(BLOCKS_PER_REGISTER, call.fmt.per_block).any(axis=1)
-    written = block_active | call.config.empty_block_fill()
-    plan = _plan(call, BLOCKS_PER_REGISTER, BLOCKS_PER_REGISTER, written)
+    plan = _plan(call, BLOCKS_PER_REGISTER, BLOCKS_PER_REGISTER,
+                 call.config.empty_block_fill())
     return _group_sums(where, call, plan, call.fmt.per_block)
 
 
 # --- WholeReduceSum / RepeatReduceSum -------------------------------------------------------
 
 def whole_reduce_sum(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_stride: int,
-                     src_blk_stride: int, src_rep_stride: int, *,
+                     src_blk_stride: int, src_rep_stride: int, *, is_set_mask: bool = True,
+                     mask_state: MaskState | None = None,
                      config: Config | None = None) -> jax.Array:
     """``WholeReduceSum<T>(dst, src, mask, repeatTimes, dstRepStride, srcBlkStride, srcRepStride)``.
 
@@ -284,12 +300,19 @@ def whole_reduce_sum(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_st
     (masked ones as +0) are summed by one adjacent-pair tree over the whole 256-byte repeat
     (7 levels for half, 6 for float), each add rounded to T, and the sum is written to element
     ``r*dst_rep_stride`` (in elements). Otherwise as ``block_reduce_sum``; a repeat always has
-    an active lane (the mask checks forbid an empty one).
+    an active lane (the mask checks forbid an empty one; Counter mode's repeats all have one).
+
+    ``is_set_mask`` (isSetMask) False makes ``mask`` a placeholder (``ascjax.MASK_PLACEHOLDER``)
+    and takes the mask from ``mask_state`` (an ``ascjax.MaskState``; None: the power-on state).
+    In Counter mode (``mask_state.mode == "counter"``) the mask is the number of elements over
+    the whole call: ``ceil(mask / lanes)`` repeats, the last one partial, and ``repeat_time``
+    has no effect (A37). A mask of 0 (or repeat_time 0) leaves dst unchanged on Atlas A2/A3.
 
     Differentiable in ``dst`` and ``src`` as the exact operation.
     """
     where = "whole_reduce_sum"
     call = repeat_call(where, dst, src, WHOLE_REDUCE_SUM_TYPES, config, repeat_time, mask,
+                       is_set_mask=is_set_mask, mask_state=mask_state,
                        dst_rep_stride=dst_rep_stride, src_blk_stride=src_blk_stride,
                        src_rep_stride=src_rep_stride)
     return _whole(where, call)
@@ -297,29 +320,32 @@ def whole_reduce_sum(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_st
 
 def repeat_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: int, dst_blk_stride: int,
                       src_blk_stride: int, dst_rep_stride: int, src_rep_stride: int, *,
+                      is_set_mask: bool = True, mask_state: MaskState | None = None,
                       config: Config | None = None) -> jax.Array:
     """``RepeatReduceSum<T>(dst, src, repeatTime, mask, dstBlkStride, srcBlkStride, dstRepStride,
     srcRepStride)``: ``whole_reduce_sum`` with a continuous mask only.
 
     ``dst_blk_stride`` has no effect (vendor page: "invalid, any value"); it is still checked to
-    be an int. Not available on Atlas A3 and Atlas 200I/500 A2.
+    be an int. Not available on Atlas A3 and Atlas 200I/500 A2. ``is_set_mask`` and
+    ``mask_state`` as ``whole_reduce_sum`` (with ``is_set_mask=False`` the state's words may
+    hold any bit mask).
     """
     where = "repeat_reduce_sum"
-    config, fmt, dst, src = setup(where, dst, src, REPEAT_REDUCE_SUM_TYPES, config)
-    if not isinstance(mask, (int, np.integer)) or isinstance(mask, (bool, np.bool_)):
+    if is_set_mask is True and (not isinstance(mask, (int, np.integer))
+                                or isinstance(mask, (bool, np.bool_))):
         raise TypeError(f"{where}: mask must be an int (continuous mode only), got {mask!r}")
-    repeats = check_repeats(repeat_time, where)
     check_int(dst_blk_stride, -2**31, 2**31 - 1, where=where, arg="dst_blk_stride")
-    st = check_strides(where, config, dst_rep_stride=dst_rep_stride,
-                       src_blk_stride=src_blk_stride, src_rep_stride=src_rep_stride)
-    return _whole(where, RepeatCall(config, fmt, dst, src, repeats, st,
-                                    repeat_mask(mask, fmt, where)))
+    return _whole(where, repeat_call(where, dst, src, REPEAT_REDUCE_SUM_TYPES, config,
+                                     repeat_time, mask, is_set_mask=is_set_mask,
+                                     mask_state=mask_state, dst_rep_stride=dst_rep_stride,
+                                     src_blk_stride=src_blk_stride,
+                                     src_rep_stride=src_rep_stride))
 
 
 def _whole(where: str, call: RepeatCall) -> jax.Array:
     if call.repeats == 0:
         return call.dst
-    return _group_sums(where, call, _plan(call, 1, 1, np.ones(1, bool)), call.fmt.lanes)
+    return _group_sums(where, call, _plan(call, 1, 1, True), call.fmt.lanes)
 
 
 # --- ReduceSum ------------------------------------------------------------------------------
@@ -369,7 +395,8 @@ def reduce_sum_method(method: int | str | None, config: Config, count: int | Non
 
 
 def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any,
-               method: int | str | None = None, config: Config | None = None) -> jax.Array:
+               method: int | str | None = None, is_set_mask: bool = True,
+               mask_state: MaskState | None = None, config: Config | None = None) -> jax.Array:
     """``ReduceSum<T>``: the sum of a tensor, written to ``dst[..., 0]``. Two call forms:
 
     * first n elements: ``reduce_sum(dst, src, shared_tmp_buffer, count)``; repeat r covers
@@ -397,6 +424,14 @@ def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any,
     ``shared_tmp_buffer`` is the vendor's work space; the emulator neither reads nor returns
     it. Only ``dst[..., 0]`` changes.
 
+    ``is_set_mask`` (isSetMask, first-n form only): on Atlas A2/A3, False makes ``count`` a
+    placeholder and the count is ``mask_state.low``, the Counter-mode mask SetVectorMask
+    wrote (the form switches to Counter mode itself, so ``mask_state.mode`` does not matter;
+    guide scenario 3); on the other products the page says the flag has no effect and
+    ``count`` is used. A count of 0 leaves dst unchanged on Atlas A2/A3 (page). The level-0
+    form has no isSetMask and sets its own mask; it runs in Normal mode only (the page does not
+    describe it under a Counter-mode ``mask_state``, which raises).
+
     Differentiable in ``dst`` and ``src`` as the exact operation.
 
     >>> import numpy as np, ascjax
@@ -410,12 +445,29 @@ def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any,
     config, fmt, dst, src = setup(where, dst, src, REDUCE_SUM_TYPES, config)
     del shared_tmp_buffer  # work space only
     lanes = fmt.lanes
+    if not isinstance(is_set_mask, (bool, np.bool_)):
+        raise TypeError(f"{where}: is_set_mask must be a bool, got {is_set_mask!r}")
+    state = resolve_state(mask_state, where)
+    nop = config.product in ZERO_MASK_NOP
     if len(args) == 1:
-        count = check_int(args[0], 1, src.shape[-1], where=where, arg="count")
+        if is_set_mask or not nop:  # isSetMask has no effect off Atlas A2/A3 (page)
+            count = check_int(args[0], 0 if nop else 1, src.shape[-1], where=where, arg="count")
+        else:
+            check_placeholder(args[0], where, "count")
+            count = check_int(state.low, 0, src.shape[-1], where=where,
+                              arg="count (mask_state.low, is_set_mask=False)")
+        if count == 0:
+            return dst
         plan = RepeatPlan(fmt, -(-count // lanes), 1, BLOCKS_PER_REGISTER, (True,) * lanes,
                           count=count)
         method = reduce_sum_method(method, config, count, fmt)
     elif len(args) == 3:
+        if not is_set_mask:
+            raise TypeError(f"{where}: the level-0 (mask, repeat_time, src_rep_stride) form has "
+                            f"no isSetMask (page); is_set_mask=False applies to the first-n form")
+        if state.mode == "counter":
+            raise ValueError(f"{where}: the level-0 form runs in Normal mask mode; the page does "
+                             f"not describe it under a Counter-mode mask_state")
         mask, repeat_time, src_rep_stride = args
         repeats = check_repeats(repeat_time, where)
         st = check_strides(where, config, src_rep_stride=src_rep_stride)

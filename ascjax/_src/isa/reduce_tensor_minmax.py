@@ -10,6 +10,11 @@ first index among equal values, -0 < +0, the first NaN wins; A24, A25). A max/mi
 in the dst element's bits (uint16 in a half, uint32 in a float; ``only_index`` a uint32 in any
 T). The SPRs are explicit: ``reduce_repeat`` takes and returns a ``ReduceSpr``.
 
+The class-library calls take ``is_set_mask`` (isSetMask) and ``mask_state`` as
+``block_reduce_sum`` does: False makes ``mask`` a placeholder and takes the mask from
+``mask_state`` (Counter mode: an element count over the whole call). The C API calls have no
+mask argument: their high-dimensional form runs under ``mask_state``.
+
 T is half or float. The 950 also takes int16/uint16/int32/uint32 for ReduceRepeat (and a
 widening int16 -> int32 SUM); those rows are not emulated here, as for the rest of the family.
 """
@@ -44,7 +49,8 @@ from .reduce_tensor import (
     order_slots,
     pair_reduce_sum_plan,
 )
-from .repeat import RepeatPlan, check_strides, repeat_call, setup
+from .repeat import REPEAT_MAX, check_strides, mask_source, repeat_call, setup
+from .vector_mask import MaskState
 
 _ALL_PRODUCTS = ("950", "A3", "A2", "200I/500 A2", "inference AI Core", "training")
 
@@ -96,19 +102,17 @@ def empty_fill(kind: str, fmt: Format, config: Config) -> int:
 
 # --- ReduceDataBlock / BlockReduceMax / BlockReduceMin ---------------------------------------
 
-def _data_block(where: str, call: RepeatCall, kind: str, plan: RepeatPlan | None = None):
+def _data_block(where: str, call: RepeatCall, kind: str):
     if call.repeats == 0:
         return call.dst
-    if plan is None:
-        active = call.active.reshape(BLOCKS_PER_REGISTER, call.fmt.per_block).any(axis=1)
-        plan = _plan(call, BLOCKS_PER_REGISTER, BLOCKS_PER_REGISTER,
-                     active | call.config.empty_block_fill())
+    plan = _plan(call, BLOCKS_PER_REGISTER, BLOCKS_PER_REGISTER, call.config.empty_block_fill())
     return group_reduce(where, call, plan, call.fmt.per_block, kind,
                         fill=empty_fill(kind, call.fmt, call.config))
 
 
 def reduce_data_block(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_stride: int,
                       src_blk_stride: int, src_rep_stride: int, *, reduce_type: str,
+                      is_set_mask: bool = True, mask_state: MaskState | None = None,
                       config: Config | None = None) -> jax.Array:
     """``ReduceDataBlock<reduceType, T>(dst, src, mask, repeatTime, dstRepStride, srcBlkStride,
     srcRepStride)``: the sum, max or min (``reduce_type="sum"|"max"|"min"``) of each 32-byte
@@ -129,36 +133,40 @@ def reduce_data_block(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_s
     where = "reduce_data_block"
     kind = check_reduce_type(reduce_type, where)
     call = repeat_call(where, dst, src, REDUCE_DATA_BLOCK_TYPES, config, repeat_time, mask,
+                       is_set_mask=is_set_mask, mask_state=mask_state,
                        dst_rep_stride=dst_rep_stride, src_blk_stride=src_blk_stride,
                        src_rep_stride=src_rep_stride)
     return _data_block(where, call, kind)
 
 
 def _block_reduce(where: str, kind: str, dst, src, repeat_time, mask, dst_rep_stride,
-                  src_blk_stride, src_rep_stride, config):
+                  src_blk_stride, src_rep_stride, config, is_set_mask, mask_state):
     call = repeat_call(where, dst, src, REDUCE_DATA_BLOCK_TYPES, config, repeat_time, mask,
+                       is_set_mask=is_set_mask, mask_state=mask_state,
                        dst_rep_stride=dst_rep_stride, src_blk_stride=src_blk_stride,
                        src_rep_stride=src_rep_stride)
     return _data_block(where, call, kind)
 
 
 def block_reduce_max(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_stride: int,
-                     src_blk_stride: int, src_rep_stride: int, *,
+                     src_blk_stride: int, src_rep_stride: int, *, is_set_mask: bool = True,
+                     mask_state: MaskState | None = None,
                      config: Config | None = None) -> jax.Array:
     """``BlockReduceMax<T>(dst, src, repeatTime, mask, dstRepStride, srcBlkStride,
     srcRepStride)``: the older name of ``reduce_data_block(..., reduce_type="max")``, with
     repeatTime before mask (as ``block_reduce_sum``)."""
     return _block_reduce("block_reduce_max", "max", dst, src, repeat_time, mask, dst_rep_stride,
-                         src_blk_stride, src_rep_stride, config)
+                         src_blk_stride, src_rep_stride, config, is_set_mask, mask_state)
 
 
 def block_reduce_min(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_stride: int,
-                     src_blk_stride: int, src_rep_stride: int, *,
+                     src_blk_stride: int, src_rep_stride: int, *, is_set_mask: bool = True,
+                     mask_state: MaskState | None = None,
                      config: Config | None = None) -> jax.Array:
     """``BlockReduceMin<T>(dst, src, repeatTime, mask, dstRepStride, srcBlkStride,
     srcRepStride)``: the older name of ``reduce_data_block(..., reduce_type="min")``."""
     return _block_reduce("block_reduce_min", "min", dst, src, repeat_time, mask, dst_rep_stride,
-                         src_blk_stride, src_rep_stride, config)
+                         src_blk_stride, src_rep_stride, config, is_set_mask, mask_state)
 
 
 # --- ReduceRepeat and its SPRs ---------------------------------------------------------------
@@ -176,8 +184,7 @@ def check_order(order: Any, config: Config, where: str, kind: str) -> str | None
     return order
 
 
-def _repeat(where: str, call: RepeatCall, kind: str, order: str | None, spr: Any,
-            plan: RepeatPlan | None = None):
+def _repeat(where: str, call: RepeatCall, kind: str, order: str | None, spr: Any):
     """dst and the SPRs after a ReduceRepeat-shaped call (any form)."""
     batch = call.dst.shape[:-1]
     dtype = call.fmt.storage_dtype
@@ -191,8 +198,7 @@ def _repeat(where: str, call: RepeatCall, kind: str, order: str | None, spr: Any
     if call.repeats == 0:
         return call.dst, spr
     slots = order_slots(order, call.fmt) if kind != "sum" else 1
-    if plan is None:
-        plan = _plan(call, slots, slots, np.ones(slots, bool))
+    plan = _plan(call, slots, slots, True)
     dst = group_reduce(where, call, plan, call.fmt.lanes, kind, order)
     adder = Adder(call.fmt, call.fmt, call.config)
     # The SPR carries no gradient.
@@ -233,6 +239,7 @@ _spr = kernel(_spr_forward)
 def reduce_repeat(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_stride: int,
                   src_blk_stride: int, src_rep_stride: int, *, reduce_type: str,
                   order: str = "value_index", spr: ReduceSpr | None = None,
+                  is_set_mask: bool = True, mask_state: MaskState | None = None,
                   config: Config | None = None) -> tuple[jax.Array, ReduceSpr]:
     """``ReduceRepeat<reduceType, T>(dst, src, mask, repeatTime, dstRepStride, srcBlkStride,
     srcRepStride, order)``: the sum, max or min of each repeat (``reduce_type``).
@@ -258,6 +265,7 @@ def reduce_repeat(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_strid
     where = "reduce_repeat"
     kind = check_reduce_type(reduce_type, where)
     call = repeat_call(where, dst, src, REDUCE_REPEAT_TYPES, config, repeat_time, mask,
+                       is_set_mask=is_set_mask, mask_state=mask_state,
                        dst_rep_stride=dst_rep_stride, src_blk_stride=src_blk_stride,
                        src_rep_stride=src_rep_stride)
     return _repeat(where, call, kind, check_order(order, call.config, where, kind), spr)
@@ -321,6 +329,7 @@ def get_reduce_min_cnt(spr: ReduceSpr, *, config: Config | None = None):
 
 def reduce_pair_elem(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_stride: int,
                      src_blk_stride: int, src_rep_stride: int, *, reduce_type: str,
+                     is_set_mask: bool = True, mask_state: MaskState | None = None,
                      config: Config | None = None) -> jax.Array:
     """``ReducePairElem<ReduceType::SUM, T>(dst, src, mask, repeatTime, dstRepStride,
     srcBlkStride, srcRepStride)``: ``pair_reduce_sum`` with mask before repeatTime;
@@ -328,6 +337,7 @@ def reduce_pair_elem(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_st
     where = "reduce_pair_elem"
     check_reduce_type(reduce_type, where, ("sum",))
     call = repeat_call(where, dst, src, REDUCE_PAIR_ELEM_TYPES, config, repeat_time, mask,
+                       is_set_mask=is_set_mask, mask_state=mask_state,
                        dst_rep_stride=dst_rep_stride, src_blk_stride=src_blk_stride,
                        src_rep_stride=src_rep_stride)
     return _pair(where, call)
@@ -339,68 +349,49 @@ def _pair(where: str, call: RepeatCall):
     st = call.strides
     plan = pair_reduce_sum_plan(call.fmt, call.repeats, call.active, st["dst_rep_stride"],
                                 st["src_blk_stride"], st["src_rep_stride"],
-                                call.config.zero_masked_pairs)
+                                call.config.zero_masked_pairs, count=call.count)
     return group_reduce(where, call, plan, 2)
 
 
 # --- the C API on UB memory -----------------------------------------------------------------
 
-def _mask_state_lanes(mask_state: Any, fmt: Format, where: str) -> np.ndarray:
-    """The per-lane mask the hardware mask state gives a high-dimensional C API call."""
-    if mask_state is not None:
-        raise TypeError(f"{where}: mask_state must be None (the reset mask: every lane, normal "
-                        f"mode); got {type(mask_state).__name__}")
-    return np.ones(fmt.lanes, bool)
-
-
 def _c_call(where: str, dst: Any, src: Any, args: tuple, config: Config | None,
-            mask_state: Any) -> tuple[RepeatCall, int | None]:
-    """A C API call's checks: the first-n form ``(count)`` or the high-dimensional form
-    ``(repeat, dst_repeat_stride, src_block_stride, src_repeat_stride)``."""
+            mask_state: Any) -> RepeatCall:
+    """A C API call's checks: the first-n form ``(count)`` (contiguous repeats, the last one
+    partial) or the high-dimensional form ``(repeat, dst_repeat_stride, src_block_stride,
+    src_repeat_stride)`` under the hardware mask ``mask_state`` (None: the power-on state)."""
     config, fmt, dst, src = setup(where, dst, src, C_API_TYPES, config)
     if len(args) == 1:
         count = check_int(args[0], 1, max(src.shape[-1], 1), where=where, arg="count")
         strides = {"dst_rep_stride": 1, "src_blk_stride": 1, "src_rep_stride": BLOCKS_PER_REGISTER}
         return RepeatCall(config, fmt, dst, src, -(-count // fmt.lanes), strides,
-                          np.ones(fmt.lanes, bool)), count
+                          np.ones(fmt.lanes, bool), count)
     if len(args) == 4:
-        repeats = check_int(args[0], 0, 255, where=where, arg="repeat")
+        check_int(args[0], 0, REPEAT_MAX, where=where, arg="repeat")
+        repeats, active, count = mask_source(where, fmt, config, args[0], None, False,
+                                             mask_state)
         st = check_strides(where, config, dst_repeat_stride=args[1], src_block_stride=args[2],
                            src_repeat_stride=args[3])
         strides = {"dst_rep_stride": st["dst_repeat_stride"],
                    "src_blk_stride": st["src_block_stride"],
                    "src_rep_stride": st["src_repeat_stride"]}
-        return RepeatCall(config, fmt, dst, src, repeats, strides,
-                          _mask_state_lanes(mask_state, fmt, where)), None
+        return RepeatCall(config, fmt, dst, src, repeats, strides, active, count)
     raise TypeError(f"{where}: expected (dst, src, count) or (dst, src, repeat, "
                     f"dst_repeat_stride, src_block_stride, src_repeat_stride); got "
                     f"{2 + len(args)} positional arguments")
 
 
-def _count_plan(call: RepeatCall, count: int, outputs: int, written) -> RepeatPlan:
-    """A first-n form: contiguous repeats, elements at offset >= count masked (counter mode)."""
-    return RepeatPlan(call.fmt, call.repeats, 1, BLOCKS_PER_REGISTER, (True,) * call.fmt.lanes,
-                      count=count, outputs=outputs, dst_rep_stride=1, dst_unit=outputs,
-                      written=written)
-
-
 def _c_datablock(where: str, kind: str, dst, src, args, mask_state, config):
-    call, count = _c_call(where, dst, src, args, config, mask_state)
-    plan = None
-    if count is not None:
-        base = _count_plan(call, count, BLOCKS_PER_REGISTER, ())
-        blocks = base.active.reshape(call.repeats, BLOCKS_PER_REGISTER, -1).any(axis=-1)
-        written = blocks | call.config.empty_block_fill()
-        plan = _count_plan(call, count, BLOCKS_PER_REGISTER, tuple(map(tuple, written.tolist())))
-    return _data_block(where, call, kind, plan)
+    return _data_block(where, _c_call(where, dst, src, args, config, mask_state), kind)
 
 
 _C_FORMS = """Two forms, as the C API's overloads: first n, ``(dst, src, count)`` (also the
     ``_sync`` spelling): contiguous repeats over the first ``count`` elements, the last repeat
     partly; high-dimensional, ``(dst, src, repeat, dst_repeat_stride, src_block_stride,
-    src_repeat_stride)`` under the hardware mask (``mask_state``: only None, the reset mask:
-    every lane, normal mode). ``dst``, ``src``: UB tensors ``(..., n)`` of half or float.
-    Atlas A2 / A3."""
+    src_repeat_stride)`` under the hardware mask: ``mask_state``, the ``ascjax.MaskState``
+    asc_set_vector_mask / asc_set_mask_count left (None: the power-on state, Normal mode, every
+    lane; in Counter mode its count covers the call and ``repeat`` has no effect). ``dst``,
+    ``src``: UB tensors ``(..., n)`` of half or float. Atlas A2 / A3."""
 
 
 def datablock_reduce_sum(dst: Any, src: Any, *args: int, mask_state: Any = None,
@@ -431,13 +422,8 @@ def datablock_reduce_min(dst: Any, src: Any, *args: int, mask_state: Any = None,
 
 
 def _c_repeat(where: str, kind: str, dst, src, args, order, spr, mask_state, config):
-    call, count = _c_call(where, dst, src, args, config, mask_state)
-    order = check_order(order, call.config, where, kind)
-    plan = None
-    if count is not None and call.repeats:
-        slots = order_slots(order, call.fmt) if kind != "sum" else 1
-        plan = _count_plan(call, count, slots, (True,) * slots)
-    return _repeat(where, call, kind, order, spr, plan)
+    call = _c_call(where, dst, src, args, config, mask_state)
+    return _repeat(where, call, kind, check_order(order, call.config, where, kind), spr)
 
 
 def asc_repeat_reduce_sum(dst: Any, src: Any, *args: int, mask_state: Any = None,
@@ -478,10 +464,10 @@ def pair_reduce_sum_ub(dst: Any, src: Any, repeat: int, dst_repeat_stride: int,
                        src_block_stride: int, src_repeat_stride: int, *, mask_state: Any = None,
                        config: Config | None = None) -> jax.Array:
     """``asc_pair_reduce_sum(dst, src, repeat, dst_repeat_stride, src_block_stride,
-    src_repeat_stride)`` on UB: ``pair_reduce_sum`` under the hardware mask (``mask_state``:
-    only None, the reset mask: every lane, normal mode). Atlas A2 / A3."""
+    src_repeat_stride)`` on UB: ``pair_reduce_sum`` under the hardware mask ``mask_state`` (an
+    ``ascjax.MaskState``; None: the power-on state, Normal mode, every lane). Atlas A2 / A3."""
     where = "pair_reduce_sum_ub"
-    call, _ = _c_call(where, dst, src, (repeat, dst_repeat_stride, src_block_stride,
+    call = _c_call(where, dst, src, (repeat, dst_repeat_stride, src_block_stride,
                                         src_repeat_stride), config, mask_state)
     return _pair(where, call)
 

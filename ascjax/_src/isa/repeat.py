@@ -9,6 +9,14 @@ to the same element wins, and src is read before any write.
 
 ``RepeatPlan`` computes these addresses once, with NumPy, from the static ints. The range
 checks, the pictures (``viz``) and the kernels' loads and stores all read the same plan.
+
+Mask modes (``vector_mask.py``, guide 如何使用掩码操作API): ``repeat_call`` takes the
+instruction's ``is_set_mask`` template flag and the ``mask_state`` it runs under. In Normal mode
+the mask (the argument, or the state's words when ``is_set_mask`` is false) enables the same
+lanes every repeat. In Counter mode the mask is a count N of elements over the whole call: the
+call makes ``ceil(N / lanes)`` repeats (its repeatTime has no effect) and element n of the call,
+lane ``n % lanes`` of repeat ``n // lanes`` read through the strides, takes part iff n < N, so
+only the last repeat is partial (A37).
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ import numpy as np
 from ..config import Config, resolve_config
 from ..formats import BLOCKS_PER_REGISTER, Format
 from .lanes import check_int, check_supported, resolve_dtypes
+from .vector_mask import ZERO_MASK_NOP, MaskState, resolve_state
 
 REPEAT_MAX = 255
 STRIDE_MAX = 65535  # **assumed** field width; the seed gives no range
@@ -52,11 +61,16 @@ def setup(where: str, dst: Any, src: Any, table: dict, config: Config | None):
     return config, fmt, dst, src
 
 
-def repeat_mask(mask: Any, fmt: Format, where: str) -> np.ndarray:
-    """Per-element mask of one repeat from continuous (int) or bit mode (uint64 words)."""
+def repeat_mask(mask: Any, fmt: Format, where: str, *, allow_zero: bool = False) -> np.ndarray:
+    """Per-element mask of one repeat from continuous (int) or bit mode (uint64 words).
+
+    A mask of 0 (the int 0, or words all 0) is rejected unless ``allow_zero`` (Atlas A2/A3,
+    where it makes the instruction a NOP); it then gives no active lane.
+    """
     lanes = fmt.lanes
     if isinstance(mask, (int, np.integer)) and not isinstance(mask, (bool, np.bool_)):
-        n = check_int(mask, 1, lanes, where=where, arg="mask (continuous mode)")
+        n = check_int(mask, 0 if allow_zero else 1, lanes, where=where,
+                      arg="mask (continuous mode)")
         return np.arange(lanes) < n
     if not isinstance(mask, (Sequence, np.ndarray)):
         raise TypeError(f"{where}: mask must be an int (continuous mode) or a sequence of "
@@ -72,7 +86,7 @@ def repeat_mask(mask: Any, fmt: Format, where: str) -> np.ndarray:
                          f"word(s){' (or a second word of 0)' if n_words == 1 else ''}, got "
                          f"{len(words)}: {mask!r}")
     words = [check_int(w, 0, 2**64 - 1, where=where, arg=f"mask[{i}]") for i, w in enumerate(words)]
-    if not any(words):
+    if not any(words) and not allow_zero:
         raise ValueError(f"{where}: bit-mode mask words are all 0; at least one bit must be set")
     return np.array([(words[j // 64] >> (j % 64)) & 1 for j in range(lanes)], bool)
 
@@ -92,7 +106,13 @@ def check_strides(where: str, config: Config, **strides: int) -> dict:
 
 
 class RepeatCall(NamedTuple):
-    """A checked LocalTensor call: config, T, dst/src on one batch shape, repeats, strides, mask."""
+    """A checked LocalTensor call: config, T, dst/src on one batch shape, repeats, strides, mask.
+
+    ``active`` is the per-lane mask of every repeat; ``count`` (Counter mode) also masks element
+    n >= count of the call (lane e of repeat r is element ``r*lanes + e``), so ``rows`` are the
+    repeats' active lanes. ``repeats`` is 0 for a NOP (repeatTime 0, or a mask of 0 on Atlas
+    A2/A3).
+    """
 
     config: Config
     fmt: Format
@@ -101,18 +121,130 @@ class RepeatCall(NamedTuple):
     repeats: int
     strides: dict
     active: np.ndarray
+    count: int | None = None
+
+    @property
+    def rows(self) -> np.ndarray:
+        """``(repeats, lanes)`` bool: the lanes of each repeat that take part."""
+        return active_rows(self.active, self.repeats, self.count)
+
+    def plan(self, src_blk_stride: int, src_rep_stride: int, **fields: Any) -> RepeatPlan:
+        """The ``RepeatPlan`` of this call's reads (``fields``: its write fields)."""
+        return RepeatPlan(self.fmt, self.repeats, src_blk_stride, src_rep_stride,
+                          tuple(self.active.tolist()), count=self.count, **fields)
+
+
+# Counter mode's count over a whole call: the int32_t mask argument / SetVectorMask(len) range;
+# the emulator also bounds it by the elements of T the Unified Buffer holds (a NumPy plan of
+# every element is built).
+COUNT_MAX = 2**31 - 1
+
+
+def _check_count(count: int, fmt: Format, config: Config, where: str, arg: str) -> int:
+    ub = config.ub_bytes * 8 // fmt.bits
+    if count > ub:
+        raise ValueError(f"{where}: {arg}={count} (Counter mode: elements over the whole call) "
+                         f"is more than the {ub} {fmt.name} elements the Unified Buffer holds "
+                         f"(config.ub_bytes={config.ub_bytes})")
+    return count
+
+
+def check_placeholder(mask: Any, where: str, arg: str = "mask") -> None:
+    """With ``is_set_mask=False`` the mask argument is only a placeholder: ``MASK_PLACEHOLDER``,
+    None, or any int / sequence of ints (C++ ignores its value, so none is checked)."""
+    if mask is None or (isinstance(mask, (int, np.integer)) and not isinstance(mask, bool)):
+        return
+    if isinstance(mask, (Sequence, np.ndarray)) and all(
+            isinstance(w, (int, np.integer)) and not isinstance(w, bool) for w in mask):
+        return
+    raise TypeError(f"{where}: with is_set_mask=False the {arg} argument is a placeholder "
+                    f"(ascjax.MASK_PLACEHOLDER, None, an int or uint64 words), got {mask!r}")
+
+
+def mask_source(where: str, fmt: Format, config: Config, repeat_time: int, mask: Any,
+                is_set_mask: Any, mask_state: Any) -> tuple[int, np.ndarray, int | None]:
+    """(repeats, per-lane mask, count or None) of a repeat/mask call under a mask mode.
+
+    Normal mode: ``repeat_time`` repeats under the mask argument (``is_set_mask``) or the
+    state's words. Counter mode: the argument (an int, ``is_set_mask``) or the state's low
+    word is the count N; ``ceil(N / lanes)`` repeats, ``repeat_time`` only checked. A mask or
+    count of 0 is a NOP (0 repeats) on Atlas A2/A3 and an error elsewhere.
+    """
+    if not isinstance(is_set_mask, (bool, np.bool_)):
+        raise TypeError(f"{where}: is_set_mask must be a bool, got {is_set_mask!r}")
+    state: MaskState = resolve_state(mask_state, where)
+    repeats = check_repeats(repeat_time, where)
+    nop = config.product in ZERO_MASK_NOP
+    lanes = fmt.lanes
+    if not is_set_mask:
+        check_placeholder(mask, where)
+    if state.mode == "counter":
+        if config.product == "training":
+            raise ValueError(f"{where}: Counter mask mode is not available on product "
+                             f"'training' (SetMaskCount is not supported there)")
+        if is_set_mask:
+            if isinstance(mask, bool) or not isinstance(mask, (int, np.integer)):
+                raise TypeError(f"{where}: in Counter mode the mask argument is an element "
+                                f"count (an int), got {mask!r}")
+            count = check_int(mask, 0 if nop else 1, COUNT_MAX, where=where,
+                              arg="mask (Counter mode: elements over the whole call)")
+        else:
+            count = state.low
+            if count == 0 and not nop:
+                raise ValueError(f"{where}: the Counter-mode mask (mask_state.low) is 0; a count "
+                                 f"of 0 is a NOP only on {list(ZERO_MASK_NOP)}")
+        count = _check_count(count, fmt, config, where,
+                             "mask" if is_set_mask else "mask_state.low")
+        return -(-count // lanes), np.ones(lanes, bool), count
+    if is_set_mask:
+        active = repeat_mask(mask, fmt, where, allow_zero=nop)
+    else:
+        active = np.array(state.lane_mask(lanes), bool)
+        if not active.any() and not nop:
+            raise ValueError(f"{where}: the mask_state words enable no lane of {fmt.name}; a "
+                             f"mask of 0 is a NOP only on {list(ZERO_MASK_NOP)}")
+    return (repeats if active.any() else 0), active, None
 
 
 def repeat_call(where: str, dst: Any, src: Any, table: dict, config: Config | None,
-                repeat_time: int, mask: Any, **strides: int) -> RepeatCall:
-    """The checks every repeat/stride/mask instruction starts with, in the same order."""
+                repeat_time: int, mask: Any, *, is_set_mask: bool = True,
+                mask_state: MaskState | None = None, **strides: int) -> RepeatCall:
+    """The checks every repeat/stride/mask instruction starts with, in the same order.
+
+    ``is_set_mask`` is the instruction's isSetMask template flag: False makes ``mask`` a
+    placeholder (``ascjax.MASK_PLACEHOLDER``) and the mask comes from ``mask_state``, the
+    ``MaskState`` the call runs under (None: the power-on state, Normal mode, all lanes).
+    In Counter mode (``mask_state.mode``) the mask is an element count over the whole call
+    (``mask_source``).
+    """
     config, fmt, dst, src = setup(where, dst, src, table, config)
-    repeats = check_repeats(repeat_time, where)
+    repeats, active, count = mask_source(where, fmt, config, repeat_time, mask, is_set_mask,
+                                         mask_state)
     checked = check_strides(where, config, **strides)
-    return RepeatCall(config, fmt, dst, src, repeats, checked, repeat_mask(mask, fmt, where))
+    return RepeatCall(config, fmt, dst, src, repeats, checked, active, count)
 
 
 # --- the address plan -----------------------------------------------------------------------
+
+def active_rows(mask: Any, repeats: int, count: int | None) -> np.ndarray:
+    """``(repeats, lanes)`` bool: ``mask`` every repeat, and (``count``) only the call's
+    elements ``r*lanes + e < count``, in processing order."""
+    mask = np.asarray(mask, bool)
+    rows = np.broadcast_to(mask, (repeats, mask.size))
+    if count is None:
+        return rows
+    return rows & (np.arange(repeats * mask.size).reshape(repeats, mask.size) < count)
+
+
+def group_written(rows: np.ndarray, outputs: int, write_empty: bool) -> tuple:
+    """``written`` for a plan whose output k of a repeat sums lane group k (``lanes //
+    outputs`` lanes): written where the group has an active lane, or always (``write_empty``).
+    One row when every repeat is alike, else one per repeat."""
+    groups = rows.reshape(rows.shape[0], outputs, -1).any(axis=2) | write_empty
+    if groups.shape[0] == 0 or (groups == groups[:1]).all():
+        return tuple((groups[0] if groups.shape[0] else np.ones(outputs, bool)).tolist())
+    return tuple(tuple(g) for g in groups.tolist())
+
 
 def repeat_offsets(fmt: Format, repeats: int, blk_stride: int, rep_stride: int) -> np.ndarray:
     """Element offsets ``(repeats, lanes)``: element e of repeat r is read from
@@ -127,11 +259,12 @@ class RepeatPlan:
     """Where the repeats of one call read and write: static ints in, NumPy offsets out.
 
     Hashable, so a kernel takes it as its static spec. ``mask`` is the per-lane mask of every
-    repeat; ``count`` (ReduceSum's first-n form) also masks every element at offset >= count.
-    Each repeat writes ``outputs`` results; output k of repeat r goes to
-    ``r*dst_rep_stride*dst_unit + k`` where ``written[k]`` (``dst_unit >= outputs``, so only a
-    dst stride of 0 makes two repeats write one element); ``written`` may also be per repeat,
-    ``(R, outputs)`` (a first-n form's last, partly active repeat).
+    repeat; ``count`` (Counter mode, ReduceSum's first-n form) also masks every element
+    ``r*lanes + e >= count`` of the call, in processing order (not by src offset: the strides
+    may spread the repeats). Each repeat writes ``outputs`` results; output k of repeat r goes
+    to ``r*dst_rep_stride*dst_unit + k`` where ``written[k]`` (or ``written[r][k]`` when the
+    repeats differ; ``dst_unit >= outputs``, so only a dst stride of 0 makes two repeats write
+    one element).
     """
 
     fmt: Format
@@ -153,8 +286,14 @@ class RepeatPlan:
     @functools.cached_property
     def active(self) -> np.ndarray:
         """``(R, lanes)`` bool: the elements that take part."""
-        active = np.broadcast_to(np.array(self.mask, bool), self.reads.shape)
-        return active if self.count is None else active & (self.reads < self.count)
+        return active_rows(self.mask, self.repeats, self.count)
+
+    @functools.cached_property
+    def written_rows(self) -> np.ndarray:
+        """``(R, outputs)`` bool: which outputs each repeat writes."""
+        written = np.array(self.written, bool).reshape(-1, self.outputs) if self.outputs else (
+            np.zeros((1, 0), bool))
+        return np.broadcast_to(written, (self.repeats, self.outputs))
 
     @functools.cached_property
     def writes(self) -> np.ndarray:
@@ -162,7 +301,7 @@ class RepeatPlan:
         nothing or a later repeat overwrites it."""
         k = np.arange(self.outputs)
         targets = np.arange(self.repeats)[:, None] * self.dst_rep_stride * self.dst_unit + k
-        flat = np.where(np.array(self.written, bool), targets, -1).ravel()
+        flat = np.where(self.written_rows, targets, -1).ravel()
         last = np.zeros(flat.shape, bool)
         _, first_from_end = np.unique(flat[::-1], return_index=True)
         last[flat.size - 1 - first_from_end] = True
@@ -216,7 +355,7 @@ class RepeatPlan:
 
     def rewrites(self, dst_len: int) -> bool:
         """Whether the results, in order, are the whole new dst (nothing of the old dst stays)."""
-        return (bool(np.array(self.written, bool).all())
+        return (bool(self.written_rows.all())
                 and self.dst_rep_stride * self.dst_unit == self.outputs
                 and dst_len == self.repeats * self.outputs)
 
@@ -226,13 +365,14 @@ class RepeatPlan:
         Works on bit patterns (forward) and on tangents alike.
         """
         k, n = self.outputs, d.shape[-1]
-        written = np.array(self.written, bool)
+        written = self.written_rows
         step = self.dst_rep_stride * self.dst_unit
         if self.rewrites(n):
             return values.reshape(d.shape)
-        if step == 0:  # every repeat writes the same outputs: the last one wins
-            values, step = values[..., -1:, :], k
-            written = written[-1:] if written.ndim == 2 else written
+        if step == 0:  # every repeat writes the same outputs: the last one that writes wins
+            last = self.repeats - 1 - np.argmax(written[::-1], axis=0)
+            values = values[..., last, np.arange(k)][..., None, :]
+            written, step = written.any(axis=0)[None], k
         span = values.shape[-2] * step
         padded = _fit(d, max(n, span))
         rows = padded[..., :span].reshape(d.shape[:-1] + (values.shape[-2], step))
