@@ -62,6 +62,28 @@ from ascjax._src.isa.reduce_tensor import pair_reduce_sum as pair_reduce_sum
 from ascjax._src.isa.reduce_tensor import reduce_sum as reduce_sum
 from ascjax._src.isa.reduce_tensor import repeat_reduce_sum as repeat_reduce_sum
 from ascjax._src.isa.reduce_tensor import whole_reduce_sum as whole_reduce_sum
+from ascjax._src.isa.reduce_tensor_minmax import ReduceSpr as ReduceSpr
+from ascjax._src.isa.reduce_tensor_minmax import asc_repeat_reduce_sum as asc_repeat_reduce_sum
+from ascjax._src.isa.reduce_tensor_minmax import block_reduce_max as block_reduce_max
+from ascjax._src.isa.reduce_tensor_minmax import block_reduce_min as block_reduce_min
+from ascjax._src.isa.reduce_tensor_minmax import datablock_reduce_max as datablock_reduce_max
+from ascjax._src.isa.reduce_tensor_minmax import datablock_reduce_min as datablock_reduce_min
+from ascjax._src.isa.reduce_tensor_minmax import datablock_reduce_sum as datablock_reduce_sum
+from ascjax._src.isa.reduce_tensor_minmax import get_reduce_max_cnt as get_reduce_max_cnt
+from ascjax._src.isa.reduce_tensor_minmax import get_reduce_min_cnt as get_reduce_min_cnt
+from ascjax._src.isa.reduce_tensor_minmax import (
+    get_reduce_repeat_max_min_spr as get_reduce_repeat_max_min_spr,
+)
+from ascjax._src.isa.reduce_tensor_minmax import (
+    get_reduce_repeat_sum_spr as get_reduce_repeat_sum_spr,
+)
+from ascjax._src.isa.reduce_tensor_minmax import pair_reduce_sum_ub as pair_reduce_sum_ub
+from ascjax._src.isa.reduce_tensor_minmax import reduce_data_block as reduce_data_block
+from ascjax._src.isa.reduce_tensor_minmax import reduce_pair_elem as reduce_pair_elem
+from ascjax._src.isa.reduce_tensor_minmax import reduce_repeat as reduce_repeat
+from ascjax._src.isa.reduce_tensor_minmax import reduce_spr_reset as reduce_spr_reset
+from ascjax._src.isa.reduce_tensor_minmax import repeat_reduce_max as repeat_reduce_max
+from ascjax._src.isa.reduce_tensor_minmax import repeat_reduce_min as repeat_reduce_min
 from ascjax._src.isa.squeeze import SqueezeState as SqueezeState
 from ascjax._src.isa.squeeze import get_squeeze_status as get_squeeze_status
 from ascjax._src.isa.squeeze import squeeze_and_storeunalign as squeeze_and_storeunalign

@@ -213,6 +213,100 @@ def _register_record(name: str, kind: str | None, whole: bool) -> Record:
 
     return Record(name, draw=lambda rng, row, c: ((bool(rng.integers(2)), kind or row[2]), c),
                   arrays=_register_arrays, call=call, configs=readings)
+# --- max / min reductions, their SPRs and the C API on UB ----------------------------------
+
+MINMAX_ORDERS = ("value_index", "index_value", "only_value", "only_index")
+# ReduceRepeat's orders per product (its 约束说明)
+PRODUCT_ORDERS = {"200I/500 A2": ("value_index", "only_value"),
+                  "inference AI Core": ("value_index", "index_value"),
+                  "training": ("value_index",)}
+
+
+def _tie_values(rng, name, n):
+    """Random values, or (half the time) few distinct ones: ties, -0 / +0, +-inf and NaN."""
+    values = _values(rng, name, n)
+    if rng.integers(2):
+        pool = np.array([0.0, -0.0, 1.0, -1.0, 2.0, np.inf, -np.inf, np.nan], storage(name))
+        pool = pool[: int(rng.integers(2, 9))]
+        values = np.where(rng.random(n) < 0.8, rng.choice(pool, n), values).astype(storage(name))
+    return values
+
+
+def _tie_dst_src(rng, row, static):
+    *_, dst_n, src_n = static
+    return _values(rng, row[0], dst_n), _tie_values(rng, row[0], src_n)
+
+
+def _draw_kind(kinds, dst_len):
+    """A repeat draw with a reduce type in front: ``(kind, *repeat_static)``."""
+    def draw(rng, row, config):
+        static, config = _draw_repeats(rng, row, config, dst_len)
+        return (str(rng.choice(kinds)), *static), config
+    return draw
+
+
+def _draw_repeat_order(rng, row, config):
+    """ReduceRepeat: ``((kind, order), *repeat_static)`` with an order the product supports."""
+    static, config = _draw_repeats(rng, row, config, lambda lanes, last: last * 2 + 2)
+    kind = str(rng.choice(["sum", "max", "min"]))
+    order = str(rng.choice(PRODUCT_ORDERS.get(config.product, MINMAX_ORDERS)))
+    return ((kind, order), *static), config
+
+
+def _draw_max_min_spr(rng, row, config):
+    static, config = _draw_repeats(rng, row, config, lambda lanes, last: last * 2 + 2)
+    return ((str(rng.choice(["max", "min"])), "value_index"), *static), config
+
+
+def _flat(out):
+    """(dst, spr) as outputs: dst and the SPR's fields."""
+    dst, spr = out
+    return (dst, *spr)
+
+
+def _c_draw(slots):
+    """A C API draw: ``((kind, order), args, dst_n, src_n)``, the first-n form ``(count,)`` or
+    the high-dimensional one ``(repeat, dst_repeat_stride, src_block_stride,
+    src_repeat_stride)``."""
+    def draw(rng, row, config):
+        product = str(rng.choice(_products(row)))
+        lanes = lanes_of(row[0])
+        extra = (None, str(rng.choice(MINMAX_ORDERS)))
+        if rng.integers(2):
+            count = int(rng.choice([1, lanes, rng.integers(1, 4 * lanes)]))
+            repeats = -(-count // lanes)
+            args = (count,)
+            src_n, dst_n = count + int(rng.integers(0, 40)), repeats * slots
+        else:
+            repeats = int(rng.choice([0, 1, 2, 3, 5]))
+            dst_rep, blk, rep = (int(rng.integers(0, 4)), int(rng.integers(0, 3)),
+                                 int(rng.integers(0, 17)))
+            args = (repeats, dst_rep, blk, rep)
+            src_n = _src_len(row, repeats, lanes, blk, rep) + int(rng.integers(0, 40))
+            dst_n = max(repeats - 1, 0) * dst_rep * slots + slots
+        return (extra, args, dst_n + int(rng.integers(0, 8)), src_n), config.replace(
+            product=product)
+    return draw
+
+
+def _max_min_spr_chain(m, a, s, c):
+    (kind, order), *rest = s
+    _, spr = m.reduce_repeat(*a, *rest[:5], reduce_type=kind, order=order, config=c)
+    return tuple(m.get_reduce_repeat_max_min_spr(spr, config=c))
+
+
+def _cnt_chain(kind):
+    def chain(m, a, s, c):
+        (_, order), args, *_ = s
+        _, spr = getattr(m, f"repeat_reduce_{kind}")(*a, *args, order=order, config=c)
+        return tuple(getattr(m, f"get_reduce_{kind}_cnt")(spr, config=c))
+    return chain
+
+
+_MINMAX_READINGS = [Config(max_min_nan="ignore"), Config(signed_zero="equal")]
+# Instructions whose record chains calls (the harness passes the module, not the function).
+CHAINS = ("squeeze_and_storeunalign", "get_reduce_repeat_sum_spr",
+          "get_reduce_repeat_max_min_spr", "get_reduce_max_cnt", "get_reduce_min_cnt")
 
 
 # --- squeeze: init, two calls, finalize ----------------------------------------------------
@@ -356,6 +450,61 @@ RECORDS = {r.name: r for r in (
            call=lambda f, a, s, c: (f(a[0], a[1], None, *s[0], method=s[1], config=c),),
            configs=lambda row: _float_readings(row) + [Config(first_n_mask_mode="normal"),
                                                        Config(vector_merge="tree")]),
+    Record("reduce_data_block",
+           draw=_draw_kind(["sum", "max", "min"], lambda lanes, last: last * 8 + 8),
+           arrays=_tie_dst_src,
+           call=lambda f, a, s, c: (f(*a, s[2], s[1], *s[3:6], reduce_type=s[0], config=c),),
+           configs=lambda row: _float_readings(row) + _MINMAX_READINGS
+           + [Config(empty_block="keep"), Config(empty_block="fill")]),
+    *(Record(f"block_reduce_{k}",
+             draw=_draw_kind([k], lambda lanes, last: last * 8 + 8),
+             arrays=_tie_dst_src,
+             call=lambda f, a, s, c: (f(*a, *s[1:6], config=c),),
+             configs=lambda row: [Config(), *_MINMAX_READINGS, Config(empty_block="keep")])
+      for k in ("max", "min")),
+    Record("reduce_repeat",
+           draw=_draw_repeat_order,
+           arrays=_tie_dst_src,
+           call=lambda f, a, s, c: _flat(f(*a, s[2], s[1], *s[3:6], reduce_type=s[0][0],
+                                           order=s[0][1], config=c)),
+           configs=lambda row: _float_readings(row) + _MINMAX_READINGS
+           + [Config(sum_spr="tree"), Config(spr_index="offset")]),
+    Record("reduce_pair_elem",
+           draw=lambda rng, row, c: _draw_repeats(rng, row, c, lambda lanes, last: last
+                                                  * lanes // 2 + lanes // 2),
+           arrays=_dst_src,
+           call=lambda f, a, s, c: (f(*a, s[1], s[0], *s[2:5], reduce_type="sum", config=c),),
+           configs=lambda row: _float_readings(row) + [Config(masked_pair="zero")]),
+    Record("get_reduce_repeat_sum_spr",
+           draw=lambda rng, row, c: _draw_repeats(rng, row, c, lambda lanes, last: last + 1),
+           arrays=_dst_src,
+           call=lambda m, a, s, c: (m.get_reduce_repeat_sum_spr(m.reduce_repeat(
+               *a, s[1], s[0], *s[2:5], reduce_type="sum", config=c)[1], config=c),),
+           configs=lambda row: _float_readings(row) + [Config(sum_spr="tree")]),
+    Record("get_reduce_repeat_max_min_spr",
+           draw=_draw_max_min_spr,
+           arrays=_tie_dst_src,
+           call=_max_min_spr_chain,
+           configs=lambda row: [Config(), *_MINMAX_READINGS, Config(spr_index="offset")]),
+    *(Record(f"get_reduce_{k}_cnt",
+             draw=_c_draw(2), arrays=_tie_dst_src, call=_cnt_chain(k),
+             configs=lambda row: [Config(), *_MINMAX_READINGS])
+      for k in ("max", "min")),
+    *(Record(f"datablock_reduce_{k}",
+             draw=_c_draw(8), arrays=_tie_dst_src,
+             call=lambda f, a, s, c: (f(*a, *s[1], config=c),),
+             configs=lambda row, k=k: [Config(), Config(empty_block="fill")]
+             + (_float_readings(row)[1:] if k == "sum" else _MINMAX_READINGS))
+      for k in ("sum", "max", "min")),
+    Record("asc_repeat_reduce_sum",
+           draw=_c_draw(1), arrays=_dst_src,
+           call=lambda f, a, s, c: (f(*a, *s[1], config=c),),
+           configs=_float_readings),
+    *(Record(f"repeat_reduce_{k}",
+             draw=_c_draw(2), arrays=_tie_dst_src,
+             call=lambda f, a, s, c: _flat(f(*a, *s[1], order=s[0][1], config=c)),
+             configs=lambda row: [Config(), *_MINMAX_READINGS])
+      for k in ("max", "min")),
     Record("gather", draw=_gather_draw, arrays=_gather_arrays,
            call=_gather_call,
            configs=_readings(), shared=(0,)),
@@ -410,7 +559,7 @@ RECORDS = {r.name: r for r in (
 def _implementation(record: Record, emulator: bool):
     """The callable a record's ``call`` gets: the function, or the module for the squeeze
     chain (which calls init / the instruction / finalize)."""
-    if record.name == "squeeze_and_storeunalign":
+    if record.name in CHAINS:
         return ascjax if emulator else reference
     return getattr(ascjax if emulator else reference, record.name)
 

@@ -30,10 +30,14 @@ _CHOICES = {
     "mask_layout": ("canonical", "replicated"),
     "vl_overflow": ("clamp", "empty"),
     "store_masked": ("keep", "zero"),
-    "empty_block": ("zero", "keep"),
+    "empty_block": (None, "fill", "keep"),
     "e8m0": ("cast", "format"),
     "first_n_mask_mode": ("counter", "normal"),
     "vector_merge": ("sequential", "tree"),
+    "max_min_nan": ("propagate", "ignore"),
+    "signed_zero": ("ordered", "equal"),
+    "sum_spr": ("sequential", "tree"),
+    "spr_index": ("repeat", "offset"),
     "zero_vector_mask": ("set", "ignored"),
     "extreme_nan": ("canonical", "first"),
     "masked_extreme": ("skip", "fill"),
@@ -72,8 +76,12 @@ class Config:
         (**assumed**, A2) or ``"empty"`` (no lane).
       store_masked: masked-off bytes of ``asc_storealign``: ``"keep"`` the UB contents
         (**assumed**, A4) or ``"zero"``.
-      empty_block: a BlockReduceSum DataBlock with no active element writes ``"zero"``
-        (+0, **assumed**, A11) or ``"keep"``s dst.
+      empty_block: a ReduceDataBlock / BlockReduceSum/Max/Min DataBlock with no active element.
+        ``None`` follows the ReduceDataBlock page per product: Atlas A2 / A3 keep dst; the 950
+        and Atlas 200I/500 A2 write the fill (+0 for SUM, -inf / +inf for MAX / MIN, on
+        200I/500 A2 -65504 / 65504 for half); inference AI Core and training, where the page
+        is silent, write the 950's fill (**assumed**, A11). ``"fill"`` / ``"keep"`` force one
+        reading.
       e8m0: what fp8_e8m0_t code 0x00 means to ``encode`` / ``decode``: ``"cast"`` (+0, the
         hardware cast, **assumed**, A6) or ``"format"`` (the format's 2^-127).
       first_n_mask_mode: the mask mode ReduceSum's first-n (count) form runs in on the 950,
@@ -84,12 +92,25 @@ class Config:
         the tree inside the one register: ``"sequential"`` (**assumed**, A18: in repeat order,
         ``((r0 + r1) + r2) + ...``) or ``"tree"`` (an adjacent-pair tree of register adds over
         the repeats, padded with +0 registers to a power of two).
+      max_min_nan: a MAX/MIN reduction (ReduceDataBlock, ReduceRepeat and their SPR) whose
+        active elements hold a NaN: ``"propagate"`` (**assumed**, A24: a NaN results, at the
+        first NaN's index, as the register pages say) or ``"ignore"`` (NaNs take no part unless
+        every active element is one). The NaN's bits: ``extreme_nan``.
+      signed_zero: MAX/MIN order of -0 and +0: ``"ordered"`` (**assumed**, A25: -0 < +0, so
+        max(-0, +0) is +0 wherever it is) or ``"equal"`` (equal: the first one wins).
+      sum_spr: the sum ReduceRepeat<SUM> leaves in the SPR GetReduceRepeatSumSpr reads: the
+        repeat results added ``"sequential"``ly in repeat order (**assumed**, A26) or by an
+        adjacent-pair ``"tree"`` padded with +0.
+      spr_index: the index the max/min SPR holds: ``"repeat"`` (**assumed**, A27: repeat r's
+        lane i is ``r * lanes + i``, which the page's contiguous case makes the element
+        offset) or ``"offset"`` (the src element offset the lane was read from).
       zero_vector_mask: SetVectorMask with a mask of 0 on Atlas A2/A3, which the page calls a
         NOP: ``"set"`` (**assumed**, A38: the registers hold 0 and the vector instructions that
         read them do nothing) or ``"ignored"`` (the setter itself does nothing; the registers
         keep their previous value).
-      extreme_nan: the value a register max / min (``asc_reduce_max``, ``Reg::Reduce<MAX>``,
-        the DataBlock forms) writes when an active element is NaN: ``"canonical"``
+      extreme_nan: the value a max / min (registers: ``asc_reduce_max``, ``Reg::Reduce<MAX>``,
+        the DataBlock forms; LocalTensors: ReduceDataBlock, ReduceRepeat, ReduceMax... and the
+        SPRs) writes when its result is a NaN: ``"canonical"``
         (**assumed**, A19: the type's quiet NaN, 0x7E00 / 0x7FC00000, as the Reg pages'
         "该数据类型的nan" reads) or ``"first"`` (the bits of the first active NaN, payload
         and sign kept). The index is the first NaN's either way.
@@ -110,10 +131,14 @@ class Config:
     mask_layout: str = "canonical"
     vl_overflow: str = "clamp"
     store_masked: str = "keep"
-    empty_block: str = "zero"
+    empty_block: str | None = None
     e8m0: str = "cast"
     first_n_mask_mode: str = "counter"
     vector_merge: str = "sequential"
+    max_min_nan: str = "propagate"
+    signed_zero: str = "ordered"
+    sum_spr: str = "sequential"
+    spr_index: str = "repeat"
     zero_vector_mask: str = "set"
     extreme_nan: str = "canonical"
     masked_extreme: str = "skip"
@@ -136,6 +161,12 @@ class Config:
         if self.masked_pair is not None:
             return self.masked_pair == "zero"
         return self.product == "200I/500 A2"
+
+    def empty_block_fill(self) -> bool:
+        """Whether an empty DataBlock is written (with the fill) rather than kept."""
+        if self.empty_block is not None:
+            return self.empty_block == "fill"
+        return self.product not in ("A2", "A3")
 
     def replace(self, **changes) -> Config:
         return dataclasses.replace(self, **changes)

@@ -12,8 +12,9 @@ from collections.abc import Callable
 from .isa import gather as _gather
 from .isa import memory as _memory
 from .isa import reduce_register as _register
-from .isa import reduce_register_minmax as _minmax
+from .isa import reduce_register_minmax as _rminmax
 from .isa import reduce_tensor as _tensor
+from .isa import reduce_tensor_minmax as _tminmax
 from .isa import squeeze as _squeeze
 from .isa.masks import create_mask, update_mask
 
@@ -78,6 +79,7 @@ def python_name(vendor: str, class_library: frozenset = frozenset()) -> str:
 
 
 _FLOAT_SUM = ("A3", "A7", "A8")
+_MAX_MIN = ("A24", "A25")
 
 
 _EXTREME = ("A19", "A20")   # whole-register max / min: the NaN written, the index on ties
@@ -105,39 +107,39 @@ INSTRUCTIONS: dict[str, Instruction] = {
                     "asc_reduce_sum.md", ("src", "dst"),
                     tuple(_register.REDUCE_SUM_TYPES.items()),
                     {"half": _FLOAT_SUM, "float": _FLOAT_SUM}),
-        Instruction("asc_reduce_max", "asc_reduce_max", _minmax.asc_reduce_max, "-",
+        Instruction("asc_reduce_max", "asc_reduce_max", _rminmax.asc_reduce_max, "-",
                     "asc_reduce_max.md", ("src", "dst"),
-                    tuple(_minmax.REDUCE_EXTREME_TYPES.items()),
+                    tuple(_rminmax.REDUCE_EXTREME_TYPES.items()),
                     {t: _EXTREME if t in ("half", "float") else ("A20",)
-                     for t in _minmax.REDUCE_EXTREME_TYPES}),
-        Instruction("asc_reduce_min", "asc_reduce_min", _minmax.asc_reduce_min, "-",
+                     for t in _rminmax.REDUCE_EXTREME_TYPES}),
+        Instruction("asc_reduce_min", "asc_reduce_min", _rminmax.asc_reduce_min, "-",
                     "asc_reduce_min.md", ("src", "dst"),
-                    tuple(_minmax.REDUCE_EXTREME_TYPES.items()),
+                    tuple(_rminmax.REDUCE_EXTREME_TYPES.items()),
                     {t: _EXTREME if t in ("half", "float") else ("A20",)
-                     for t in _minmax.REDUCE_EXTREME_TYPES}),
+                     for t in _rminmax.REDUCE_EXTREME_TYPES}),
         Instruction("reduce_max_datablock", "asc_reduce_max_datablock",
-                    _minmax.reduce_max_datablock, "-", "asc_reduce_max_datablock.md",
-                    ("src", "dst"), tuple(_minmax.REDUCE_EXTREME_TYPES.items()),
+                    _rminmax.reduce_max_datablock, "-", "asc_reduce_max_datablock.md",
+                    ("src", "dst"), tuple(_rminmax.REDUCE_EXTREME_TYPES.items()),
                     {"half": ("A19",), "float": ("A19",)}),
         Instruction("reduce_min_datablock", "asc_reduce_min_datablock",
-                    _minmax.reduce_min_datablock, "-", "asc_reduce_min_datablock.md",
-                    ("src", "dst"), tuple(_minmax.REDUCE_EXTREME_TYPES.items()),
+                    _rminmax.reduce_min_datablock, "-", "asc_reduce_min_datablock.md",
+                    ("src", "dst"), tuple(_rminmax.REDUCE_EXTREME_TYPES.items()),
                     {"half": ("A19",), "float": ("A19",)}),
         Instruction("asc_pair_reduce_sum", "asc_pair_reduce_sum", _register.asc_pair_reduce_sum,
                     "-", "asc_pair_reduce_sum.md", ("T",),
                     tuple((t,) for t in _register.PAIR_REDUCE_SUM_TYPES),
                     {"half": _FLOAT_SUM, "float": _FLOAT_SUM}),
-        Instruction("reg_reduce", "Reg::Reduce", _minmax.reg_reduce, "-", "Reduce.md",
+        Instruction("reg_reduce", "Reg::Reduce", _rminmax.reg_reduce, "-", "Reduce.md",
                     ("src", "dst", "reduce_type"),
-                    _register_rows(_register.REDUCE_SUM_TYPES, _minmax.REDUCE_EXTREME_TYPES),
+                    _register_rows(_register.REDUCE_SUM_TYPES, _rminmax.REDUCE_EXTREME_TYPES),
                     {"half": _FLOAT_SUM + _EXTREME, "float": _FLOAT_SUM + _EXTREME,
                      **{t: ("A20",) for t in ("int16_t", "uint16_t", "int32_t", "uint32_t")}},
                     aliases=("Reduce",)),
-        Instruction("reg_reduce_data_block", "Reg::ReduceDataBlock", _minmax.reg_reduce_data_block,
+        Instruction("reg_reduce_data_block", "Reg::ReduceDataBlock", _rminmax.reg_reduce_data_block,
                     "-", "ReduceDataBlock.md", ("src", "dst", "reduce_type"),
-                    _register_rows(_register.REDUCE_SUM_TYPES, _minmax.REDUCE_EXTREME_TYPES),
+                    _register_rows(_register.REDUCE_SUM_TYPES, _rminmax.REDUCE_EXTREME_TYPES),
                     {"half": _FLOAT_SUM + ("A19",), "float": _FLOAT_SUM + ("A19",)}),
-        Instruction("reg_pair_reduce_elem", "Reg::PairReduceElem", _minmax.reg_pair_reduce_elem,
+        Instruction("reg_pair_reduce_elem", "Reg::PairReduceElem", _rminmax.reg_pair_reduce_elem,
                     "-", "PairReduceElem.md", ("T",),
                     tuple((t,) for t in _register.PAIR_REDUCE_SUM_TYPES),
                     {"half": _FLOAT_SUM, "float": _FLOAT_SUM}, aliases=("PairReduceElem",)),
@@ -157,6 +159,56 @@ INSTRUCTIONS: dict[str, Instruction] = {
                     ("T", "products"), _by_type(_tensor.REDUCE_SUM_TYPES),
                     {"half": _FLOAT_SUM + ("A9", "A12", "A17", "A18"),
                      "float": _FLOAT_SUM + ("A9", "A12", "A17", "A18")}),
+        Instruction("reduce_data_block", "ReduceDataBlock", _tminmax.reduce_data_block, "10",
+                    None, ("T", "products"), _by_type(_tminmax.REDUCE_DATA_BLOCK_TYPES),
+                    {t: _FLOAT_SUM + _MAX_MIN + ("A9", "A11") for t in ("half", "float")}),
+        Instruction("block_reduce_max", "BlockReduceMax", _tminmax.block_reduce_max, "10", None,
+                    ("T", "products"), _by_type(_tminmax.REDUCE_DATA_BLOCK_TYPES),
+                    {t: _MAX_MIN + ("A9", "A11") for t in ("half", "float")}),
+        Instruction("block_reduce_min", "BlockReduceMin", _tminmax.block_reduce_min, "10", None,
+                    ("T", "products"), _by_type(_tminmax.REDUCE_DATA_BLOCK_TYPES),
+                    {t: _MAX_MIN + ("A9", "A11") for t in ("half", "float")}),
+        Instruction("reduce_repeat", "ReduceRepeat", _tminmax.reduce_repeat, "10", None,
+                    ("T", "products"), _by_type(_tminmax.REDUCE_REPEAT_TYPES),
+                    {t: _FLOAT_SUM + _MAX_MIN + ("A9", "A26", "A27") for t in ("half", "float")},
+                    variants={"WholeReduceMax": {"reduce_type": "max"},
+                              "WholeReduceMin": {"reduce_type": "min"}}),
+        Instruction("reduce_pair_elem", "ReducePairElem", _tminmax.reduce_pair_elem, "5", None,
+                    ("T", "products"), _by_type(_tminmax.REDUCE_PAIR_ELEM_TYPES),
+                    {t: _FLOAT_SUM + ("A5", "A9") for t in ("half", "float")}),
+        Instruction("get_reduce_repeat_sum_spr", "GetReduceRepeatSumSpr",
+                    _tminmax.get_reduce_repeat_sum_spr, "10", None, ("T", "products"),
+                    _by_type({p: ("half", "float") for p in _tminmax.SUM_SPR_PRODUCTS}),
+                    {t: _FLOAT_SUM + ("A26",) for t in ("half", "float")}),
+        Instruction("get_reduce_repeat_max_min_spr", "GetReduceRepeatMaxMinSpr",
+                    _tminmax.get_reduce_repeat_max_min_spr, "10", None, ("T", "products"),
+                    _by_type({p: ("half", "float") for p in _tminmax.MAX_MIN_SPR_PRODUCTS}),
+                    {t: _MAX_MIN + ("A27",) for t in ("half", "float")}),
+        Instruction("get_reduce_max_cnt", "asc_get_reduce_max_cnt", _tminmax.get_reduce_max_cnt,
+                    "10", None, ("T", "products"), _by_type(_tminmax.C_API_TYPES),
+                    {t: _MAX_MIN + ("A27",) for t in ("half", "float")}),
+        Instruction("get_reduce_min_cnt", "asc_get_reduce_min_cnt", _tminmax.get_reduce_min_cnt,
+                    "10", None, ("T", "products"), _by_type(_tminmax.C_API_TYPES),
+                    {t: _MAX_MIN + ("A27",) for t in ("half", "float")}),
+        *(Instruction(f"datablock_reduce_{k}", f"asc_datablock_reduce_{k}",
+                      getattr(_tminmax, f"datablock_reduce_{k}"), "10", None, ("T", "products"),
+                      _by_type(_tminmax.C_API_TYPES),
+                      {t: (_FLOAT_SUM if k == "sum" else _MAX_MIN) + ("A9",)
+                       for t in ("half", "float")},
+                      aliases=(f"asc_datablock_reduce_{k}_sync",))
+          for k in ("sum", "max", "min")),
+        Instruction("asc_repeat_reduce_sum", "asc_repeat_reduce_sum",
+                    _tminmax.asc_repeat_reduce_sum, "10", None, ("T", "products"),
+                    _by_type(_tminmax.C_API_TYPES),
+                    {t: _FLOAT_SUM + ("A9",) for t in ("half", "float")},
+                    aliases=("asc_repeat_reduce_sum_sync",)),
+        *(Instruction(f"repeat_reduce_{k}", f"asc_repeat_reduce_{k}",
+                      getattr(_tminmax, f"repeat_reduce_{k}"), "10", None, ("T", "products"),
+                      _by_type(_tminmax.C_API_TYPES),
+                      {t: _MAX_MIN + ("A9", "A27") for t in ("half", "float")},
+                      variants={f"asc_repeat_reduce_{k}_{o}{sync}": {"order": o}
+                                for o in _tensor.ORDERS for sync in ("", "_sync")})
+          for k in ("max", "min")),
         Instruction("gather", "asc_gather", _gather.gather, "6", "asc_gather.md",
                     ("dst", "src", "index"), _gather.GATHER_TYPES),
         Instruction("squeeze_and_storeunalign", "asc_squeeze_and_storeunalign",
@@ -267,9 +319,11 @@ ASSUMPTIONS = (
     ("A10", ("asc_squeeze_and_storeunalign takes hifloat8_t (SPEC 7 lists it; the seed page "
      "does not)"),
      "none"),
-    ("A11", ("BlockReduceSum: a DataBlock with no active element writes +0 (the pages do not "
-     "say); the reduce family's strides are accepted in [0, 65535], as A9"),
-     'Config(empty_block="keep")'),
+    ("A11", ("ReduceDataBlock / BlockReduceSum/Max/Min on inference AI Core and training (the "
+     "page gives A2 / A3: keep dst; 950, 200I/500 A2: a fill): a DataBlock with no active "
+     "element writes the 950's fill (+0 SUM, -inf MAX, +inf MIN); the reduce family's strides "
+     "are accepted in [0, 65535], as A9"),
+     'Config(empty_block="keep") (or "fill" on A2 / A3)'),
     ("A12", ("ReduceSum method 2 (the page's binary tree across repeat results) with a repeat "
      "count that is not a power of two: the repeat results are summed by an "
      "adjacent-pair tree padded with +0 (as the hardware's re-reduction of a partly masked "
@@ -293,15 +347,31 @@ ASSUMPTIONS = (
     ("A18", ("ReduceSum method 3 merges the repeats' registers lane by lane in repeat order, "
      "((r0 + r1) + r2) + ..., each add rounded to T (the page says only \"by vector adds\")"),
      'Config(vector_merge="tree")'),
-    ("A19", ("A register max / min (asc_reduce_max/min, their DataBlock forms, Reg::Reduce, "
-     "Reg::ReduceDataBlock) with an active NaN writes the type's quiet NaN (0x7E00 / "
-     "0x7FC00000; the Reg pages: \"该数据类型的nan\"), not the first NaN's own bits; the index "
-     "is the first NaN's"),
+    ("A19", ("A max / min whose result is a NaN (registers: asc_reduce_max/min, their "
+     "DataBlock forms, Reg::Reduce, Reg::ReduceDataBlock; LocalTensors: ReduceDataBlock, "
+     "ReduceRepeat, ReduceMax/Min, the SPRs) writes the type's quiet NaN (0x7E00 / 0x7FC00000; "
+     "the Reg pages: \"该数据类型的nan\"), not the first NaN's own bits; the index is the "
+     "first NaN's"),
      'Config(extreme_nan="first")'),
     ("A20", ("asc_reduce_max/min, Reg::Reduce MAX/MIN: when the extreme equals the value masked "
      "lanes are \"treated as\" (-inf / +inf, the integer type's lowest / highest), the index is "
      "the first active lane holding it (masked lanes take no part; no active lane: index 0)"),
      'Config(masked_extreme="fill") (a masked lane before it wins the tie)'),
+    ("A24", ("Max/min reductions on LocalTensors (ReduceDataBlock, ReduceRepeat, their SPRs) "
+     "with a NaN among the active elements give a NaN (bits as A19) at the first NaN's index, "
+     "as the register pages say for theirs; the LocalTensor pages do not say"),
+     'Config(max_min_nan="ignore")'),
+    ("A25", ("Max/min order -0 below +0: max(-0, +0) = +0 and min = -0 wherever they stand; the "
+     "pages only say the first index wins among equal values"),
+     'Config(signed_zero="equal")'),
+    ("A26", ("ReduceRepeat<SUM> leaves in the sum SPR (GetReduceRepeatSumSpr) its repeat results "
+     "added in repeat order, ((s0 + s1) + s2) + ..., each rounded to T (the page documents the "
+     "SPR after ReduceSum's first-n form, whose A2 / A3 order this is)"),
+     'Config(sum_spr="tree")'),
+    ("A27", ("The max/min SPR index (GetReduceRepeatMaxMinSpr, asc_get_reduce_max_cnt) is "
+     "r * lanes + i for repeat r's lane i, the element offset in the pages' contiguous case "
+     "(srcBlkStride 1, srcRepStride 8; the pages support no other)"),
+     'Config(spr_index="offset") (the src element offset)'),
 )
 
 

@@ -44,6 +44,23 @@ from ._reduce import reduce_sum as reduce_sum
 from ._reduce import reduce_sum_datablock as reduce_sum_datablock
 from ._reduce import repeat_reduce_sum as repeat_reduce_sum
 from ._reduce import whole_reduce_sum as whole_reduce_sum
+from ._reduce_minmax import ReduceSpr as ReduceSpr
+from ._reduce_minmax import asc_repeat_reduce_sum as asc_repeat_reduce_sum
+from ._reduce_minmax import block_reduce_max as block_reduce_max
+from ._reduce_minmax import block_reduce_min as block_reduce_min
+from ._reduce_minmax import datablock_reduce_max as datablock_reduce_max
+from ._reduce_minmax import datablock_reduce_min as datablock_reduce_min
+from ._reduce_minmax import datablock_reduce_sum as datablock_reduce_sum
+from ._reduce_minmax import get_reduce_max_cnt as get_reduce_max_cnt
+from ._reduce_minmax import get_reduce_min_cnt as get_reduce_min_cnt
+from ._reduce_minmax import get_reduce_repeat_max_min_spr as get_reduce_repeat_max_min_spr
+from ._reduce_minmax import get_reduce_repeat_sum_spr as get_reduce_repeat_sum_spr
+from ._reduce_minmax import pair_reduce_sum_ub as pair_reduce_sum_ub
+from ._reduce_minmax import reduce_data_block as reduce_data_block
+from ._reduce_minmax import reduce_pair_elem as reduce_pair_elem
+from ._reduce_minmax import reduce_repeat as reduce_repeat
+from ._reduce_minmax import repeat_reduce_max as repeat_reduce_max
+from ._reduce_minmax import repeat_reduce_min as repeat_reduce_min
 from ._reduce_register import asc_pair_reduce_sum as asc_pair_reduce_sum
 from ._reduce_register import asc_reduce_max as asc_reduce_max
 from ._reduce_register import asc_reduce_min as asc_reduce_min
@@ -61,13 +78,59 @@ from ._squeeze import squeeze_and_storeunalign_finalize as squeeze_and_storeunal
 from ._squeeze import squeeze_and_storeunalign_init as squeeze_and_storeunalign_init
 
 __all__ = [
-    "SUMMATION_ORDERS", "SqueezeState", "add", "asc_pair_reduce_sum", "asc_reduce_max",
-    "asc_reduce_min", "asc_reduce_sum", "block_reduce_sum", "copy_gm2ub_align", "copy_ub2gm_align",
-    "create_mask", "decode", "encode", "gather", "get_squeeze_status", "library_type", "loadalign",
-    "pair_reduce_sum", "reduce_max_datablock", "reduce_min_datablock", "reduce_sum",
-    "reduce_sum_datablock", "reg_pair_reduce_elem", "reg_reduce", "reg_reduce_data_block",
-    "repeat_reduce_sum", "squeeze_and_storeunalign", "squeeze_and_storeunalign_finalize",
-    "squeeze_and_storeunalign_init", "storealign", "sum_adjacent_tree", "sum_kahan",
-    "sum_numpy_pairwise", "sum_repeats", "sum_sequential", "update_mask", "value_grid",
+    "SUMMATION_ORDERS",
+    "ReduceSpr",
+    "SqueezeState",
+    "add",
+    "asc_pair_reduce_sum",
+    "asc_reduce_max",
+    "asc_reduce_min",
+    "asc_reduce_sum",
+    "asc_repeat_reduce_sum",
+    "block_reduce_max",
+    "block_reduce_min",
+    "block_reduce_sum",
+    "copy_gm2ub_align",
+    "copy_ub2gm_align",
+    "create_mask",
+    "datablock_reduce_max",
+    "datablock_reduce_min",
+    "datablock_reduce_sum",
+    "decode",
+    "encode",
+    "gather",
+    "get_reduce_max_cnt",
+    "get_reduce_min_cnt",
+    "get_reduce_repeat_max_min_spr",
+    "get_reduce_repeat_sum_spr",
+    "get_squeeze_status",
+    "library_type",
+    "loadalign",
+    "pair_reduce_sum",
+    "pair_reduce_sum_ub",
+    "reduce_data_block",
+    "reduce_max_datablock",
+    "reduce_min_datablock",
+    "reduce_pair_elem",
+    "reduce_repeat",
+    "reduce_sum",
+    "reduce_sum_datablock",
+    "reg_pair_reduce_elem",
+    "reg_reduce",
+    "reg_reduce_data_block",
+    "repeat_reduce_max",
+    "repeat_reduce_min",
+    "repeat_reduce_sum",
+    "squeeze_and_storeunalign",
+    "squeeze_and_storeunalign_finalize",
+    "squeeze_and_storeunalign_init",
+    "storealign",
+    "sum_adjacent_tree",
+    "sum_kahan",
+    "sum_numpy_pairwise",
+    "sum_repeats",
+    "sum_sequential",
+    "update_mask",
+    "value_grid",
     "whole_reduce_sum",
 ]

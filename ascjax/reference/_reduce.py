@@ -60,6 +60,14 @@ def reduce_sum_datablock(src: Any, mask: Any, *, config: Config | None = None) -
 
 # ---------------------------------------------------------------- repeats (SPEC 5, 10)
 
+def _writes_empty(config: Config) -> bool:
+    """Whether a DataBlock with no active element is written (ReduceDataBlock page: Atlas A2 /
+    A3 keep dst, the others write a fill)."""
+    if config.empty_block is not None:
+        return config.empty_block == "fill"
+    return config.product not in ("A2", "A3")
+
+
 def _repeat_mask(mask: Any, lanes: int, where: str) -> list[bool]:
     """Per-element mask of one repeat: continuous int, uint64 bit-mode words, or bools."""
     if isinstance(mask, (int, np.integer)) and not isinstance(mask, bool):
@@ -153,8 +161,8 @@ def block_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_st
                      src_blk_stride: int, src_rep_stride: int, *,
                      config: Config | None = None) -> np.ndarray:
     """Reference ``BlockReduceSum<T>``: each DataBlock of each repeat summed by a pair tree to
-    ``dst[r*dst_rep_stride*8 + b]``; an empty block writes +0 or keeps dst
-    (``config.empty_block``)."""
+    ``dst[r*dst_rep_stride*8 + b]``; an empty block keeps dst on Atlas A2 / A3 and writes +0
+    elsewhere (ReduceDataBlock page; ``config.empty_block`` forces one)."""
     config = config or Config()
     where = "block_reduce_sum"
     dst, src = np.array(dst, copy=True), np.asarray(src)
@@ -169,7 +177,7 @@ def block_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_st
             if any(active[b * epb:(b + 1) * epb]):
                 total = _tree(values[b * epb:(b + 1) * epb],
                               lambda x, y: add(x, y, src.dtype, config))
-            elif config.empty_block == "keep":
+            elif not _writes_empty(config):
                 continue
             else:
                 total = 0               # +0 even when masked lanes enter as -0

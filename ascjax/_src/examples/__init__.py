@@ -8,6 +8,7 @@ from . import (
     pair_reduce_sum,
     reduce_register,
     reduce_sum_datablock,
+    reduce_tensor_minmax,
     squeeze_and_storeunalign,
 )
 
@@ -17,4 +18,5 @@ EXAMPLES = {
     "gather": gather.main,
     "squeeze_and_storeunalign": squeeze_and_storeunalign.main,
     "reduce_register": reduce_register.main,
+    "reduce_tensor_minmax": reduce_tensor_minmax.main,
 }

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..config import Config
 from ..formats import Format
-from ..numerics.bits import from_bits, to_bits
+from ..numerics.bits import from_bits, quiet_nan_bits, to_bits
 from .lanes import check_reduce_type, kernel, select_extreme
 from .reduce_register import _checked, _pad_low, pair_sums, register_sum
 
@@ -42,12 +42,6 @@ def _empty(fmt: Format, kind: str):
     return np.asarray(info.min if kind == "max" else info.max, fmt.storage_dtype)
 
 
-def _quiet_nan(fmt: Format):
-    """The type's quiet NaN: exponent all ones, top mantissa bit (0x7E00, 0x7FC00000)."""
-    return np.asarray((((1 << fmt.exponent_bits) - 1) << fmt.mantissa_bits)
-                      | (1 << (fmt.mantissa_bits - 1)), fmt.bits_dtype)
-
-
 def _select(spec, src, emask):
     """``(value, index, active)`` per block: the extreme (key domain), where it is, the mask."""
     fmt, kind, block, config = spec
@@ -60,7 +54,7 @@ def _select(spec, src, emask):
     index, any_active, nan = select_extreme(values, considered, fmt, kind)
     value = jnp.take_along_axis(values, index[..., None], axis=-1)[..., 0]
     if fmt.is_float and config.extreme_nan == "canonical":
-        value = jnp.where(nan, _quiet_nan(fmt), value)
+        value = jnp.where(nan, quiet_nan_bits(fmt), value)
     return jnp.where(any_active, value, _empty(fmt, kind)), index, active
 
 

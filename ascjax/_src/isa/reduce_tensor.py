@@ -10,7 +10,7 @@ repeat (WholeReduceSum, RepeatReduceSum); ReduceSum then sums the repeat results
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -18,14 +18,16 @@ import numpy as np
 
 from ..config import Config
 from ..formats import BLOCKS_PER_REGISTER, Format
-from ..numerics.bits import from_bits, to_bits
+from ..numerics.bits import from_bits, to_bits, with_nan_as
 from .lanes import (
     Adder,
     check_int,
+    is_nan_bits,
     kernel,
     materialize,
     padded_pair_tree,
     pair_tree,
+    select_extreme,
     sequential_sum,
 )
 from .repeat import (
@@ -65,7 +67,67 @@ REDUCE_SUM_DEFAULTS = {p: (2, 2) for p in _ALL_PRODUCTS} | {"A3": (1, 2), "A2": 
 REDUCE_SUM_MERGE_BYTES = (256, 1024)
 
 
-# --- the group sums: one kernel for PairReduceSum, BlockReduceSum, WholeReduceSum ------------
+# --- the group reductions: one kernel for sum / max / min over pairs, blocks, repeats --------
+
+# ReduceRepeat's ReduceOrder values (snake_case): how a repeat's max/min value and its index
+# are laid out in dst.
+ORDERS = ("value_index", "index_value", "only_value", "only_index")
+
+
+def order_slots(order: str | None, fmt: Format) -> int:
+    """dst elements one repeat's result takes: the page's dstRepStride unit (表3) over T."""
+    if order in ("value_index", "index_value"):
+        return 2
+    if order == "only_index":  # a uint32 index, whatever T is
+        return 4 // fmt.width
+    return 1
+
+
+def layout(value, index, order: str | None, fmt: Format):
+    """``(..., R, G)`` values and int32 indexes as the ``order`` stores them: ``(..., R, slots)``.
+
+    An index is stored as T's bits (uint16 for half, uint32 for float); ``only_index`` stores a
+    uint32 whatever T is, little-endian (half: low half first). Works on tangents too (pass
+    zero indexes).
+    """
+    if order is None:
+        return value
+    v, i = value[..., 0], index[..., 0]
+    if order == "value_index":
+        return jnp.stack([v, i.astype(v.dtype)], -1)
+    if order == "index_value":
+        return jnp.stack([i.astype(v.dtype), v], -1)
+    if order == "only_value":
+        return v[..., None]
+    if fmt.width == 2:
+        return jnp.stack([(i & 0xFFFF).astype(v.dtype), (i >> 16).astype(v.dtype)], -1)
+    return i.astype(v.dtype)[..., None]
+
+
+def extreme_index(bits, active, fmt: Format, kind: str, config: Config):
+    """``select_extreme``'s index under ``config.signed_zero`` and ``config.max_min_nan``."""
+    key = bits
+    if fmt.is_float and config.signed_zero == "equal":  # -0 compares as +0: the first wins
+        key = jnp.where(bits == np.array(1 << (fmt.bits - 1), bits.dtype),
+                        jnp.zeros((), bits.dtype), bits)
+    index, _, _ = select_extreme(key, active, fmt, kind)
+    if fmt.is_float and config.max_min_nan == "ignore":
+        ordinary = active & ~is_nan_bits(bits, fmt)
+        number, any_number, _ = select_extreme(key, ordinary, fmt, kind)
+        index = jnp.where(any_number, number, index)
+    return index
+
+
+class GroupSpec(NamedTuple):
+    """A group kernel's static spec: sums or the max/min of ``group`` adjacent lanes."""
+
+    adder: Adder
+    plan: RepeatPlan
+    group: int
+    kind: str = "sum"
+    order: str | None = None  # ReduceRepeat's layout of a max/min and its index
+    fill: int = 0             # bits an empty group writes where it is written
+
 
 def _plan(call: RepeatCall, outputs: int, dst_unit: int, write_empty: bool) -> RepeatPlan:
     st = call.strides
@@ -74,31 +136,60 @@ def _plan(call: RepeatCall, outputs: int, dst_unit: int, write_empty: bool) -> R
                      written=group_written(call.rows, outputs, write_empty))
 
 
-def _group_sums(where: str, call: RepeatCall, plan: RepeatPlan, group: int) -> jax.Array:
-    """Each repeat's sums of ``group`` adjacent lanes, stored as ``plan`` says."""
+def group_reduce(where: str, call: RepeatCall, plan: RepeatPlan, group: int, kind: str = "sum",
+                 order: str | None = None, fill: int = 0) -> jax.Array:
+    """Each repeat's sum / max / min of ``group`` adjacent lanes, stored as ``plan`` says."""
     plan.check(call.src.shape[-1], call.dst.shape[-1], where)
-    return _groups((Adder(call.fmt, call.fmt, call.config), plan, group), call.dst, call.src)
+    spec = GroupSpec(Adder(call.fmt, call.fmt, call.config), plan, group, kind, order, fill)
+    return _groups(spec, call.dst, call.src, call.src)
 
 
-def _groups_forward(spec, d, s):
-    adder, plan, group = spec
-    active = plan.active  # (R, lanes): Counter mode's last repeat may be partial
-    sums = adder.reduce_blocks(plan.load(s), active, group)
-    group_active = active.reshape(active.shape[0], -1, group).any(axis=2)
-    if not group_active.all():  # an all-masked group sums to +0 even when lanes are skipped
-        sums = jnp.where(group_active, sums, adder.zeros(()))
-    sums = to_bits(adder.store(sums), adder.dst)
+def _group_sums(where: str, call: RepeatCall, plan: RepeatPlan, group: int) -> jax.Array:
+    return group_reduce(where, call, plan, group)
+
+
+def _groups_forward(spec: GroupSpec, d, s, _):
+    # plan.active is (R, lanes): Counter mode's last repeat may be partial.
+    adder, plan, group = spec.adder, spec.plan, spec.group
+    fmt, active = adder.dst, plan.active
+    grouped = active.reshape(active.shape[:-1] + (-1, group))
+    group_active = grouped.any(axis=-1)
+    if spec.kind == "sum":
+        out = adder.reduce_blocks(plan.load(s), active, group)
+        if not group_active.all():  # an all-masked group sums to +0 even when lanes are skipped
+            out = jnp.where(group_active, out, adder.zeros(()))
+        out = to_bits(adder.store(out), fmt)
+    else:
+        bits = to_bits(plan.load(s), fmt)
+        bits = bits.reshape(bits.shape[:-1] + (-1, group))
+        index = extreme_index(bits, grouped, fmt, spec.kind, adder.config)
+        out = jnp.take_along_axis(bits, index[..., None], -1)[..., 0]
+        out = with_nan_as(out, fmt, adder.config.extreme_nan)
+        if not group_active.all():
+            out = jnp.where(group_active, out, np.array(spec.fill, out.dtype))
+        out = layout(out, index, spec.order, fmt)
     if not plan.rewrites(d.shape[-1]):
-        # The sums get a buffer of their own first: fused into the merge with dst, XLA's CPU
+        # The results get a buffer of their own first: fused into the merge with dst, XLA's CPU
         # backend loses their vectorization (strided half BlockReduceSum 2-5x slower).
-        sums = materialize(sums)
-    return from_bits(plan.store(to_bits(d, adder.dst), sums), adder.dst)
+        out = materialize(out)
+    return from_bits(plan.store(to_bits(d, fmt), out), fmt)
 
 
-def _groups_linear(spec, td, ts):
-    _, plan, group = spec
-    t = jnp.where(plan.active, plan.load(ts), jnp.zeros((), ts.dtype))
-    return plan.store(td, pair_tree(t.reshape(t.shape[:-1] + (-1, group)), jnp.add))
+def _groups_linear(spec: GroupSpec, td, ts, s):
+    # Sums: the exact sum's derivative; max / min: the cotangent of the selected lane; an index
+    # gets none.
+    adder, plan, group = spec.adder, spec.plan, spec.group
+    active = plan.active
+    grouped = active.reshape(active.shape[:-1] + (-1, group))
+    t = jnp.where(active, plan.load(ts), jnp.zeros((), ts.dtype))
+    t = t.reshape(t.shape[:-1] + (-1, group))
+    if spec.kind == "sum":
+        return plan.store(td, pair_tree(t, jnp.add))
+    bits = to_bits(plan.load(s), adder.dst)
+    index = extreme_index(bits.reshape(bits.shape[:-1] + (-1, group)), grouped, adder.dst,
+                          spec.kind, adder.config)
+    picked = jnp.take_along_axis(t, index[..., None], -1)[..., 0]
+    return plan.store(td, layout(picked, jnp.zeros_like(index), spec.order, adder.dst))
 
 
 _groups = kernel(_groups_forward, _groups_linear, num_diff=2)
@@ -173,8 +264,9 @@ def block_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_st
     ``((e0+e1)+(e2+e3))+...``, each add rounded to T, and written to element
     ``(r*dst_rep_stride + 0)*8 + b`` (dst_rep_stride is in units of 8 elements: 16 bytes for
     half, 32 for float). ``mask``: an int (the first ``mask`` elements) or uint64 words (bit
-    mode), the same every repeat. A block with no active element writes +0
-    (``config.empty_block="zero"``, **assumed**) or leaves dst unchanged (``"keep"``). Returns
+    mode), the same every repeat. A block with no active element leaves dst unchanged on
+    Atlas A2 / A3 and writes +0 elsewhere (the ReduceDataBlock page; inference AI Core and
+    training **assumed**, A11; ``config.empty_block`` forces one reading). Returns
     the new dst; ``repeat_time`` in [0, 255], the mask and strides are static Python ints.
 
     ``is_set_mask`` (isSetMask) False makes ``mask`` a placeholder (``ascjax.MASK_PLACEHOLDER``)
@@ -193,7 +285,7 @@ def block_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_st
     if call.repeats == 0:
         return call.dst
     plan = _plan(call, BLOCKS_PER_REGISTER, BLOCKS_PER_REGISTER,
-                 call.config.empty_block == "zero")
+                 call.config.empty_block_fill())
     return _group_sums(where, call, plan, call.fmt.per_block)
 
 

@@ -118,3 +118,20 @@ def from_carrier(c, fmt: Format):
     out = jnp.where(exp == 255, special,
                     jnp.where(exp >= 113, normal, jnp.where(mag == 0, u32(0), sub)))
     return (sign | out).astype(jnp.uint16)
+
+
+def quiet_nan_bits(fmt: Format):
+    """The format's canonical quiet NaN: exponent all ones, top mantissa bit (0x7E00,
+    0x7FC00000, 0x7FC0)."""
+    return np.asarray((((1 << fmt.exponent_bits) - 1) << fmt.mantissa_bits)
+                      | (1 << (fmt.mantissa_bits - 1)), fmt.bits_dtype)
+
+
+def with_nan_as(bits, fmt: Format, reading: str):
+    """``bits`` of a max / min result with a NaN written as ``Config.extreme_nan`` says:
+    ``"canonical"`` the quiet NaN, ``"first"`` as selected (payload kept)."""
+    if not fmt.is_float or reading == "first":
+        return bits
+    magnitude = bits.astype(U32) & np.uint32((1 << (fmt.bits - 1)) - 1)
+    nan = magnitude > np.uint32(((1 << fmt.exponent_bits) - 1) << fmt.mantissa_bits)
+    return jnp.where(nan, quiet_nan_bits(fmt).astype(bits.dtype), bits)

@@ -1,0 +1,213 @@
+"""ReduceDataBlock, ReduceRepeat, ReducePairElem, BlockReduceMax/Min, the reduce SPRs and the C
+API on UB: the pages' examples, hand-checked cases, errors and gradients."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import ascjax
+from ascjax import Config, reference
+from ascjax._src.examples import EXAMPLES
+
+A2 = Config(product="A2")
+
+
+def bits(x):
+    x = np.asarray(x)
+    return x.view(np.uint16 if x.itemsize == 2 else np.uint32)
+
+
+def test_page_examples():
+    assert EXAMPLES["reduce_tensor_minmax"]()
+
+
+def test_empty_data_block_per_product():
+    """The ReduceDataBlock page: mask 32 on float leaves blocks 4..7 empty; A2 / A3 keep dst,
+    the 950 writes -inf for MAX, 200I/500 A2 -65504 for half MAX and 65504 for MIN."""
+    src = np.arange(64, dtype=np.float32)
+    dst = np.full(8, 9, np.float32)
+    got = np.asarray(ascjax.reduce_data_block(dst, src, 32, 1, 1, 1, 8, reduce_type="max"))
+    assert got.tolist() == [7, 15, 23, 31] + [-np.inf] * 4
+    got = np.asarray(ascjax.reduce_data_block(dst, src, 32, 1, 1, 1, 8, reduce_type="min",
+                                              config=Config(product="A3")))
+    assert got.tolist() == [0, 8, 16, 24] + [9] * 4
+    half = np.arange(128).astype(np.float16)
+    dst16 = np.full(8, 9, np.float16)
+    for kind, fill in (("max", -65504), ("min", 65504), ("sum", 0)):
+        got = np.asarray(ascjax.reduce_data_block(dst16, half, 16, 1, 1, 1, 8, reduce_type=kind,
+                                                  config=Config(product="200I/500 A2")))
+        assert got[1:].tolist() == [fill] * 7
+    # Forced readings.
+    got = ascjax.block_reduce_max(dst, src, 1, 32, 1, 1, 8, config=Config(empty_block="keep"))
+    assert np.asarray(got)[4:].tolist() == [9] * 4
+    got = ascjax.block_reduce_min(dst, src, 1, 32, 1, 1, 8,
+                                  config=Config(product="A2", empty_block="fill"))
+    assert np.asarray(got)[4:].tolist() == [np.inf] * 4
+
+
+def test_block_reduce_sum_keeps_empty_blocks_on_a2():
+    src = np.ones(128, np.float16)
+    dst = np.full(8, 9, np.float16)
+    got = np.asarray(ascjax.block_reduce_sum(dst, src, 1, 20, 1, 1, 8, config=A2))
+    assert got.tolist() == [16, 4, 9, 9, 9, 9, 9, 9]
+
+
+def test_max_min_ties_signed_zero_and_nan():
+    src = np.zeros(64, np.float32)
+    src[3], src[5] = -0.0, 7.0
+    src[9] = 7.0                        # a tie: the first index (5) wins
+    dst = np.zeros(2, np.float32)
+    out, spr = ascjax.reduce_repeat(dst, src, 64, 1, 1, 1, 8, reduce_type="max")
+    assert bits(out)[1] == 5 and out[0] == 7
+    # max(-0, +0) is +0 (lane 0), min is -0 (lane 3) (A25), unless signed_zero="equal".
+    zeros = np.zeros(64, np.float32)
+    zeros[3] = -0.0
+    out, _ = ascjax.reduce_repeat(dst, zeros, 64, 1, 1, 1, 8, reduce_type="min")
+    assert bits(out).tolist() == [0x80000000, 3]
+    out, _ = ascjax.reduce_repeat(dst, zeros, 64, 1, 1, 1, 8, reduce_type="min",
+                                  config=Config(signed_zero="equal"))
+    assert bits(out).tolist() == [0, 0]
+    # The first NaN wins, payload kept (A24); "ignore" passes over it.
+    nan = src.copy()
+    nan.view(np.uint32)[7] = 0x7F800123
+    out, spr = ascjax.reduce_repeat(dst, nan, 64, 1, 1, 1, 8, reduce_type="min")
+    assert bits(out).tolist() == [0x7F800123, 7] and int(spr.index) == 7
+    out, _ = ascjax.reduce_repeat(dst, nan, 64, 1, 1, 1, 8, reduce_type="min",
+                                  config=Config(max_min_nan="ignore"))
+    assert bits(out)[1] == 3
+
+
+def test_spr_over_repeats_and_passthrough():
+    src = np.ones(256, np.float16)
+    src[200] = 5
+    src[250] = 5
+    dst = np.zeros(4, np.float16)
+    out, spr = ascjax.reduce_repeat(dst, src, 128, 2, 1, 1, 8, reduce_type="max", config=A2)
+    value, index = ascjax.get_reduce_repeat_max_min_spr(spr, config=A2)
+    assert float(value) == 5 and bits(index) == 200    # first over repeats: r*128 + 72
+    # repeat 0 changes neither dst nor the registers.
+    again, spr2 = ascjax.reduce_repeat(out, src, 128, 0, 1, 1, 8, reduce_type="sum", spr=spr,
+                                       config=A2)
+    assert np.array_equal(bits(again), bits(out))
+    assert all(np.array_equal(a, b) for a, b in zip(spr2, spr, strict=True))
+    # SUM sets only the sum register: ((s0 + s1)) in repeat order (A26).
+    _, spr3 = ascjax.reduce_repeat(dst, src, 128, 2, 1, 1, 8, reduce_type="sum", spr=spr,
+                                   config=A2)
+    assert float(ascjax.get_reduce_repeat_sum_spr(spr3, config=A2)) == 128 + 126 + 10
+    assert int(spr3.index) == 200
+    # spr_index="offset": the src offset; with src_rep_stride 16 repeat 1 starts at 256.
+    wide = np.ones(512, np.float16)
+    wide[256 + 72] = 5
+    _, spr4 = ascjax.reduce_repeat(dst, wide, 128, 2, 1, 1, 16, reduce_type="max",
+                                   config=Config(product="A2", spr_index="offset"))
+    assert int(spr4.index) == 256 + 72
+
+
+def test_first_n_forms_keep_the_tail():
+    src = np.arange(1, 101).astype(np.float32)  # 100 floats: repeat 1 has 36 active lanes
+    dst = np.full(16, -1, np.float32)
+    got = np.asarray(ascjax.datablock_reduce_max(dst, src, 100, config=A2))
+    # blocks of repeat 1: 72, 80, 88, 96, then 100 (4 lanes), then three empty blocks kept
+    assert got.tolist() == [8, 16, 24, 32, 40, 48, 56, 64, 72, 80, 88, 96, 100, -1, -1, -1]
+    got = ascjax.instruction("asc_datablock_reduce_max_sync")(dst, src, 100, config=A2)
+    assert np.array_equal(np.asarray(got), np.asarray(ascjax.datablock_reduce_max(
+        dst, src, 100, config=A2)))
+    out, spr = ascjax.repeat_reduce_min(np.zeros(4, np.float32), src[::-1].copy(), 100,
+                                        config=A2)
+    assert bits(out).tolist()[1] == 63 and out[2] == 1 and bits(out)[3] == 35
+    assert ascjax.get_reduce_min_cnt(spr, config=A2)[1] == 99
+
+
+def test_gradients():
+    src = jnp.asarray(np.random.default_rng(0).standard_normal(128).astype(np.float32))
+    dst = jnp.zeros(16, jnp.float32)
+
+    def total(s, kind):
+        return jnp.sum(ascjax.reduce_data_block(dst, s, 64, 2, 1, 1, 8, reduce_type=kind))
+
+    g = jax.grad(total)(src, "max")
+    want = np.zeros(128)
+    for b in range(16):
+        want[8 * b + int(np.argmax(np.asarray(src)[8 * b:8 * b + 8]))] = 1
+    assert np.array_equal(np.asarray(g), want)
+    assert np.array_equal(np.asarray(jax.grad(total)(src, "sum")), np.ones(128))
+
+    def repeat_value(s):  # only the value slots carry a gradient, not the index
+        out, _ = ascjax.reduce_repeat(jnp.zeros(4, jnp.float32), s, 64, 2, 1, 1, 8,
+                                      reduce_type="min")
+        return jnp.sum(out)
+
+    g = np.asarray(jax.grad(repeat_value)(src))
+    assert g.sum() == 2 and g[int(np.argmin(src[:64]))] == 1
+    assert g[64 + int(np.argmin(src[64:]))] == 1
+
+
+def test_errors():
+    src, dst = np.ones(128, np.float16), np.zeros(8, np.float16)
+    with pytest.raises(ValueError, match=r"reduce_data_block: reduce_type='avg' is not one of"):
+        ascjax.reduce_data_block(dst, src, 128, 1, 1, 1, 8, reduce_type="avg")
+    with pytest.raises(ValueError, match=r"reduce_pair_elem: reduce_type='max' is not one of "
+                                         r"\['sum'\]"):
+        ascjax.reduce_pair_elem(dst, src, 128, 1, 1, 1, 8, reduce_type="max")
+    with pytest.raises(ValueError, match=r"reduce_repeat: order='only_index' is not supported "
+                                         r"on product 'training'"):
+        ascjax.reduce_repeat(dst, src, 128, 1, 1, 1, 8, reduce_type="max", order="only_index",
+                             config=Config(product="training"))
+    with pytest.raises(ValueError, match=r"reduce_repeat: order='value' is not one of"):
+        ascjax.reduce_repeat(dst, src, 128, 1, 1, 1, 8, reduce_type="max", order="value")
+    with pytest.raises(ValueError, match=r"reduce_repeat: repeat_time=256 is outside"):
+        ascjax.reduce_repeat(dst, src, 128, 256, 1, 1, 8, reduce_type="sum")
+    with pytest.raises(TypeError, match=r"datablock_reduce_sum: not available on product "
+                                        r"'950'; available on \['A3', 'A2'\]"):
+        ascjax.datablock_reduce_sum(dst, src, 128)
+    with pytest.raises(TypeError, match=r"repeat_reduce_max: expected \(dst, src, count\)"):
+        ascjax.repeat_reduce_max(dst, src, 1, 1, config=A2)
+    with pytest.raises(ValueError, match=r"datablock_reduce_min: count=129 is outside"):
+        ascjax.datablock_reduce_min(dst, src, 129, config=A2)
+    with pytest.raises(TypeError, match=r"pair_reduce_sum_ub: mask_state must be an "
+                                        r"ascjax.MaskState or None"):
+        ascjax.pair_reduce_sum_ub(dst, src, 1, 1, 1, 8, mask_state=object(), config=A2)
+    with pytest.raises(TypeError, match=r"get_reduce_repeat_max_min_spr: not available on "
+                                        r"product '950'"):
+        ascjax.get_reduce_repeat_max_min_spr(ascjax.reduce_spr_reset())
+    with pytest.raises(TypeError, match=r"get_reduce_max_cnt: spr must be the ReduceSpr"):
+        ascjax.get_reduce_max_cnt((1, 2, 3), config=A2)
+    with pytest.raises(ValueError, match=r"reduce_data_block: dst has 4 elements"):
+        ascjax.reduce_data_block(dst[:4], src, 128, 1, 1, 1, 8, reduce_type="min")
+
+
+def test_pair_reduce_sum_ub_matches_reference():
+    rng = np.random.default_rng(3)
+    src = rng.standard_normal(600).astype(np.float32)
+    dst = rng.standard_normal(200).astype(np.float32)
+    for args in ((3, 1, 1, 8), (2, 0, 2, 9), (0, 1, 1, 8)):
+        got = ascjax.pair_reduce_sum_ub(dst, src, *args, config=A2)
+        want = reference.pair_reduce_sum_ub(dst, src, *args, config=A2)
+        assert np.array_equal(bits(got), bits(want))
+
+
+def test_mask_state_drives_the_c_api_and_is_set_mask():
+    """The C API's high-dimensional form reads the hardware mask: Normal-mode words, or a
+    Counter-mode count over the call (its repeat argument then has no effect)."""
+    rng = np.random.default_rng(5)
+    src = rng.standard_normal(256).astype(np.float32)
+    dst = np.zeros(32, np.float32)
+    normal = ascjax.asc_set_vector_mask(0, 0xFF00FF, config=A2)      # lanes 0-7, 16-23
+    got = ascjax.datablock_reduce_max(dst, src, 2, 1, 1, 8, mask_state=normal, config=A2)
+    want = ascjax.reduce_data_block(dst, src, [0xFF00FF], 2, 1, 1, 8, reduce_type="max",
+                                    config=A2)
+    assert np.array_equal(bits(got), bits(want))
+    counter = ascjax.asc_set_vector_mask(0, 100, state=ascjax.asc_set_mask_count(config=A2),
+                                         config=A2)
+    got, spr = ascjax.repeat_reduce_max(dst, src, 7, 1, 1, 8, mask_state=counter, config=A2)
+    want, spr_want = ascjax.repeat_reduce_max(dst, src, 100, config=A2)   # the first-n form
+    assert np.array_equal(bits(got), bits(want))
+    assert int(spr.index) == int(spr_want.index) == int(np.argmax(src[:100]))
+    # isSetMask false: the class-library call takes its mask from the state.
+    got = ascjax.reduce_data_block(dst, src, ascjax.MASK_PLACEHOLDER, 2, 1, 1, 8,
+                                   reduce_type="min", is_set_mask=False, mask_state=normal,
+                                   config=A2)
+    want = ascjax.reduce_data_block(dst, src, [0xFF00FF], 2, 1, 1, 8, reduce_type="min",
+                                    config=A2)
+    assert np.array_equal(bits(got), bits(want))
