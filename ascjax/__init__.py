@@ -42,7 +42,6 @@ from ascjax._src.isa.memory import sync as sync
 from ascjax._src.isa.memory import sync_notify as sync_notify
 from ascjax._src.isa.memory import sync_wait as sync_wait
 from ascjax._src.isa.memory import ub_view as ub_view
-from ascjax._src.isa.reduce_register import asc_pair_reduce_sum as asc_pair_reduce_sum
 from ascjax._src.isa.reduce_register import asc_reduce_sum as asc_reduce_sum
 from ascjax._src.isa.reduce_register import reduce_sum_datablock as reduce_sum_datablock
 from ascjax._src.isa.reduce_register import (
@@ -63,6 +62,7 @@ from ascjax._src.isa.reduce_tensor import reduce_sum as reduce_sum
 from ascjax._src.isa.reduce_tensor import repeat_reduce_sum as repeat_reduce_sum
 from ascjax._src.isa.reduce_tensor import whole_reduce_sum as whole_reduce_sum
 from ascjax._src.isa.reduce_tensor_minmax import ReduceSpr as ReduceSpr
+from ascjax._src.isa.reduce_tensor_minmax import asc_pair_reduce_sum as asc_pair_reduce_sum
 from ascjax._src.isa.reduce_tensor_minmax import asc_repeat_reduce_sum as asc_repeat_reduce_sum
 from ascjax._src.isa.reduce_tensor_minmax import block_reduce_max as block_reduce_max
 from ascjax._src.isa.reduce_tensor_minmax import block_reduce_min as block_reduce_min

@@ -68,11 +68,17 @@ def test_max_min_ties_signed_zero_and_nan():
     out, _ = ascjax.reduce_repeat(dst, zeros, 64, 1, 1, 1, 8, reduce_type="min",
                                   config=Config(signed_zero="equal"))
     assert bits(out).tolist() == [0, 0]
-    # The first NaN wins, payload kept (A24); "ignore" passes over it.
+    # The first NaN wins (A24), written as the quiet NaN (A19) or with its payload
+    # (extreme_nan="first"); "ignore" passes over it.
     nan = src.copy()
     nan.view(np.uint32)[7] = 0x7F800123
     out, spr = ascjax.reduce_repeat(dst, nan, 64, 1, 1, 1, 8, reduce_type="min")
-    assert bits(out).tolist() == [0x7F800123, 7] and int(spr.index) == 7
+    assert bits(out).tolist() == [0x7FC00000, 7] and int(spr.index) == 7
+    assert int(np.asarray(spr.value).view(np.uint32)) == 0x7FC00000
+    out, spr = ascjax.reduce_repeat(dst, nan, 64, 1, 1, 1, 8, reduce_type="min",
+                                    config=Config(extreme_nan="first"))
+    assert bits(out).tolist() == [0x7F800123, 7]
+    assert int(np.asarray(spr.value).view(np.uint32)) == 0x7F800123
     out, _ = ascjax.reduce_repeat(dst, nan, 64, 1, 1, 1, 8, reduce_type="min",
                                   config=Config(max_min_nan="ignore"))
     assert bits(out)[1] == 3

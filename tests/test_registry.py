@@ -303,7 +303,8 @@ def _cnt_chain(kind):
     return chain
 
 
-_MINMAX_READINGS = [Config(max_min_nan="ignore"), Config(signed_zero="equal")]
+_MINMAX_READINGS = [Config(max_min_nan="ignore"), Config(signed_zero="equal"),
+                    Config(extreme_nan="first")]
 # Instructions whose record chains calls (the harness passes the module, not the function).
 CHAINS = ("squeeze_and_storeunalign", "get_reduce_repeat_sum_spr",
           "get_reduce_repeat_max_min_spr", "get_reduce_max_cnt", "get_reduce_min_cnt")

@@ -125,7 +125,7 @@ INSTRUCTIONS: dict[str, Instruction] = {
                     _rminmax.reduce_min_datablock, "-", "asc_reduce_min_datablock.md",
                     ("src", "dst"), tuple(_rminmax.REDUCE_EXTREME_TYPES.items()),
                     {"half": ("A19",), "float": ("A19",)}),
-        Instruction("asc_pair_reduce_sum", "asc_pair_reduce_sum", _register.asc_pair_reduce_sum,
+        Instruction("asc_pair_reduce_sum", "asc_pair_reduce_sum", _tminmax.asc_pair_reduce_sum,
                     "-", "asc_pair_reduce_sum.md", ("T",),
                     tuple((t,) for t in _register.PAIR_REDUCE_SUM_TYPES),
                     {"half": _FLOAT_SUM, "float": _FLOAT_SUM}),

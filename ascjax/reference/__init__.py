@@ -45,6 +45,7 @@ from ._reduce import reduce_sum_datablock as reduce_sum_datablock
 from ._reduce import repeat_reduce_sum as repeat_reduce_sum
 from ._reduce import whole_reduce_sum as whole_reduce_sum
 from ._reduce_minmax import ReduceSpr as ReduceSpr
+from ._reduce_minmax import asc_pair_reduce_sum as asc_pair_reduce_sum
 from ._reduce_minmax import asc_repeat_reduce_sum as asc_repeat_reduce_sum
 from ._reduce_minmax import block_reduce_max as block_reduce_max
 from ._reduce_minmax import block_reduce_min as block_reduce_min
@@ -61,7 +62,6 @@ from ._reduce_minmax import reduce_pair_elem as reduce_pair_elem
 from ._reduce_minmax import reduce_repeat as reduce_repeat
 from ._reduce_minmax import repeat_reduce_max as repeat_reduce_max
 from ._reduce_minmax import repeat_reduce_min as repeat_reduce_min
-from ._reduce_register import asc_pair_reduce_sum as asc_pair_reduce_sum
 from ._reduce_register import asc_reduce_max as asc_reduce_max
 from ._reduce_register import asc_reduce_min as asc_reduce_min
 from ._reduce_register import asc_reduce_sum as asc_reduce_sum

@@ -21,6 +21,7 @@ from ._reduce import (
     pair_reduce_sum,
     whole_reduce_sum,
 )
+from ._reduce_register import asc_pair_reduce_sum as register_pair_reduce_sum
 from ._scalar import VL_BYTES, add
 
 _ORDERS = ("value_index", "index_value", "only_value", "only_index")
@@ -392,13 +393,32 @@ def repeat_reduce_min(dst: Any, src: Any, *args: int, order: str = "value_index"
     return _c_repeat(dst, src, args, "min", order, spr, config, "repeat_reduce_min")
 
 
-def pair_reduce_sum_ub(dst: Any, src: Any, repeat: int, dst_repeat_stride: int,
-                       src_block_stride: int, src_repeat_stride: int, *, mask_state: Any = None,
+def pair_reduce_sum_ub(dst: Any, src: Any, *args: int, mask_state: Any = None,
                        config: Config | None = None) -> np.ndarray:
-    """Reference ``asc_pair_reduce_sum`` on UB under the reset mask."""
+    """Reference ``asc_pair_reduce_sum`` on UB under the reset mask: the high-dimensional form
+    is PairReduceSum with every lane; the first-n form is its full repeats, then one repeat
+    over the remaining elements (a continuous mask), written after them."""
     config = config or Config()
     if config.product not in ("A2", "A3"):
         raise TypeError("pair_reduce_sum_ub: Atlas A2 / A3 only")
     lanes = VL_BYTES // np.asarray(src).itemsize
-    return pair_reduce_sum(dst, src, repeat, lanes, dst_repeat_stride, src_block_stride,
-                           src_repeat_stride, config=config)
+    if len(args) == 4:
+        return pair_reduce_sum(dst, src, args[0], lanes, *args[1:], config=config)
+    (count,) = args
+    dst, src = np.array(dst), np.asarray(src)
+    full, rest = divmod(count, lanes)
+    if full:
+        dst = pair_reduce_sum(dst, src, full, lanes, 1, 1, 8, config=config)
+    if rest:
+        head = full * lanes // 2
+        dst[head:] = pair_reduce_sum(dst[head:], src[full * lanes:], 1, rest, 1, 1, 8,
+                                     config=config)
+    return dst
+
+
+def asc_pair_reduce_sum(*args: Any, mask_state: Any = None,
+                        config: Config | None = None) -> np.ndarray:
+    """Reference ``asc_pair_reduce_sum``: the register form ``(src, mask)`` or the UB forms."""
+    if len(args) == 2:
+        return register_pair_reduce_sum(*args, config=config)
+    return pair_reduce_sum_ub(*args, mask_state=mask_state, config=config)

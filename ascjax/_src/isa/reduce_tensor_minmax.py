@@ -38,6 +38,7 @@ from .lanes import (
     padded_pair_tree,
     sequential_sum,
 )
+from .reduce_register import asc_pair_reduce_sum as register_pair_reduce_sum
 from .reduce_tensor import (
     BLOCK_REDUCE_SUM_TYPES,
     ORDERS,
@@ -461,18 +462,47 @@ def repeat_reduce_min(dst: Any, src: Any, *args: int, order: str = "value_index"
     return _c_repeat("repeat_reduce_min", "min", dst, src, args, order, spr, mask_state, config)
 
 
-def pair_reduce_sum_ub(dst: Any, src: Any, repeat: int, dst_repeat_stride: int,
-                       src_block_stride: int, src_repeat_stride: int, *, mask_state: Any = None,
+def pair_reduce_sum_ub(dst: Any, src: Any, *args: int, mask_state: Any = None,
                        config: Config | None = None) -> jax.Array:
-    """``asc_pair_reduce_sum(dst, src, repeat, dst_repeat_stride, src_block_stride,
-    src_repeat_stride)`` on UB: ``pair_reduce_sum`` under the hardware mask ``mask_state`` (an
-    ``ascjax.MaskState``; None: the power-on state, Normal mode, every lane). Atlas A2 / A3."""
+    """``asc_pair_reduce_sum`` on UB: ``pair_reduce_sum`` (sums of adjacent pairs).
+
+    {forms}
+    """
     where = "pair_reduce_sum_ub"
-    call = _c_call(where, dst, src, (repeat, dst_repeat_stride, src_block_stride,
-                                        src_repeat_stride), config, mask_state)
-    return _pair(where, call)
+    return _pair(where, _c_call(where, dst, src, args, config, mask_state))
+
+
+def asc_pair_reduce_sum(*args: Any, mask_state: Any = None, dtype: Any = None,
+                        config: Config | None = None) -> jax.Array:
+    """``asc_pair_reduce_sum``: the C name's overloads, told apart by their arguments as C++
+    does. On registers, ``asc_pair_reduce_sum(src, mask)`` returns the dst register
+    (``reduce_register.asc_pair_reduce_sum``); on UB, ``asc_pair_reduce_sum(dst, src, count)``
+    or ``(dst, src, repeat, dst_repeat_stride, src_block_stride, src_repeat_stride)`` returns
+    the new dst (``pair_reduce_sum_ub``; the mask is ``mask_state``).
+
+    >>> import numpy as np, ascjax
+    >>> x = np.arange(64, dtype=np.float32)
+    >>> ascjax.asc_pair_reduce_sum(x, ascjax.create_mask("PAT_ALL", "float"))[:3].tolist()
+    [1.0, 5.0, 9.0]
+    >>> a2 = ascjax.Config(product="A2")
+    >>> ascjax.asc_pair_reduce_sum(np.zeros(32, np.float32), x, 64, config=a2)[:3].tolist()
+    [1.0, 5.0, 9.0]
+    """
+    if len(args) not in (2, 3, 6):
+        raise TypeError(f"asc_pair_reduce_sum: got {len(args)} positional arguments; the forms "
+                        f"are (src, mask) on registers, (dst, src, count) and (dst, src, repeat, "
+                        f"dst_repeat_stride, src_block_stride, src_repeat_stride) on UB")
+    if len(args) == 2:
+        if mask_state is not None:
+            raise TypeError("asc_pair_reduce_sum: the register form (src, mask) takes its mask "
+                            "as an argument, not mask_state")
+        return register_pair_reduce_sum(*args, dtype=dtype, config=config)
+    if dtype is not None:
+        raise TypeError("asc_pair_reduce_sum: dtype= belongs to the register form (src, mask); "
+                        "the UB form's T is its tensors' dtype")
+    return pair_reduce_sum_ub(*args, mask_state=mask_state, config=config)
 
 
 for _f in (datablock_reduce_sum, datablock_reduce_max, datablock_reduce_min,
-           asc_repeat_reduce_sum, repeat_reduce_max, repeat_reduce_min):
+           asc_repeat_reduce_sum, repeat_reduce_max, repeat_reduce_min, pair_reduce_sum_ub):
     _f.__doc__ = _f.__doc__.replace("{forms}", _C_FORMS)
