@@ -61,6 +61,8 @@ from ascjax._src.isa.reduce_tensor import pair_reduce_sum as pair_reduce_sum
 from ascjax._src.isa.reduce_tensor import reduce_sum as reduce_sum
 from ascjax._src.isa.reduce_tensor import repeat_reduce_sum as repeat_reduce_sum
 from ascjax._src.isa.reduce_tensor import whole_reduce_sum as whole_reduce_sum
+from ascjax._src.isa.reduce_tensor_index import reduce_max as reduce_max
+from ascjax._src.isa.reduce_tensor_index import reduce_min as reduce_min
 from ascjax._src.isa.reduce_tensor_minmax import ReduceSpr as ReduceSpr
 from ascjax._src.isa.reduce_tensor_minmax import asc_pair_reduce_sum as asc_pair_reduce_sum
 from ascjax._src.isa.reduce_tensor_minmax import asc_repeat_reduce_sum as asc_repeat_reduce_sum

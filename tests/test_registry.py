@@ -310,6 +310,67 @@ CHAINS = ("squeeze_and_storeunalign", "get_reduce_repeat_sum_spr",
           "get_reduce_repeat_max_min_spr", "get_reduce_max_cnt", "get_reduce_min_cnt")
 
 
+def _extreme_values(rng, name, n):
+    """Random and special values, often from a small pool (ties), sometimes only zeros of both
+    signs (-0 against +0)."""
+    x = _values(rng, name, n)
+    kind = rng.integers(4)
+    if kind == 1:                       # a few distinct values: ties everywhere
+        x = rng.choice(x[:max(1, int(rng.integers(1, 4)))], n)
+    elif kind == 2 and x.dtype.kind == "f":
+        x = rng.choice(np.array([0.0, -0.0], x.dtype), n)
+    return x
+
+
+def _reduce_extreme_draw(rng, row, config):
+    """((args, cal_index, how), src_n, tmp_n, dst_n) for reduce_max / reduce_min."""
+    from ascjax.reference._reduce_index import _tmp_size
+
+    product = str(rng.choice(_products(row)))
+    lanes = lanes_of(row[0])
+    if rng.integers(2):                             # first-n form
+        n = int(rng.integers(1, 6 * lanes))
+        lo = 0 if product in ("A2", "A3") else 1    # count 0: a NOP on A2/A3 only
+        count = int(rng.choice([lo, 1, n, lanes, rng.integers(lo, n + 1)]))
+        args, src_n, first = (count,), max(n, count), max(count // lanes, 1)
+    else:
+        repeats = int(rng.choice([0, 1, 2, 3, 5, 300]))
+        rep = int(rng.choice([0, 1, 3, 8, 8, 9, 16])) if repeats < 300 else 0
+        mask = _repeat_mask(rng, lanes)
+        args, first = (mask, repeats, rep), repeats
+        src_n = _src_len(row, repeats, mask, 1, rep) + int(rng.integers(0, 40))
+    cal_index = [None, True, False][rng.integers(3)]
+    how = "positional" if cal_index is not None and rng.integers(2) else "keyword"
+    need = _tmp_size(256 // lanes, first, bool(cal_index))
+    tmp_n = need + int(rng.integers(0, 40))
+    if product == "950":                            # any sharedTmpBuffer, or none
+        tmp_n = [None, 1, tmp_n][rng.integers(3)]
+    return ((args, cal_index, how), src_n, tmp_n, 2 + int(rng.integers(0, 4))), \
+        config.replace(product=product)
+
+
+def _reduce_extreme_call(f, a, s, c):
+    (args, cal_index, how), _, tmp_n, _ = s
+    tmp = None if tmp_n is None else np.zeros(tmp_n, a[1].dtype)
+    if how == "positional":
+        return (f(a[0], a[1], tmp, *args, cal_index, config=c),)
+    return (f(a[0], a[1], tmp, *args, cal_index=cal_index, config=c),)
+
+
+def _reduce_extreme_readings(row):
+    floats = [Config(max_min_nan="ignore"), Config(signed_zero="equal"),
+              Config(extreme_nan="first")]
+    return [Config(), Config(reduce_max_index="repeat")] + (
+        floats if row[0] in ("half", "float") else [])
+
+
+def _reduce_extreme_record(name):
+    return Record(name, draw=_reduce_extreme_draw,
+                  arrays=lambda rng, row, s: (_values(rng, row[0], s[3]),
+                                              _extreme_values(rng, row[0], s[1])),
+                  call=_reduce_extreme_call, configs=_reduce_extreme_readings)
+
+
 # --- squeeze: init, two calls, finalize ----------------------------------------------------
 
 SQUEEZE_CALLS, SQUEEZE_UB = 2, 1024
@@ -506,6 +567,8 @@ RECORDS = {r.name: r for r in (
              call=lambda f, a, s, c: _flat(f(*a, *s[1], order=s[0][1], config=c)),
              configs=lambda row: [Config(), *_MINMAX_READINGS])
       for k in ("max", "min")),
+    _reduce_extreme_record("reduce_max"),
+    _reduce_extreme_record("reduce_min"),
     Record("gather", draw=_gather_draw, arrays=_gather_arrays,
            call=_gather_call,
            configs=_readings(), shared=(0,)),

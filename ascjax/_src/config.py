@@ -41,6 +41,8 @@ _CHOICES = {
     "zero_vector_mask": ("set", "ignored"),
     "extreme_nan": ("canonical", "first"),
     "masked_extreme": ("skip", "fill"),
+    "reduce_empty": ("nop", "raise"),
+    "reduce_max_index": ("offset", "repeat"),
 }
 
 
@@ -119,6 +121,14 @@ class Config:
         ``"skip"`` (**assumed**, A20: masked lanes take no part, so the index is the first
         *active* lane holding it) or ``"fill"`` (masked lanes hold that value and win the tie
         when they come first). Values are the same either way.
+      reduce_empty: the level-0 form of ReduceSum / ReduceMax / ReduceMin with repeatTime 0 on
+        a product whose page does not call it a NOP (all but Atlas A2/A3): ``"nop"`` (dst
+        unchanged, **assumed**, A34) or ``"raise"`` (a ValueError). count 0 is a NOP on Atlas
+        A2/A3 and rejected elsewhere either way (``vector_mask.ZERO_MASK_NOP``).
+      reduce_max_index: the index ReduceMax / ReduceMin's level-0 form reports for element e of
+        repeat r: ``"offset"``, its element offset in src, ``r*srcRepStride*epb + e``
+        (**assumed**, A32; what the vendor's A2 and 950 implementations compute) or
+        ``"repeat"``, ``r*lanes + e``. The two differ only when srcRepStride is not 8.
       ub_bytes: usable Unified Buffer size in bytes, at most 256 KiB.
     """
 
@@ -142,6 +152,8 @@ class Config:
     zero_vector_mask: str = "set"
     extreme_nan: str = "canonical"
     masked_extreme: str = "skip"
+    reduce_empty: str = "nop"
+    reduce_max_index: str = "offset"
     ub_bytes: int = UB_BYTES
 
     def __post_init__(self):

@@ -14,6 +14,7 @@ from .isa import memory as _memory
 from .isa import reduce_register as _register
 from .isa import reduce_register_minmax as _rminmax
 from .isa import reduce_tensor as _tensor
+from .isa import reduce_tensor_index as _index
 from .isa import reduce_tensor_minmax as _tminmax
 from .isa import squeeze as _squeeze
 from .isa.masks import create_mask, update_mask
@@ -96,6 +97,20 @@ def _by_type(table: dict) -> tuple:
     return tuple((t, ", ".join(p for p, ts in table.items() if t in ts)) for t in ("half", "float"))
 
 
+def _extreme_rows(table: dict) -> tuple:
+    """(T, products) rows of ReduceMax / ReduceMin, every type some product takes."""
+    names = sorted(dict.fromkeys(t for ts in table.values() for t in ts),
+                   key=lambda t: (t not in ("half", "float"), t))
+    return tuple((t, ", ".join(p for p, ts in table.items() if t in ts)) for t in names)
+
+
+def _extreme_assumed(table: dict) -> dict:
+    # A19 / A24 (NaN) and A25 (signed zeros) only matter for floats.
+    return {t: ("A19",) + _MAX_MIN + ("A32", "A34", "A35") if t in ("half", "float") else
+            ("A32", "A34", "A35")
+            for t, _ in _extreme_rows(table)}
+
+
 INSTRUCTIONS: dict[str, Instruction] = {
     i.name: i
     for i in (
@@ -157,8 +172,8 @@ INSTRUCTIONS: dict[str, Instruction] = {
                     {"half": _FLOAT_SUM + ("A9",), "float": _FLOAT_SUM + ("A9",)}),
         Instruction("reduce_sum", "ReduceSum", _tensor.reduce_sum, "10", None,
                     ("T", "products"), _by_type(_tensor.REDUCE_SUM_TYPES),
-                    {"half": _FLOAT_SUM + ("A9", "A12", "A17", "A18"),
-                     "float": _FLOAT_SUM + ("A9", "A12", "A17", "A18")}),
+                    {"half": _FLOAT_SUM + ("A9", "A12", "A17", "A18", "A34"),
+                     "float": _FLOAT_SUM + ("A9", "A12", "A17", "A18", "A34")}),
         Instruction("reduce_data_block", "ReduceDataBlock", _tminmax.reduce_data_block, "10",
                     None, ("T", "products"), _by_type(_tminmax.REDUCE_DATA_BLOCK_TYPES),
                     {t: _FLOAT_SUM + _MAX_MIN + ("A9", "A11") for t in ("half", "float")}),
@@ -209,6 +224,12 @@ INSTRUCTIONS: dict[str, Instruction] = {
                       variants={f"asc_repeat_reduce_{k}_{o}{sync}": {"order": o}
                                 for o in _tensor.ORDERS for sync in ("", "_sync")})
           for k in ("max", "min")),
+        Instruction("reduce_max", "ReduceMax", _index.reduce_max, "10", "ReduceMax.md",
+                    ("T", "products"), _extreme_rows(_index.REDUCE_MAX_TYPES),
+                    _extreme_assumed(_index.REDUCE_MAX_TYPES)),
+        Instruction("reduce_min", "ReduceMin", _index.reduce_min, "10", "ReduceMin.md",
+                    ("T", "products"), _extreme_rows(_index.REDUCE_MIN_TYPES),
+                    _extreme_assumed(_index.REDUCE_MIN_TYPES)),
         Instruction("gather", "asc_gather", _gather.gather, "6", "asc_gather.md",
                     ("dst", "src", "index"), _gather.GATHER_TYPES),
         Instruction("squeeze_and_storeunalign", "asc_squeeze_and_storeunalign",
@@ -357,7 +378,8 @@ ASSUMPTIONS = (
      "lanes are \"treated as\" (-inf / +inf, the integer type's lowest / highest), the index is "
      "the first active lane holding it (masked lanes take no part; no active lane: index 0)"),
      'Config(masked_extreme="fill") (a masked lane before it wins the tie)'),
-    ("A24", ("Max/min reductions on LocalTensors (ReduceDataBlock, ReduceRepeat, their SPRs) "
+    ("A24", ("Max/min reductions on LocalTensors (ReduceDataBlock, ReduceRepeat, ReduceMax/Min, "
+     "their SPRs) "
      "with a NaN among the active elements give a NaN (bits as A19) at the first NaN's index, "
      "as the register pages say for theirs; the LocalTensor pages do not say"),
      'Config(max_min_nan="ignore")'),
@@ -372,6 +394,20 @@ ASSUMPTIONS = (
      "r * lanes + i for repeat r's lane i, the element offset in the pages' contiguous case "
      "(srcBlkStride 1, srcRepStride 8; the pages support no other)"),
      'Config(spr_index="offset") (the src element offset)'),
+    ("A32", ("ReduceMax/ReduceMin level-0 index: the winning element's offset in src, "
+     "r*srcRepStride*epb + e (the vendor's A2 and 950 implementations; the pages only say it is "
+     "derived from the repeat and the in-repeat index); it differs from r*lanes + e only when "
+     "srcRepStride != 8"),
+     'Config(reduce_max_index="repeat")'),
+    ("A34", ("ReduceSum/ReduceMax/ReduceMin with repeatTime 0 leave dst unchanged on every "
+     "product (a NOP on Atlas A2/A3, as the pages say of count 0 too; the 950 page says a NOP "
+     "is not guaranteed, the others are silent); count 0 is rejected off Atlas A2/A3"),
+     'Config(reduce_empty="raise")'),
+    ("A35", ("ReduceMax/ReduceMin checks: sharedTmpBuffer holds the page's "
+     "finalWorkLocalNeedSize elements of T (first-n form: firstMaxRepeat = count // lanes, at "
+     "least 1, as ReduceSum's page says; any size on the 950); with calIndex, a 16-bit T "
+     "(half, and int16_t/uint16_t on the 950) rejects a call whose index can exceed 65535"),
+     "none (pass a larger buffer or a shorter tensor)"),
 )
 
 

@@ -44,6 +44,8 @@ from ._reduce import reduce_sum as reduce_sum
 from ._reduce import reduce_sum_datablock as reduce_sum_datablock
 from ._reduce import repeat_reduce_sum as repeat_reduce_sum
 from ._reduce import whole_reduce_sum as whole_reduce_sum
+from ._reduce_index import reduce_max as reduce_max
+from ._reduce_index import reduce_min as reduce_min
 from ._reduce_minmax import ReduceSpr as ReduceSpr
 from ._reduce_minmax import asc_pair_reduce_sum as asc_pair_reduce_sum
 from ._reduce_minmax import asc_repeat_reduce_sum as asc_repeat_reduce_sum
@@ -109,7 +111,9 @@ __all__ = [
     "pair_reduce_sum",
     "pair_reduce_sum_ub",
     "reduce_data_block",
+    "reduce_max",
     "reduce_max_datablock",
+    "reduce_min",
     "reduce_min_datablock",
     "reduce_pair_elem",
     "reduce_repeat",

@@ -6,6 +6,7 @@ Each ``main()`` prints what the seed program prints and returns True when it pas
 from . import (
     gather,
     pair_reduce_sum,
+    reduce_max_min,
     reduce_register,
     reduce_sum_datablock,
     reduce_tensor_minmax,
@@ -19,4 +20,6 @@ EXAMPLES = {
     "squeeze_and_storeunalign": squeeze_and_storeunalign.main,
     "reduce_register": reduce_register.main,
     "reduce_tensor_minmax": reduce_tensor_minmax.main,
+    "reduce_max": reduce_max_min.main_max,
+    "reduce_min": reduce_max_min.main_min,
 }

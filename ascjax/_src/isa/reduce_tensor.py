@@ -34,15 +34,11 @@ from .repeat import (
     RepeatCall,
     RepeatPlan,
     active_rows,
-    check_placeholder,
-    check_repeats,
-    check_strides,
     group_written,
     repeat_call,
-    repeat_mask,
-    setup,
+    tensor_reduce_call,
 )
-from .vector_mask import ZERO_MASK_NOP, MaskState, resolve_state
+from .vector_mask import MaskState
 
 _ALL_PRODUCTS = ("950", "A3", "A2", "200I/500 A2", "inference AI Core", "training")
 _HALF_FLOAT = ("half", "float")
@@ -404,7 +400,11 @@ def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any,
       elements ``[r*lanes, (r+1)*lanes)``, the last one partly (its other lanes +0);
     * level 0: ``reduce_sum(dst, src, shared_tmp_buffer, mask, repeat_time, src_rep_stride)``;
       repeat r reads ``(r*src_rep_stride + e // epb)*epb + e % epb`` under ``mask`` (int or
-      uint64 words); ``repeat_time`` 0 leaves dst unchanged.
+      uint64 words); ``repeat_time`` up to 2**31 - 1 (the page), ``src_rep_stride`` in
+      [0, 65535].
+
+    ``repeat.tensor_reduce_call`` checks both forms for ReduceSum, ReduceMax and ReduceMin.
+    ``repeat_time`` 0 leaves dst unchanged (A34).
 
     ``method`` is the vendor page's number (or its name) for how the repeats are added; every
     add is one IEEE add rounded to T:
@@ -443,48 +443,16 @@ def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any,
     [2692.0, 2688.0]
     """
     where = "reduce_sum"
-    config, fmt, dst, src = setup(where, dst, src, REDUCE_SUM_TYPES, config)
+    call = tensor_reduce_call(where, dst, src, REDUCE_SUM_TYPES, config, args,
+                              is_set_mask=is_set_mask, mask_state=mask_state)
     del shared_tmp_buffer  # work space only
-    lanes = fmt.lanes
-    if not isinstance(is_set_mask, (bool, np.bool_)):
-        raise TypeError(f"{where}: is_set_mask must be a bool, got {is_set_mask!r}")
-    state = resolve_state(mask_state, where)
-    nop = config.product in ZERO_MASK_NOP
-    if len(args) == 1:
-        if is_set_mask or not nop:  # isSetMask has no effect off Atlas A2/A3 (page)
-            count = check_int(args[0], 0 if nop else 1, src.shape[-1], where=where, arg="count")
-        else:
-            check_placeholder(args[0], where, "count")
-            count = check_int(state.low, 0, src.shape[-1], where=where,
-                              arg="count (mask_state.low, is_set_mask=False)")
-        if count == 0:
-            return dst
-        plan = RepeatPlan(fmt, -(-count // lanes), 1, BLOCKS_PER_REGISTER, (True,) * lanes,
-                          count=count)
-        method = reduce_sum_method(method, config, count, fmt)
-    elif len(args) == 3:
-        if not is_set_mask:
-            raise TypeError(f"{where}: the level-0 (mask, repeat_time, src_rep_stride) form has "
-                            f"no isSetMask (page); is_set_mask=False applies to the first-n form")
-        if state.mode == "counter":
-            raise ValueError(f"{where}: the level-0 form runs in Normal mask mode; the page does "
-                             f"not describe it under a Counter-mode mask_state")
-        mask, repeat_time, src_rep_stride = args
-        repeats = check_repeats(repeat_time, where)
-        st = check_strides(where, config, src_rep_stride=src_rep_stride)
-        active = repeat_mask(mask, fmt, where)
-        method = reduce_sum_method(method, config, None, fmt)
-        if repeats == 0:
-            return dst
-        plan = RepeatPlan(fmt, repeats, 1, st["src_rep_stride"], tuple(active.tolist()))
-        plan.check(src.shape[-1], dst.shape[-1], where)
-    else:
-        raise TypeError(f"{where}: expected (dst, src, shared_tmp_buffer, count) or (dst, src, "
-                        f"shared_tmp_buffer, mask, repeat_time, src_rep_stride); got "
-                        f"{3 + len(args)} positional arguments")
+    config, fmt, dst = call.config, call.fmt, call.dst
+    method = reduce_sum_method(method, config, call.count, fmt)
+    if call.plan is None:
+        return dst
     if dst.shape[-1] < 1:
         raise ValueError(f"{where}: dst has no element to write the sum to")
-    return _reduce_sum((Adder(fmt, fmt, config), plan, method), dst, src)
+    return _reduce_sum((Adder(fmt, fmt, config), call.plan, method), dst, call.src)
 
 
 def _reduce_sum_forward(spec, d, s):

@@ -1,5 +1,6 @@
 """LocalTensor repeats: the checks, addresses, mask and loads/stores of every repeat/stride
-instruction (PairReduceSum, BlockReduceSum, WholeReduceSum, RepeatReduceSum, ReduceSum).
+instruction (PairReduceSum, BlockReduceSum, WholeReduceSum, RepeatReduceSum, ReduceSum,
+ReduceMax, ReduceMin).
 
 A repeat covers one 256-byte register's worth of src: element e of repeat r is read from element
 offset ``(r*src_rep_stride + (e // epb)*src_blk_stride)*epb + e % epb`` (epb elements per 32-byte
@@ -36,6 +37,9 @@ from .vector_mask import ZERO_MASK_NOP, MaskState, resolve_state
 
 REPEAT_MAX = 255
 STRIDE_MAX = 65535  # **assumed** field width; the seed gives no range
+# ReduceMax / ReduceMin / ReduceSum split larger repeat counts themselves (归约计算 guide): their
+# repeatTime only has to fit an int32_t.
+TENSOR_REPEAT_MAX = 2**31 - 1
 
 
 # --- checks ---------------------------------------------------------------------------------
@@ -222,6 +226,89 @@ def repeat_call(where: str, dst: Any, src: Any, table: dict, config: Config | No
                                          mask_state)
     checked = check_strides(where, config, **strides)
     return RepeatCall(config, fmt, dst, src, repeats, checked, active, count)
+
+
+class TensorReduce(NamedTuple):
+    """A checked whole-tensor reduction call (ReduceSum, ReduceMax, ReduceMin).
+
+    ``plan`` is None when the call does nothing (count or repeat_time 0). ``count`` is the
+    first-n form's count (None for level 0); ``first_repeats`` the repeats the first pass runs
+    (the pages' firstMaxRepeat: ``count // lanes``, at least 1, or ``repeat_time``); ``extra``
+    the trailing optional positional arguments, None where not given.
+    """
+
+    config: Config
+    fmt: Format
+    dst: Any
+    src: Any
+    plan: RepeatPlan | None
+    count: int | None
+    first_repeats: int
+    extra: tuple
+
+
+def tensor_reduce_call(where: str, dst: Any, src: Any, table: dict, config: Config | None,
+                       args: tuple, optional: tuple[str, ...] = (), *, is_set_mask: Any = True,
+                       mask_state: MaskState | None = None) -> TensorReduce:
+    """The two call forms of ReduceSum / ReduceMax / ReduceMin after (dst, src, sharedTmpBuffer).
+
+    * first n elements: ``(count, *optional)``: repeat r covers ``[r*lanes, (r+1)*lanes)``, the
+      last one partly; ``count`` in [1, len(src)], or 0 (a NOP) on Atlas A2/A3 (the pages);
+    * level 0: ``(mask, repeat_time, src_rep_stride, *optional)``: repeat r reads element
+      ``(r*src_rep_stride + e // epb)*epb + e % epb`` under ``mask`` (int or uint64 words);
+      ``repeat_time`` in [0, 2**31 - 1], ``src_rep_stride`` in [0, 65535] (the pages' ranges).
+      repeat_time 0 is a NOP: documented on Atlas A2/A3, **assumed** elsewhere (A34;
+      ``config.reduce_empty="raise"`` rejects it there).
+
+    ``optional`` names trailing positional arguments the page gives a default (ReduceMax's
+    calIndex). ``is_set_mask`` / ``mask_state`` are ReduceSum's isSetMask: on Atlas A2/A3,
+    False takes the first-n form's count from ``mask_state.low`` (``count`` a placeholder); it
+    has no effect elsewhere (page). The level-0 form has no isSetMask and runs in Normal mode.
+    """
+    config, fmt, dst, src = setup(where, dst, src, table, config)
+    if not isinstance(is_set_mask, (bool, np.bool_)):
+        raise TypeError(f"{where}: is_set_mask must be a bool, got {is_set_mask!r}")
+    state = resolve_state(mask_state, where)
+    nop = config.product in ZERO_MASK_NOP
+    lanes, k = fmt.lanes, len(optional)
+    if 1 <= len(args) <= 1 + k:
+        if is_set_mask or not nop:  # isSetMask has no effect off Atlas A2/A3 (page)
+            count = check_int(args[0], 0 if nop else 1, src.shape[-1], where=where, arg="count")
+        else:
+            check_placeholder(args[0], where, "count")
+            count = check_int(state.low, 0, src.shape[-1], where=where,
+                              arg="count (mask_state.low, is_set_mask=False)")
+        extra = args[1:]
+        repeats = -(-count // lanes)
+        first = max(count // lanes, 1)
+        plan = RepeatPlan(fmt, repeats, 1, BLOCKS_PER_REGISTER, (True,) * lanes, count=count)
+    elif 3 <= len(args) <= 3 + k:
+        if not is_set_mask:
+            raise TypeError(f"{where}: the level-0 (mask, repeat_time, src_rep_stride) form has "
+                            f"no isSetMask (page); is_set_mask=False applies to the first-n form")
+        if state.mode == "counter":
+            raise ValueError(f"{where}: the level-0 form runs in Normal mask mode; the page does "
+                             f"not describe it under a Counter-mode mask_state")
+        mask, repeat_time, src_rep_stride = args[:3]
+        extra, count = args[3:], None
+        repeats = check_int(repeat_time, 0, TENSOR_REPEAT_MAX, where=where, arg="repeat_time")
+        st = check_strides(where, config, src_rep_stride=src_rep_stride)
+        active = repeat_mask(mask, fmt, where)
+        first = repeats
+        plan = RepeatPlan(fmt, repeats, 1, st["src_rep_stride"], tuple(active.tolist()))
+        if repeats:
+            plan.check(src.shape[-1], dst.shape[-1], where)
+        elif config.reduce_empty == "raise" and not nop:
+            raise ValueError(f"{where}: repeat_time=0 is a NOP only on {list(ZERO_MASK_NOP)} "
+                             f"(the page); Config(reduce_empty=\"raise\") rejects it on product "
+                             f"{config.product!r}")
+    else:
+        tail = "".join(f"[, {name}]" for name in optional)
+        raise TypeError(f"{where}: expected (dst, src, shared_tmp_buffer, count{tail}) or (dst, "
+                        f"src, shared_tmp_buffer, mask, repeat_time, src_rep_stride{tail}); got "
+                        f"{3 + len(args)} positional arguments")
+    return TensorReduce(config, fmt, dst, src, plan if repeats else None, count, first,
+                        tuple(extra) + (None,) * (k - len(extra)))
 
 
 # --- the address plan -----------------------------------------------------------------------
