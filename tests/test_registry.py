@@ -733,10 +733,6 @@ def test_python_names_follow_the_one_rule():
     from ascjax._src.registry import python_name
     library = frozenset(python_name(i.ascend) for i in ascjax.INSTRUCTIONS.values()
                         if not i.ascend.startswith("asc_"))
-    # The class-library ReduceMax / ReduceMin (cpp-memory pages) are written on another branch:
-    # asc_reduce_max / asc_reduce_min keep their prefix against them already (redundant once
-    # that branch is merged).
-    library |= {"reduce_max", "reduce_min"}
     for name, ins in ascjax.INSTRUCTIONS.items():
         assert name == python_name(ins.ascend.partition("_b8/")[0], library), (name, ins.ascend)
         assert getattr(ascjax, name) is ins.function, name

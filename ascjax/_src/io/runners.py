@@ -23,7 +23,7 @@ from ..cli_options import Option, ascend_type, byte_address, config_from_options
 from ..formats import FORMATS, resolve
 from ..isa.gather import gather
 from ..isa.lanes import REDUCE_TYPES, check_int
-from ..isa.reduce_tensor import REDUCE_SUM_METHODS
+from ..isa.reduce_tensor import ORDERS, REDUCE_SUM_METHODS
 from ..isa.squeeze import squeeze_sequence, squeeze_window
 from ..registry import INSTRUCTIONS
 from .binio import BinFileError, check_output_paths, read_bin
@@ -158,6 +158,10 @@ def _plan_squeeze(opts: dict) -> Plan:
 
 # One line per instruction whose runner a family derives (``families``): the registry name, its
 # family, and what the signature cannot say (template choices, units, call forms, extra parts).
+# The C API on UB: its two overloads; ReduceRepeat's SPR parts, each to an optional file.
+_C_FORMS = (("count",), ("repeat", "dst_repeat_stride", "src_block_stride", "src_repeat_stride"))
+_SPR = ("spr_sum", "spr_value", "spr_index")
+
 FAMILIES = {
     "reduce_sum_datablock": Register(),
     "pair_reduce_sum": Tensor(units={"dst_rep_stride": "128-byte units"}),
@@ -174,6 +178,22 @@ FAMILIES = {
         "reduce_min_datablock", "asc_pair_reduce_sum", "reg_pair_reduce_elem")},
     **{name: Register(templates={"reduce_type": REDUCE_TYPES})
        for name in ("reg_reduce", "reg_reduce_data_block")},
+    "reduce_data_block": Tensor(templates={"reduce_type": REDUCE_TYPES},
+                                units={"dst_rep_stride": "units of 8 elements"}),
+    **{name: Tensor(units={"dst_rep_stride": "units of 8 elements"})
+       for name in ("block_reduce_max", "block_reduce_min")},
+    "reduce_repeat": Tensor(templates={"reduce_type": REDUCE_TYPES, "order": ORDERS},
+                            outputs=_SPR),
+    "reduce_pair_elem": Tensor(templates={"reduce_type": ("sum",)},
+                               units={"dst_rep_stride": "128-byte units"}),
+    **{name: Tensor(forms=_C_FORMS) for name in (
+        "datablock_reduce_sum", "datablock_reduce_max", "datablock_reduce_min",
+        "asc_repeat_reduce_sum")},
+    **{name: Tensor(forms=_C_FORMS, templates={"order": ORDERS}, outputs=_SPR)
+       for name in ("repeat_reduce_max", "repeat_reduce_min")},
+    **{name: Tensor(forms=(("count",), ("mask", "repeat_time", "src_rep_stride")),
+                    templates={"cal_index": (False, True)})
+       for name in ("reduce_max", "reduce_min")},
 }
 
 RUNNERS: dict[str, Runner] = {name: family.runner(name) for name, family in FAMILIES.items()}
