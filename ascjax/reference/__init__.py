@@ -50,13 +50,51 @@ from ._squeeze import get_squeeze_status as get_squeeze_status
 from ._squeeze import squeeze_and_storeunalign as squeeze_and_storeunalign
 from ._squeeze import squeeze_and_storeunalign_finalize as squeeze_and_storeunalign_finalize
 from ._squeeze import squeeze_and_storeunalign_init as squeeze_and_storeunalign_init
+from ._vector_mask import MaskState as MaskState
+from ._vector_mask import asc_set_mask_count as asc_set_mask_count
+from ._vector_mask import asc_set_mask_norm as asc_set_mask_norm
+from ._vector_mask import asc_set_vector_mask as asc_set_vector_mask
+from ._vector_mask import reset_mask as reset_mask
+from ._vector_mask import set_mask_count as set_mask_count
+from ._vector_mask import set_mask_norm as set_mask_norm
+from ._vector_mask import set_vector_mask as set_vector_mask
 
 __all__ = [
-    "SUMMATION_ORDERS", "SqueezeState", "add", "block_reduce_sum", "copy_gm2ub_align",
-    "copy_ub2gm_align", "create_mask", "decode", "encode", "gather", "get_squeeze_status",
-    "library_type", "loadalign", "pair_reduce_sum", "reduce_sum", "reduce_sum_datablock",
-    "repeat_reduce_sum", "squeeze_and_storeunalign", "squeeze_and_storeunalign_finalize",
-    "squeeze_and_storeunalign_init", "storealign", "sum_adjacent_tree", "sum_kahan",
-    "sum_numpy_pairwise", "sum_repeats", "sum_sequential", "update_mask", "value_grid",
+    "SUMMATION_ORDERS",
+    "MaskState",
+    "SqueezeState",
+    "add",
+    "asc_set_mask_count",
+    "asc_set_mask_norm",
+    "asc_set_vector_mask",
+    "block_reduce_sum",
+    "copy_gm2ub_align",
+    "copy_ub2gm_align",
+    "create_mask",
+    "decode",
+    "encode",
+    "gather",
+    "get_squeeze_status",
+    "library_type",
+    "loadalign",
+    "pair_reduce_sum",
+    "reduce_sum",
+    "reduce_sum_datablock",
+    "repeat_reduce_sum",
+    "reset_mask",
+    "set_mask_count",
+    "set_mask_norm",
+    "set_vector_mask",
+    "squeeze_and_storeunalign",
+    "squeeze_and_storeunalign_finalize",
+    "squeeze_and_storeunalign_init",
+    "storealign",
+    "sum_adjacent_tree",
+    "sum_kahan",
+    "sum_numpy_pairwise",
+    "sum_repeats",
+    "sum_sequential",
+    "update_mask",
+    "value_grid",
     "whole_reduce_sum",
 ]
