@@ -3,11 +3,18 @@
 Each ``main()`` prints what the seed program prints and returns True when it passed.
 """
 
-from . import gather, pair_reduce_sum, reduce_sum_datablock, squeeze_and_storeunalign
+from . import (
+    gather,
+    pair_reduce_sum,
+    reduce_sum_datablock,
+    squeeze_and_storeunalign,
+    vector_mask,
+)
 
 EXAMPLES = {
     "reduce_sum_datablock": reduce_sum_datablock.main,
     "pair_reduce_sum": pair_reduce_sum.main,
     "gather": gather.main,
     "squeeze_and_storeunalign": squeeze_and_storeunalign.main,
+    "vector_mask": vector_mask.main,
 }
