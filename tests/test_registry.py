@@ -102,32 +102,70 @@ def _active(mask, lanes):
     return np.array([(mask[e // 64] >> (e % 64)) & 1 for e in range(lanes)], bool)
 
 
-def _src_len(row, repeats, mask, blk, rep):
-    """Elements the repeats read (at least one), plus a random tail."""
+def _mask_source(rng, product, lanes, repeats, mask, continuous):
+    """How the call gets its mask (guide 如何使用掩码操作API): the argument in Normal mode
+    (most draws), the state's words with is_set_mask=False, or a Counter-mode count as the
+    argument or in the state; a mask of 0 now and then on Atlas A2/A3 (a NOP there).
+
+    Returns (mask argument, keywords, rows): rows ``(R, lanes)`` are the active lanes of the
+    repeats the call makes, computed here from the guide's rules.
+    """
+    nop = product in ("A2", "A3")
+    kind = int(rng.choice([0, 0, 0, 1, 2, 3])) if product != "training" else int(
+        rng.choice([0, 0, 1]))
+    # The words a state carries besides the ones read: random, or ResetMask's all ones.
+    junk = [0, 2**64 - 1, int(rng.integers(0, 2**63))][rng.integers(3)]  # Python ints
+    if kind in (2, 3):                               # Counter mode
+        n = int(rng.integers(1, 6 * lanes))
+        count = int(rng.choice([1, lanes, 2 * lanes, lanes + 1, n] + ([0] if nop else [])))
+        rows = (np.arange(-(-count // lanes) * lanes) < count).reshape(-1, lanes)
+        if kind == 2:
+            return count, {"mask_state": ascjax.MaskState("counter", junk, junk)}, rows
+        return (ascjax.MASK_PLACEHOLDER, {"is_set_mask": False,
+                                          "mask_state": ascjax.MaskState("counter", junk, count)},
+                rows)
+    if nop and rng.integers(8) == 0:
+        mask = 0 if continuous or rng.integers(2) else [0] * (lanes // 64)
+    on = _active(mask, lanes)
+    rows = np.broadcast_to(on, (repeats if on.any() else 0, lanes))
+    if kind == 0:
+        state = None if rng.integers(2) else ascjax.MaskState("normal", junk, junk)
+        return mask, {} if state is None else {"mask_state": state}, rows
+    bits = sum(1 << int(e) for e in np.nonzero(on)[0])
+    if lanes == 64:                                  # a 32-bit type reads the low word only
+        bits |= junk << 64
+    placeholder = [ascjax.MASK_PLACEHOLDER, None, 1, [0, 0]][rng.integers(4)]
+    return placeholder, {"is_set_mask": False, "mask_state": ascjax.MaskState(
+        "normal", bits >> 64, bits & (2**64 - 1))}, rows
+
+
+def _src_len(row, rows, blk, rep):
+    """Elements the repeats read (at least one)."""
     lanes = lanes_of(row[0])
     epb = lanes // 8
-    e = np.nonzero(_active(mask, lanes))[0]
-    top = max(((repeats - 1) * rep + e // epb * blk) * epb + e % epb) if repeats else 0
-    return int(top) + 1
+    r, e = np.nonzero(rows)
+    return int(max(((r * rep + e // epb * blk) * epb + e % epb).max(initial=0), 0)) + 1
 
 
 def _draw_repeats(rng, row, config, dst_len, continuous=False):
-    """(repeat_time, mask, dst_rep_stride, src_blk_stride, src_rep_stride, dst_n, src_n)."""
+    """(repeat_time, mask, dst_rep_stride, src_blk_stride, src_rep_stride, dst_n, src_n,
+    mask keywords)."""
     product = str(rng.choice(_products(row)))
     lanes = lanes_of(row[0])
     repeats = int(rng.choice([0, 1, 2, 3, 5]))
     mask = _repeat_mask(rng, lanes)
     if continuous and not isinstance(mask, int):
         mask = int(rng.integers(1, lanes + 1))
+    mask, kw, rows = _mask_source(rng, product, lanes, repeats, mask, continuous)
     lo = 1 if product == "training" else 0          # training: dst_rep_stride >= 1
     dst_rep, blk, rep = int(rng.integers(lo, 4)), int(rng.integers(0, 3)), int(rng.integers(0, 17))
-    src_n = _src_len(row, repeats, mask, blk, rep) + int(rng.integers(0, 40))
-    dst_n = dst_len(lanes, max(repeats - 1, 0) * dst_rep) + int(rng.integers(0, 8))
-    return (repeats, mask, dst_rep, blk, rep, dst_n, src_n), config.replace(product=product)
+    src_n = _src_len(row, rows, blk, rep) + int(rng.integers(0, 40))
+    dst_n = dst_len(lanes, max(len(rows) - 1, 0) * dst_rep) + int(rng.integers(0, 8))
+    return (repeats, mask, dst_rep, blk, rep, dst_n, src_n, kw), config.replace(product=product)
 
 
 def _dst_src(rng, row, static):
-    *_, dst_n, src_n = static
+    dst_n, src_n = static[5:7]
     return _values(rng, row[0], dst_n), _values(rng, row[0], src_n)
 
 
@@ -141,15 +179,92 @@ def _reduce_sum_draw(rng, row, config):
     product = str(rng.choice(_products(row)))
     lanes = lanes_of(row[0])
     method = [None, None, 1, 2, 3, "sequential", "tree", "vector_merge"][rng.integers(8)]
+    nop = product in ("A2", "A3")
     if rng.integers(2):                             # first-n form
         n = int(rng.integers(1, 6 * lanes))
         # 4 * lanes: 1024 bytes, the 950's last count with method 3 by default (A17)
-        count = int(rng.choice([1, n, lanes, 4 * lanes, rng.integers(1, n + 1)]))
-        return ((count,), method, max(n, count)), config.replace(product=product)
+        count = int(rng.choice([1, n, lanes, 4 * lanes, rng.integers(1, n + 1)]
+                               + ([0] if nop else [])))
+        kw, src_n = {}, max(n, count, 1)
+        if rng.integers(2):                         # isSetMask false: the count in the state
+            mode = str(rng.choice(["normal", "counter"]))  # the form sets Counter mode itself
+            kw = {"is_set_mask": False, "mask_state": ascjax.MaskState(mode, 0, count)}
+            # isSetMask counts on Atlas A2/A3 only: elsewhere the argument is the count.
+            count = 1 if nop else count
+        return ((count,), method, src_n, kw), config.replace(product=product)
     repeats, mask, rep = int(rng.choice([0, 1, 3, 5])), _repeat_mask(rng, lanes), int(
         rng.integers(0, 17))
-    src_n = _src_len(row, repeats, mask, 1, rep) + int(rng.integers(0, 40))
-    return ((mask, repeats, rep), method, src_n), config.replace(product=product)
+    src_n = _src_len(row, np.broadcast_to(_active(mask, lanes), (repeats, lanes)), 1,
+                     rep) + int(rng.integers(0, 40))
+    return ((mask, repeats, rep), method, src_n, {}), config.replace(product=product)
+
+
+# --- mask-mode setters: the returned state, as bits ---------------------------------------
+
+def _word(rng):
+    # Indexed, not rng.choice: NumPy would hold 2**64 - 1 as a float.
+    return [0, 1, 2**64 - 1, 2**63, int(rng.integers(0, 2**63)) * 2 + 1][rng.integers(5)]
+
+
+def _prior_state(rng):
+    """The state a setter is called in: power-on (None) or any mode and words."""
+    if rng.integers(3) == 0:
+        return None
+    return ascjax.MaskState(str(rng.choice(["normal", "counter"])), _word(rng), _word(rng))
+
+
+def _state_bits(state):
+    """(counter?, high word, low word) as uint32 halves: comparable under jit with x64 off."""
+    m = 2**32 - 1
+    return tuple(np.uint32(x) for x in (state.mode == "counter", state.high >> 32,
+                                        state.high & m, state.low >> 32, state.low & m))
+
+
+def _set_vector_mask_draw(rng, row, config):
+    product = str(rng.choice(_products(row)))
+    dtype = str(rng.choice(["half", "int16_t", "uint16_t", "bfloat16_t"] if row[0] == "16-bit"
+                           else ["float", "int32_t", "uint32_t"]))
+    lanes = lanes_of(dtype)
+    mode = str(rng.choice(["normal", "counter"]))
+    zero = product in ("A2", "A3") and rng.integers(4) == 0   # a NOP mask there (A38)
+    if rng.integers(2):                                        # (len)
+        n = int(rng.integers(0, lanes + 1) if mode == "normal" else rng.choice(
+            [0, 1, lanes, int(rng.integers(0, 2**31))]))
+        args = (0 if zero else n,)
+    elif mode == "counter":
+        args = (0, 0 if zero else _word(rng))
+    else:
+        high = _word(rng) if lanes == 128 else 0
+        low = _word(rng)
+        if zero:
+            high = low = 0
+        elif lanes == 128 and high == low == 0:
+            low = 1
+        args = (high, low)
+    return (args, dtype, mode, _prior_state(rng)), config.replace(product=product)
+
+
+def _asc_set_vector_mask_draw(rng, row, config):
+    state = _prior_state(rng)
+    counter = state is not None and state.mode == "counter"
+    mask1 = 0 if counter else _word(rng)
+    mask0 = _word(rng)
+    if not counter and mask1 == mask0 == 0:
+        mask0 = 1
+    if counter and rng.integers(4) == 0:
+        mask0 = 0                                            # a count of 0: A38
+    product = str(rng.choice(_products(row)))
+    return (mask1, mask0, state), config.replace(product=product)
+
+
+def _setter_record(name):
+    """SetMaskCount / SetMaskNorm / ResetMask and their C API spellings: state in, state out."""
+    return Record(name,
+                  draw=lambda rng, row, c: (_prior_state(rng), c.replace(
+                      product=str(rng.choice(_products(row))))),
+                  arrays=lambda rng, row, s: (),
+                  call=lambda f, a, s, c: _state_bits(f(state=s, config=c)),
+                  configs=_readings(), modes=("eager", "jit"))
 
 
 # --- register reductions: sums, max / min with index, DataBlock forms, pairs, Reg:: ------------
@@ -264,14 +379,32 @@ def _flat(out):
     return (dst, *spr)
 
 
+def _c_mask_state(rng, lanes, repeats):
+    """The hardware mask the C API's high-dimensional form reads (it takes no mask argument):
+    the power-on state, Normal-mode words, or a Counter-mode count; and the rows it gives."""
+    kind = int(rng.integers(3))
+    if kind == 0:
+        return None, np.ones((repeats, lanes), bool)
+    if kind == 1:
+        high, low = _word(rng), _word(rng)
+        bits = (high << 64 | low) if lanes == 128 else low
+        on = np.array([bits >> e & 1 for e in range(lanes)], bool)
+        return ascjax.MaskState("normal", high, low), np.broadcast_to(
+            on, (repeats if on.any() else 0, lanes))
+    count = int(rng.choice([1, lanes, lanes + 1, int(rng.integers(1, 4 * lanes))]))
+    rows = (np.arange(-(-count // lanes) * lanes) < count).reshape(-1, lanes)
+    return ascjax.MaskState("counter", _word(rng), count), rows
+
+
 def _c_draw(slots):
-    """A C API draw: ``((kind, order), args, dst_n, src_n)``, the first-n form ``(count,)`` or
-    the high-dimensional one ``(repeat, dst_repeat_stride, src_block_stride,
-    src_repeat_stride)``."""
+    """A C API draw: ``((kind, order), args, mask_state, dst_n, src_n)``, the first-n form
+    ``(count,)`` or the high-dimensional one ``(repeat, dst_repeat_stride, src_block_stride,
+    src_repeat_stride)`` under a drawn hardware mask."""
     def draw(rng, row, config):
         product = str(rng.choice(_products(row)))
         lanes = lanes_of(row[0])
         extra = (None, str(rng.choice(MINMAX_ORDERS)))
+        state = None
         if rng.integers(2):
             count = int(rng.choice([1, lanes, rng.integers(1, 4 * lanes)]))
             repeats = -(-count // lanes)
@@ -282,11 +415,17 @@ def _c_draw(slots):
             dst_rep, blk, rep = (int(rng.integers(0, 4)), int(rng.integers(0, 3)),
                                  int(rng.integers(0, 17)))
             args = (repeats, dst_rep, blk, rep)
-            src_n = _src_len(row, repeats, lanes, blk, rep) + int(rng.integers(0, 40))
-            dst_n = max(repeats - 1, 0) * dst_rep * slots + slots
-        return (extra, args, dst_n + int(rng.integers(0, 8)), src_n), config.replace(
+            state, rows = _c_mask_state(rng, lanes, repeats)
+            src_n = _src_len(row, rows, blk, rep) + int(rng.integers(0, 40))
+            dst_n = max(len(rows) - 1, 0) * dst_rep * slots + slots
+        return (extra, args, state, dst_n + int(rng.integers(0, 8)), src_n), config.replace(
             product=product)
     return draw
+
+
+def _c_arrays(rng, row, static):
+    *_, dst_n, src_n = static
+    return _values(rng, row[0], dst_n), _values(rng, row[0], src_n)
 
 
 def _max_min_spr_chain(m, a, s, c):
@@ -297,8 +436,9 @@ def _max_min_spr_chain(m, a, s, c):
 
 def _cnt_chain(kind):
     def chain(m, a, s, c):
-        (_, order), args, *_ = s
-        _, spr = getattr(m, f"repeat_reduce_{kind}")(*a, *args, order=order, config=c)
+        (_, order), args, state, *_ = s
+        _, spr = getattr(m, f"repeat_reduce_{kind}")(*a, *args, order=order, mask_state=state,
+                                                      config=c)
         return tuple(getattr(m, f"get_reduce_{kind}_cnt")(spr, config=c))
     return chain
 
@@ -486,30 +626,32 @@ RECORDS = {r.name: r for r in (
            draw=lambda rng, row, c: _draw_repeats(rng, row, c, lambda lanes, last: last
                                                   * lanes // 2 + lanes // 2),
            arrays=_dst_src,
-           call=lambda f, a, s, c: (f(*a, *s[:5], config=c),),
+           call=lambda f, a, s, c: (f(*a, *s[:5], config=c, **s[7]),),
            configs=lambda row: _float_readings(row) + [Config(masked_pair="keep"),
                                                        Config(masked_pair="zero")]),
     Record("block_reduce_sum",
            draw=lambda rng, row, c: _draw_repeats(rng, row, c, lambda lanes, last: last * 8 + 8),
            arrays=_dst_src,
-           call=lambda f, a, s, c: (f(*a, *s[:5], config=c),),
+           call=lambda f, a, s, c: (f(*a, *s[:5], config=c, **s[7]),),
            configs=lambda row: _float_readings(row) + [Config(empty_block="keep")]),
     Record("whole_reduce_sum",
            draw=lambda rng, row, c: _draw_repeats(rng, row, c, lambda lanes, last: last + 1),
            arrays=_dst_src,
-           call=lambda f, a, s, c: (f(*a, s[1], s[0], *s[2:5], config=c),),
+           call=lambda f, a, s, c: (f(*a, s[1], s[0], *s[2:5], config=c, **s[7]),),
            configs=_float_readings),
     Record("repeat_reduce_sum",
            draw=lambda rng, row, c: _draw_repeats(rng, row, c, lambda lanes, last: last + 1,
                                                   continuous=True),
            arrays=_dst_src,
            # dst_blk_stride (7 here) has no effect: any int.
-           call=lambda f, a, s, c: (f(*a, s[0], s[1], 7, s[3], s[2], s[4], config=c),),
+           call=lambda f, a, s, c: (f(*a, s[0], s[1], 7, s[3], s[2], s[4], config=c,
+                                      **s[7]),),
            configs=_float_readings),
     Record("reduce_sum",
            draw=_reduce_sum_draw,
            arrays=lambda rng, row, s: (_values(rng, row[0], 4), _values(rng, row[0], s[2])),
-           call=lambda f, a, s, c: (f(a[0], a[1], None, *s[0], method=s[1], config=c),),
+           call=lambda f, a, s, c: (f(a[0], a[1], None, *s[0], method=s[1], config=c,
+                                      **s[3]),),
            configs=lambda row: _float_readings(row) + [Config(first_n_mask_mode="normal"),
                                                        Config(vector_merge="tree")]),
     Record("reduce_data_block",
@@ -554,21 +696,34 @@ RECORDS = {r.name: r for r in (
       for k in ("max", "min")),
     *(Record(f"datablock_reduce_{k}",
              draw=_c_draw(8), arrays=_tie_dst_src,
-             call=lambda f, a, s, c: (f(*a, *s[1], config=c),),
+             call=lambda f, a, s, c: (f(*a, *s[1], mask_state=s[2], config=c),),
              configs=lambda row, k=k: [Config(), Config(empty_block="fill")]
              + (_float_readings(row)[1:] if k == "sum" else _MINMAX_READINGS))
       for k in ("sum", "max", "min")),
     Record("asc_repeat_reduce_sum",
-           draw=_c_draw(1), arrays=_dst_src,
-           call=lambda f, a, s, c: (f(*a, *s[1], config=c),),
+           draw=_c_draw(1), arrays=_c_arrays,
+           call=lambda f, a, s, c: (f(*a, *s[1], mask_state=s[2], config=c),),
            configs=_float_readings),
     *(Record(f"repeat_reduce_{k}",
              draw=_c_draw(2), arrays=_tie_dst_src,
-             call=lambda f, a, s, c: _flat(f(*a, *s[1], order=s[0][1], config=c)),
+             call=lambda f, a, s, c: _flat(f(*a, *s[1], order=s[0][1], mask_state=s[2],
+                                             config=c)),
              configs=lambda row: [Config(), *_MINMAX_READINGS])
       for k in ("max", "min")),
     _reduce_extreme_record("reduce_max"),
     _reduce_extreme_record("reduce_min"),
+    _setter_record("set_mask_count"),
+    _setter_record("set_mask_norm"),
+    _setter_record("reset_mask"),
+    _setter_record("asc_set_mask_count"),
+    _setter_record("asc_set_mask_norm"),
+    Record("set_vector_mask", draw=_set_vector_mask_draw, arrays=lambda rng, row, s: (),
+           call=lambda f, a, s, c: _state_bits(f(*s[0], dtype=s[1], mode=s[2], state=s[3],
+                                                  config=c)),
+           configs=_readings({"zero_vector_mask": "ignored"}), modes=("eager", "jit")),
+    Record("asc_set_vector_mask", draw=_asc_set_vector_mask_draw, arrays=lambda rng, row, s: (),
+           call=lambda f, a, s, c: _state_bits(f(s[0], s[1], state=s[2], config=c)),
+           configs=_readings({"zero_vector_mask": "ignored"}), modes=("eager", "jit")),
     Record("gather", draw=_gather_draw, arrays=_gather_arrays,
            call=_gather_call,
            configs=_readings(), shared=(0,)),

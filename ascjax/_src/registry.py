@@ -17,6 +17,7 @@ from .isa import reduce_tensor as _tensor
 from .isa import reduce_tensor_index as _index
 from .isa import reduce_tensor_minmax as _tminmax
 from .isa import squeeze as _squeeze
+from .isa import vector_mask as _vmask
 from .isa.masks import create_mask, update_mask
 
 
@@ -160,16 +161,18 @@ INSTRUCTIONS: dict[str, Instruction] = {
                     {"half": _FLOAT_SUM, "float": _FLOAT_SUM}, aliases=("PairReduceElem",)),
         Instruction("pair_reduce_sum", "PairReduceSum", _tensor.pair_reduce_sum, "5",
                     "PairReduceSum.md", ("T", "products"), _by_type(_tensor.PAIR_REDUCE_SUM_TYPES),
-                    {"half": _FLOAT_SUM + ("A5", "A9"), "float": _FLOAT_SUM + ("A5", "A9")}),
+                    {"half": _FLOAT_SUM + ("A5", "A9", "A37"),
+                     "float": _FLOAT_SUM + ("A5", "A9", "A37")}),
         Instruction("block_reduce_sum", "BlockReduceSum", _tensor.block_reduce_sum, "10", None,
                     ("T", "products"), _by_type(_tensor.BLOCK_REDUCE_SUM_TYPES),
-                    {"half": _FLOAT_SUM + ("A9", "A11"), "float": _FLOAT_SUM + ("A9", "A11")}),
+                    {"half": _FLOAT_SUM + ("A9", "A11", "A37"),
+                     "float": _FLOAT_SUM + ("A9", "A11", "A37")}),
         Instruction("whole_reduce_sum", "WholeReduceSum", _tensor.whole_reduce_sum, "10", None,
                     ("T", "products"), _by_type(_tensor.WHOLE_REDUCE_SUM_TYPES),
-                    {"half": _FLOAT_SUM + ("A9",), "float": _FLOAT_SUM + ("A9",)}),
+                    {"half": _FLOAT_SUM + ("A9", "A37"), "float": _FLOAT_SUM + ("A9", "A37")}),
         Instruction("repeat_reduce_sum", "RepeatReduceSum", _tensor.repeat_reduce_sum, "10", None,
                     ("T", "products"), _by_type(_tensor.REPEAT_REDUCE_SUM_TYPES),
-                    {"half": _FLOAT_SUM + ("A9",), "float": _FLOAT_SUM + ("A9",)}),
+                    {"half": _FLOAT_SUM + ("A9", "A37"), "float": _FLOAT_SUM + ("A9", "A37")}),
         Instruction("reduce_sum", "ReduceSum", _tensor.reduce_sum, "10", None,
                     ("T", "products"), _by_type(_tensor.REDUCE_SUM_TYPES),
                     {"half": _FLOAT_SUM + ("A9", "A12", "A17", "A18", "A34"),
@@ -230,6 +233,29 @@ INSTRUCTIONS: dict[str, Instruction] = {
         Instruction("reduce_min", "ReduceMin", _index.reduce_min, "10", "ReduceMin.md",
                     ("T", "products"), _extreme_rows(_index.REDUCE_MIN_TYPES),
                     _extreme_assumed(_index.REDUCE_MIN_TYPES)),
+        Instruction("set_mask_count", "SetMaskCount", _vmask.set_mask_count, "masks",
+                    "SetMaskCount.md", ("state", "products"),
+                    (("mode bit", ", ".join(_vmask.MODE_PRODUCTS)),)),
+        Instruction("set_mask_norm", "SetMaskNorm", _vmask.set_mask_norm, "masks",
+                    "SetMaskNorm.md", ("state", "products"),
+                    (("mode bit", ", ".join(_vmask.MODE_PRODUCTS)),)),
+        Instruction("set_vector_mask", "SetVectorMask", _vmask.set_vector_mask, "masks",
+                    "SetVectorMask.md", ("T", "products"),
+                    tuple((t, ", ".join(_vmask.VECTOR_MASK_PRODUCTS))
+                          for t in ("16-bit", "32-bit")),
+                    {"16-bit": ("A38",), "32-bit": ("A38",)}),
+        Instruction("reset_mask", "ResetMask", _vmask.reset_mask, "masks", "ResetMask.md",
+                    ("state", "products"), (("mask words", ", ".join(_vmask.MODE_PRODUCTS)),)),
+        Instruction("asc_set_mask_count", "asc_set_mask_count", _vmask.asc_set_mask_count,
+                    "masks", "asc_set_mask_count.md", ("state", "products"),
+                    (("mode bit", ", ".join(_vmask.C_API_PRODUCTS)),)),
+        Instruction("asc_set_mask_norm", "asc_set_mask_norm", _vmask.asc_set_mask_norm,
+                    "masks", "asc_set_mask_norm.md", ("state", "products"),
+                    (("mode bit", ", ".join(_vmask.C_API_PRODUCTS)),)),
+        Instruction("asc_set_vector_mask", "asc_set_vector_mask", _vmask.asc_set_vector_mask,
+                    "masks", "asc_set_vector_mask.md", ("state", "products"),
+                    (("mask words", ", ".join(_vmask.C_API_PRODUCTS)),),
+                    {"mask words": ("A38",)}),
         Instruction("gather", "asc_gather", _gather.gather, "6", "asc_gather.md",
                     ("dst", "src", "index"), _gather.GATHER_TYPES),
         Instruction("squeeze_and_storeunalign", "asc_squeeze_and_storeunalign",
@@ -408,6 +434,15 @@ ASSUMPTIONS = (
      "least 1, as ReduceSum's page says; any size on the 950); with calIndex, a 16-bit T "
      "(half, and int16_t/uint16_t on the 950) rejects a call whose index can exceed 65535"),
      "none (pass a larger buffer or a shorter tensor)"),
+    ("A37", ("Counter mask mode on a repeat/stride instruction: the count N makes ceil(N / "
+     "lanes) repeats (no 255 limit; repeatTime has no effect, as the guide says) and element "
+     "n of the call, lane n % lanes of repeat n // lanes read through the strides, takes part "
+     "iff n < N, so only the last repeat is partial (the guide says only that N is the "
+     "elements of the whole computation)"),
+     "none"),
+    ("A38", ("SetVectorMask / asc_set_vector_mask with a mask of 0 on Atlas A2/A3 (\"treated as "
+     "a NOP\"): the registers hold 0 and the vector instructions that read them do nothing"),
+     'Config(zero_vector_mask="ignored") (the setter itself does nothing)'),
 )
 
 

@@ -78,9 +78,18 @@ from ._squeeze import get_squeeze_status as get_squeeze_status
 from ._squeeze import squeeze_and_storeunalign as squeeze_and_storeunalign
 from ._squeeze import squeeze_and_storeunalign_finalize as squeeze_and_storeunalign_finalize
 from ._squeeze import squeeze_and_storeunalign_init as squeeze_and_storeunalign_init
+from ._vector_mask import MaskState as MaskState
+from ._vector_mask import asc_set_mask_count as asc_set_mask_count
+from ._vector_mask import asc_set_mask_norm as asc_set_mask_norm
+from ._vector_mask import asc_set_vector_mask as asc_set_vector_mask
+from ._vector_mask import reset_mask as reset_mask
+from ._vector_mask import set_mask_count as set_mask_count
+from ._vector_mask import set_mask_norm as set_mask_norm
+from ._vector_mask import set_vector_mask as set_vector_mask
 
 __all__ = [
     "SUMMATION_ORDERS",
+    "MaskState",
     "ReduceSpr",
     "SqueezeState",
     "add",
@@ -89,6 +98,9 @@ __all__ = [
     "asc_reduce_min",
     "asc_reduce_sum",
     "asc_repeat_reduce_sum",
+    "asc_set_mask_count",
+    "asc_set_mask_norm",
+    "asc_set_vector_mask",
     "block_reduce_max",
     "block_reduce_min",
     "block_reduce_sum",
@@ -125,6 +137,10 @@ __all__ = [
     "repeat_reduce_max",
     "repeat_reduce_min",
     "repeat_reduce_sum",
+    "reset_mask",
+    "set_mask_count",
+    "set_mask_norm",
+    "set_vector_mask",
     "squeeze_and_storeunalign",
     "squeeze_and_storeunalign_finalize",
     "squeeze_and_storeunalign_init",

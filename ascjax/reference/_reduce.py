@@ -10,6 +10,7 @@ from ascjax._src.config import Config
 
 from ._orders import sum_sequential
 from ._scalar import BLOCK_BYTES, VL_BYTES, add, element_mask
+from ._vector_mask import call_rows
 
 
 def _masked_value(dtype: np.dtype, config: Config):
@@ -115,9 +116,9 @@ def _write(dst: np.ndarray, i: int, value, where: str) -> None:
 # ---------------------------------------------------------------- PairReduceSum (SPEC 5)
 
 def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_stride: int,
-                    src_blk_stride: int, src_rep_stride: int, *,
-                    config: Config | None = None) -> np.ndarray:
-    """Reference ``PairReduceSum<T>`` on 1-D LocalTensors; returns the new dst."""
+                    src_blk_stride: int, src_rep_stride: int, *, is_set_mask: bool = True,
+                    mask_state=None, config: Config | None = None) -> np.ndarray:
+    """Reference ``PairReduceSum<T, isSetMask>`` on 1-D LocalTensors; returns the new dst."""
     config = config or Config()
     product = config.product
     where = "pair_reduce_sum"
@@ -133,7 +134,8 @@ def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_str
     if product == "training" and dst_rep_stride == 0:
         raise ValueError("pair_reduce_sum: Atlas training series does not support dst_rep_stride 0")
     lanes = VL_BYTES // src.itemsize
-    active = _repeat_mask(mask, lanes, where)
+    rows = call_rows(mask, repeat_time, lanes, is_set_mask, mask_state, config, where,
+                     _repeat_mask)
     if config.masked_pair is None:
         zero_both = product == "200I/500 A2"
     else:
@@ -141,8 +143,9 @@ def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_str
     masked = _masked_value(src.dtype, config)
     # src is read in full before any write (a repeat's dst may overlap a later repeat's src).
     reads = [_read_repeat(src, r, active, src_blk_stride, src_rep_stride, masked, where)
-             for r in range(repeat_time)]
+             for r, active in enumerate(rows)]
     for r, a in enumerate(reads):
+        active = rows[r]
         for k in range(lanes // 2):
             out = r * dst_rep_stride * (lanes // 2) + k
             if not active[2 * k] and not active[2 * k + 1]:
@@ -158,8 +161,8 @@ def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_str
 # ---------------------------------------------------------------- reduce family (SPEC 10)
 
 def block_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_stride: int,
-                     src_blk_stride: int, src_rep_stride: int, *,
-                     config: Config | None = None) -> np.ndarray:
+                     src_blk_stride: int, src_rep_stride: int, *, is_set_mask: bool = True,
+                     mask_state=None, config: Config | None = None) -> np.ndarray:
     """Reference ``BlockReduceSum<T>``: each DataBlock of each repeat summed by a pair tree to
     ``dst[r*dst_rep_stride*8 + b]``; an empty block keeps dst on Atlas A2 / A3 and writes +0
     elsewhere (ReduceDataBlock page; ``config.empty_block`` forces one)."""
@@ -169,9 +172,10 @@ def block_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_st
     _check_tensors(dst, src, where)
     lanes = VL_BYTES // src.itemsize
     epb = lanes // 8
-    active = _repeat_mask(mask, lanes, where)
+    rows = call_rows(mask, repeat_time, lanes, is_set_mask, mask_state, config, where,
+                     _repeat_mask)
     masked = _masked_value(src.dtype, config)
-    for r in range(repeat_time):
+    for r, active in enumerate(rows):
         values = _read_repeat(src, r, active, src_blk_stride, src_rep_stride, masked, where)
         for b in range(8):
             if any(active[b * epb:(b + 1) * epb]):
@@ -186,17 +190,18 @@ def block_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_st
 
 
 def whole_reduce_sum(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_stride: int,
-                     src_blk_stride: int, src_rep_stride: int, *,
-                     config: Config | None = None) -> np.ndarray:
+                     src_blk_stride: int, src_rep_stride: int, *, is_set_mask: bool = True,
+                     mask_state=None, config: Config | None = None) -> np.ndarray:
     """Reference ``WholeReduceSum<T>`` (mask before repeatTimes): each repeat summed by one
     pair tree over its lanes to ``dst[r*dst_rep_stride]``."""
     config = config or Config()
     where = "whole_reduce_sum"
     dst, src = np.array(dst, copy=True), np.asarray(src)
     _check_tensors(dst, src, where)
-    active = _repeat_mask(mask, VL_BYTES // src.itemsize, where)
+    rows = call_rows(mask, repeat_time, VL_BYTES // src.itemsize, is_set_mask, mask_state,
+                     config, where, _repeat_mask)
     masked = _masked_value(src.dtype, config)
-    for r in range(repeat_time):
+    for r, active in enumerate(rows):
         values = _read_repeat(src, r, active, src_blk_stride, src_rep_stride, masked, where)
         _write(dst, r * dst_rep_stride,
                _tree(values, lambda x, y: add(x, y, src.dtype, config)), where)
@@ -205,14 +210,16 @@ def whole_reduce_sum(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_st
 
 def repeat_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: int, dst_blk_stride: int,
                       src_blk_stride: int, dst_rep_stride: int, src_rep_stride: int, *,
+                      is_set_mask: bool = True, mask_state=None,
                       config: Config | None = None) -> np.ndarray:
     """Reference ``RepeatReduceSum<T>``: ``whole_reduce_sum`` with a continuous mask;
     ``dst_blk_stride`` has no effect (vendor page)."""
-    if not isinstance(mask, (int, np.integer)) or isinstance(mask, bool):
+    if is_set_mask and (not isinstance(mask, (int, np.integer)) or isinstance(mask, bool)):
         raise TypeError(f"repeat_reduce_sum: mask must be an int (continuous mode), got {mask!r}")
     del dst_blk_stride
     return whole_reduce_sum(dst, src, mask, repeat_time, dst_rep_stride, src_blk_stride,
-                            src_rep_stride, config=config)
+                            src_rep_stride, is_set_mask=is_set_mask, mask_state=mask_state,
+                            config=config)
 
 
 # ReduceSum's vendor page (关键特性说明), its three ways of adding the repeats: 1 (方式一) the
@@ -245,10 +252,13 @@ def _padded_tree(values: list, zero, add_):
 
 
 def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any,
-               method: int | str | None = None, config: Config | None = None) -> np.ndarray:
+               method: int | str | None = None, is_set_mask: bool = True, mask_state=None,
+               config: Config | None = None) -> np.ndarray:
     """Reference ``ReduceSum<T>``: ``(count)`` or level-0 ``(mask, repeat_time, src_rep_stride)``
     forms; the sum goes to ``dst[0]``. Each repeat's lanes (masked ones as +0) are read, then
-    added by ``method`` (the page's numbers; the product's default when None)."""
+    added by ``method`` (the page's numbers; the product's default when None). isSetMask
+    (first-n form) counts only on Atlas A2/A3: false takes the count from the mask state's
+    low word; a count of 0 there is a NOP."""
     config = config or Config()
     where = "reduce_sum"
     del shared_tmp_buffer
@@ -257,14 +267,24 @@ def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any,
     lanes = VL_BYTES // src.itemsize
     masked = _masked_value(src.dtype, config)
     registers = []
+    a2_a3 = config.product in ("A2", "A3")
     if len(args) == 1:
         (count,) = args
+        if not is_set_mask and a2_a3:
+            count = mask_state.low if mask_state is not None else (1 << 64) - 1
+        if not (0 if a2_a3 else 1) <= count <= src.size:
+            raise ValueError(f"{where}: count {count} out of range")
+        if count == 0:
+            return dst
         method = _method(method, config, count * src.itemsize)
         for r in range(-(-count // lanes)):
             active = [r * lanes + e < count for e in range(lanes)]
             registers.append(_read_repeat(src, r, active, 1, 8, masked, where))
     else:
         mask, repeat_time, src_rep_stride = args
+        if not is_set_mask or (mask_state is not None and mask_state.mode == "counter"):
+            raise ValueError(f"{where}: the level-0 form has no isSetMask and runs in Normal "
+                             f"mode")
         method = _method(method, config, None)
         active = _repeat_mask(mask, lanes, where)
         for r in range(repeat_time):

@@ -23,6 +23,7 @@ from ._reduce import (
 )
 from ._reduce_register import asc_pair_reduce_sum as register_pair_reduce_sum
 from ._scalar import VL_BYTES, add
+from ._vector_mask import MaskState, call_rows
 
 _ORDERS = ("value_index", "index_value", "only_value", "only_index")
 # ReduceRepeat's 约束说明: the orders each product supports.
@@ -323,9 +324,9 @@ def reduce_pair_elem(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_st
 
 # ---------------------------------------------------------------- the C API on UB
 
-def _c_form(dst, src, args, config, where):
-    """(actives, dst_rep_stride, src_blk_stride, src_rep_stride): first n or high-dimensional
-    under the reset mask (every lane)."""
+def _c_form(dst, src, args, config, where, mask_state=None):
+    """(actives, dst_rep_stride, src_blk_stride, src_rep_stride): first n, or high-dimensional
+    under the hardware mask ``mask_state`` (None: the reset state, every lane)."""
     config = config or Config()
     if config.product not in ("A2", "A3"):
         raise TypeError(f"{where}: Atlas A2 / A3 only")
@@ -339,36 +340,36 @@ def _c_form(dst, src, args, config, where):
         repeats = -(-count // lanes)
         return config, _repeat_actives([True] * lanes, repeats, count, lanes), 1, 1, 8
     repeat, dst_stride, blk, rep = args
-    if not 0 <= repeat <= 255:
-        raise ValueError(f"{where}: repeat must be in [0, 255]")
-    return config, [[True] * lanes] * repeat, dst_stride, blk, rep
+    state = mask_state if mask_state is not None else MaskState()
+    actives = call_rows(None, repeat, lanes, False, state, config, where, _repeat_mask)
+    return config, actives, dst_stride, blk, rep
 
 
-def _datablock(dst, src, args, kind, config, where):
-    config, actives, dst_stride, blk, rep = _c_form(dst, src, args, config, where)
+def _datablock(dst, src, args, kind, config, where, mask_state):
+    config, actives, dst_stride, blk, rep = _c_form(dst, src, args, config, where, mask_state)
     return _data_block(dst, src, actives, dst_stride, blk, rep, kind, config, where)
 
 
 def datablock_reduce_sum(dst: Any, src: Any, *args: int, mask_state: Any = None,
                          config: Config | None = None) -> np.ndarray:
     """Reference ``asc_datablock_reduce_sum`` (first n or high-dimensional, reset mask)."""
-    return _datablock(dst, src, args, "sum", config, "datablock_reduce_sum")
+    return _datablock(dst, src, args, "sum", config, "datablock_reduce_sum", mask_state)
 
 
 def datablock_reduce_max(dst: Any, src: Any, *args: int, mask_state: Any = None,
                          config: Config | None = None) -> np.ndarray:
     """Reference ``asc_datablock_reduce_max``."""
-    return _datablock(dst, src, args, "max", config, "datablock_reduce_max")
+    return _datablock(dst, src, args, "max", config, "datablock_reduce_max", mask_state)
 
 
 def datablock_reduce_min(dst: Any, src: Any, *args: int, mask_state: Any = None,
                          config: Config | None = None) -> np.ndarray:
     """Reference ``asc_datablock_reduce_min``."""
-    return _datablock(dst, src, args, "min", config, "datablock_reduce_min")
+    return _datablock(dst, src, args, "min", config, "datablock_reduce_min", mask_state)
 
 
-def _c_repeat(dst, src, args, kind, order, spr, config, where):
-    config, actives, dst_stride, blk, rep = _c_form(dst, src, args, config, where)
+def _c_repeat(dst, src, args, kind, order, spr, config, where, mask_state):
+    config, actives, dst_stride, blk, rep = _c_form(dst, src, args, config, where, mask_state)
     return _repeat(dst, src, actives, dst_stride, blk, rep, kind, order, spr, config, where)
 
 
@@ -376,21 +377,21 @@ def asc_repeat_reduce_sum(dst: Any, src: Any, *args: int, mask_state: Any = None
                           config: Config | None = None) -> np.ndarray:
     """Reference ``asc_repeat_reduce_sum``."""
     return _c_repeat(dst, src, args, "sum", "value_index", None, config,
-                     "asc_repeat_reduce_sum")[0]
+                     "asc_repeat_reduce_sum", mask_state)[0]
 
 
 def repeat_reduce_max(dst: Any, src: Any, *args: int, order: str = "value_index",
                       spr: Any = None, mask_state: Any = None,
                       config: Config | None = None) -> tuple:
     """Reference ``asc_repeat_reduce_max_<order>``: (dst, ReduceSpr)."""
-    return _c_repeat(dst, src, args, "max", order, spr, config, "repeat_reduce_max")
+    return _c_repeat(dst, src, args, "max", order, spr, config, "repeat_reduce_max", mask_state)
 
 
 def repeat_reduce_min(dst: Any, src: Any, *args: int, order: str = "value_index",
                       spr: Any = None, mask_state: Any = None,
                       config: Config | None = None) -> tuple:
     """Reference ``asc_repeat_reduce_min_<order>``: (dst, ReduceSpr)."""
-    return _c_repeat(dst, src, args, "min", order, spr, config, "repeat_reduce_min")
+    return _c_repeat(dst, src, args, "min", order, spr, config, "repeat_reduce_min", mask_state)
 
 
 def pair_reduce_sum_ub(dst: Any, src: Any, *args: int, mask_state: Any = None,
@@ -403,7 +404,9 @@ def pair_reduce_sum_ub(dst: Any, src: Any, *args: int, mask_state: Any = None,
         raise TypeError("pair_reduce_sum_ub: Atlas A2 / A3 only")
     lanes = VL_BYTES // np.asarray(src).itemsize
     if len(args) == 4:
-        return pair_reduce_sum(dst, src, args[0], lanes, *args[1:], config=config)
+        state = mask_state if mask_state is not None else MaskState()
+        return pair_reduce_sum(dst, src, args[0], None, *args[1:], is_set_mask=False,
+                               mask_state=state, config=config)
     (count,) = args
     dst, src = np.array(dst), np.asarray(src)
     full, rest = divmod(count, lanes)

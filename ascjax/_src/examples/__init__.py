@@ -11,6 +11,7 @@ from . import (
     reduce_sum_datablock,
     reduce_tensor_minmax,
     squeeze_and_storeunalign,
+    vector_mask,
 )
 
 EXAMPLES = {
@@ -22,4 +23,5 @@ EXAMPLES = {
     "reduce_tensor_minmax": reduce_tensor_minmax.main,
     "reduce_max": reduce_max_min.main_max,
     "reduce_min": reduce_max_min.main_min,
+    "vector_mask": vector_mask.main,
 }

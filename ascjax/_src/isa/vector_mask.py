@@ -68,12 +68,12 @@ class MaskState:
         return [bool(bits >> j & 1) for j in range(lanes)]
 
 
-def resolve_state(state: Any, where: str) -> MaskState:
+def resolve_state(state: Any, where: str, arg: str = "mask_state") -> MaskState:
     """``state``, or the power-on state for None; a TypeError for anything else."""
     if state is None:
         return MaskState()
     if not isinstance(state, MaskState):
-        raise TypeError(f"{where}: mask_state must be an ascjax.MaskState or None, got "
+        raise TypeError(f"{where}: {arg} must be an ascjax.MaskState or None, got "
                         f"{type(state).__name__}")
     return state
 
@@ -94,7 +94,7 @@ def set_mask_count(*, state: MaskState | None = None,
     """
     where = "set_mask_count"
     _product(config, MODE_PRODUCTS, where)
-    return dataclasses.replace(resolve_state(state, where), mode="counter")
+    return dataclasses.replace(resolve_state(state, where, "state"), mode="counter")
 
 
 def set_mask_norm(*, state: MaskState | None = None,
@@ -103,7 +103,7 @@ def set_mask_norm(*, state: MaskState | None = None,
     are kept. Returns the new state. Not available on the Atlas training series."""
     where = "set_mask_norm"
     _product(config, MODE_PRODUCTS, where)
-    return dataclasses.replace(resolve_state(state, where), mode="normal")
+    return dataclasses.replace(resolve_state(state, where, "state"), mode="normal")
 
 
 def reset_mask(*, state: MaskState | None = None, config: Config | None = None) -> MaskState:
@@ -111,7 +111,7 @@ def reset_mask(*, state: MaskState | None = None, config: Config | None = None) 
     is kept. Returns the new state. Not available on the Atlas training series."""
     where = "reset_mask"
     _product(config, MODE_PRODUCTS, where)
-    return dataclasses.replace(resolve_state(state, where), high=WORD, low=WORD)
+    return dataclasses.replace(resolve_state(state, where, "state"), high=WORD, low=WORD)
 
 
 def _store(state: MaskState, high: int, low: int, config: Config) -> MaskState:
@@ -142,7 +142,7 @@ def set_vector_mask(*args: int, dtype: Any, mode: str = "normal",
     """
     where = "set_vector_mask"
     config = _product(config, VECTOR_MASK_PRODUCTS, where)
-    state = resolve_state(state, where)
+    state = resolve_state(state, where, "state")
     fmt = resolve(dtype, where=where, arg="T (dtype)")
     if fmt.bits not in (16, 32):
         raise TypeError(f"{where}: T (dtype) {fmt.name} is {fmt.bits}-bit; the emulator takes "
@@ -175,7 +175,7 @@ def asc_set_mask_count(*, state: MaskState | None = None,
     """``asc_set_mask_count()``: Counter mode (C API, Atlas A2/A3). Returns the new state."""
     where = "asc_set_mask_count"
     _product(config, C_API_PRODUCTS, where)
-    return dataclasses.replace(resolve_state(state, where), mode="counter")
+    return dataclasses.replace(resolve_state(state, where, "state"), mode="counter")
 
 
 def asc_set_mask_norm(*, state: MaskState | None = None,
@@ -183,7 +183,7 @@ def asc_set_mask_norm(*, state: MaskState | None = None,
     """``asc_set_mask_norm()``: Normal mode (C API, Atlas A2/A3). Returns the new state."""
     where = "asc_set_mask_norm"
     _product(config, C_API_PRODUCTS, where)
-    return dataclasses.replace(resolve_state(state, where), mode="normal")
+    return dataclasses.replace(resolve_state(state, where, "state"), mode="normal")
 
 
 def asc_set_vector_mask(mask1: int, mask0: int, *, state: MaskState | None = None,
@@ -195,7 +195,7 @@ def asc_set_vector_mask(mask1: int, mask0: int, *, state: MaskState | None = Non
     the new state."""
     where = "asc_set_vector_mask"
     config = _product(config, C_API_PRODUCTS, where)
-    state = resolve_state(state, where)
+    state = resolve_state(state, where, "state")
     counter = state.mode == "counter"
     high = check_int(mask1, 0, 0 if counter else WORD, where=where,
                      arg=f"mask1 ({state.mode.capitalize()} mode)")
