@@ -192,6 +192,72 @@ def _pair_case(dtype) -> Case:
                 lambda d: d["src"].nbytes + 2 * d["dst"].nbytes)
 
 
+# --- LocalTensor reductions over 8 contiguous repeats: sum / max / min of groups (issue 12) ----
+
+def _tensor_group_case(label: str, dtype, group: str, kind: str, call: Callable,
+                       model: Callable, outputs: int) -> Case:
+    """``call(dst, src)`` on LocalTensors of 8 repeats: per repeat, the sum / max / min of each
+    ``group`` (``"block"`` or ``"repeat"``) of lanes, ``outputs`` dst elements per repeat."""
+    dtype = np.dtype(dtype)
+    lanes, repeats = 256 // dtype.itemsize, 8
+    size = lanes // 8 if group == "block" else lanes
+
+    def make(n):
+        tensors = max(n // repeats, 1)
+        return {"dst": np.zeros((tensors, repeats * outputs), dtype),
+                "src": _random(dtype, (tensors, repeats * lanes))}
+
+    def golden(dst, src):  # vectorised NumPy: one value per group (and its index)
+        v = src.reshape(len(src), -1, size)
+        if kind == "sum":
+            return _pair_levels(v).astype(dtype)
+        out = np.zeros(dst.shape, dtype)
+        best = v.max(-1) if kind == "max" else v.min(-1)
+        if outputs == best.shape[-1] // repeats:
+            return best
+        at = (v.argmax(-1) if kind == "max" else v.argmin(-1)).astype(f"uint{8 * dtype.itemsize}")
+        out[:, 0::2], out[:, 1::2] = best, at.view(dtype)
+        return out
+
+    def literal(dst, src):
+        for d, x in zip(dst, src, strict=True):
+            model(d, x)
+
+    def limit(dst, src):  # read src, write dst's size: a native reduction of each group
+        v = src.reshape(src.shape[:-1] + (-1, size))
+        out = v.max(-1)
+        return jnp.repeat(out, outputs // (out.shape[-1] // repeats), axis=-1)
+
+    return Case(f"{label}/{dtype.name}", dtype.itemsize, make, call, limit, golden, literal,
+                lambda d: d["src"].nbytes + 2 * d["dst"].nbytes)
+
+
+def _tensor_cases(dtype) -> list[Case]:
+    lanes = 256 // np.dtype(dtype).itemsize
+    args = (lanes, 8, 1, 1, 8)  # mask, repeatTime, dstRepStride, srcBlkStride, srcRepStride
+    return [
+        _tensor_group_case(f"reduce_data_block<{k}>", dtype, "block", k,
+                           lambda dst, src, k=k: ascjax.reduce_data_block(dst, src, *args,
+                                                                          reduce_type=k),
+                           lambda d, x, k=k: reference.reduce_data_block(d, x, *args,
+                                                                         reduce_type=k), 8)
+        for k in ("sum", "max")
+    ] + [
+        _tensor_group_case("reduce_repeat<max>", dtype, "repeat", "max",
+                           lambda dst, src: ascjax.reduce_repeat(dst, src, *args,
+                                                                 reduce_type="max")[0],
+                           lambda d, x: reference.reduce_repeat(d, x, *args, reduce_type="max"),
+                           2),
+        _tensor_group_case("reduce_repeat<min,only_value>", dtype, "repeat", "min",
+                           lambda dst, src: ascjax.reduce_repeat(
+                               dst, src, lanes, 8, 1, 1, 8, reduce_type="min",
+                               order="only_value")[0],
+                           lambda d, x: reference.reduce_repeat(
+                               d, x, lanes, 8, 1, 1, 8, reduce_type="min", order="only_value"),
+                           1),
+    ]
+
+
 # --- gather ------------------------------------------------------------------------------------
 
 def _gather_case(dtype, index_dtype) -> Case:
@@ -257,6 +323,7 @@ CASES = [
                                        ("reduce_min_datablock", "block", "min", False),
                                        ("asc_pair_reduce_sum", 2, "sum", False))
       for dtype in (np.float32, np.float16)],
+    *_tensor_cases(np.float32), *_tensor_cases(np.float16),
 ]
 
 
