@@ -6,7 +6,9 @@
 set -euo pipefail
 out="${1:-benchmarks/results}"
 sizes=(--min-log2 "${MIN_LOG2:-18}" --max-log2 "${MAX_LOG2:-22}" --step "${STEP:-4}")
-cases=(--cases reduce_sum_datablock/float32 reduce_sum_datablock/float16 gather squeeze pair)
+# CASES overrides the case-name substrings (e.g. CASES="asc_reduce reduce_repeat").
+read -r -a case_names <<< "${CASES:-reduce_sum_datablock/float32 reduce_sum_datablock/float16 gather squeeze pair}"
+cases=(--cases "${case_names[@]}")
 export PYTHONUNBUFFERED=1
 python benchmarks/throughput.py "${sizes[@]}" --no-numpy "${cases[@]}" --out "$out/device"
 device_json=$(ls -t "$out"/device/throughput-*.json | head -n 1)  # this run's, by backend name
@@ -15,10 +17,11 @@ JAX_PLATFORMS=cpu python benchmarks/throughput.py "${sizes[@]}" --no-numpy "${ca
 python - "$device_json" <<'PY'
 import json, sys
 result = json.load(open(sys.argv[1]))
-r = max((r for r in result["rows"] if r["case"] == "reduce_sum_datablock/float32"),
-        key=lambda r: r["log2_registers"])  # the largest batch measured
-print(f"{result['backend']} ({result['devices'][0]}): float32 reduction at "
-      f"2^{r['log2_registers']} registers runs at {r['vs_copy_bandwidth']:.3f} of the copy bandwidth "
-      f"({result['copy_gb_per_s']:.0f} GB/s; target >= 0.50): "
-      f"{'met' if r['vs_copy_bandwidth'] >= 0.5 else 'MISSED'}")
+rows = [r for r in result["rows"] if r["case"] == "reduce_sum_datablock/float32"]
+if rows:  # the issue-5 target, where this run measured it
+    r = max(rows, key=lambda r: r["log2_registers"])  # the largest batch measured
+    print(f"{result['backend']} ({result['devices'][0]}): float32 reduction at "
+          f"2^{r['log2_registers']} registers runs at {r['vs_copy_bandwidth']:.3f} of the copy "
+          f"bandwidth ({result['copy_gb_per_s']:.0f} GB/s; target >= 0.50): "
+          f"{'met' if r['vs_copy_bandwidth'] >= 0.5 else 'MISSED'}")
 PY

@@ -29,6 +29,13 @@ CASES = {
                            _registers(np.float32, 256), np.zeros((64, 128), np.float32)),
     "squeeze/half": lambda: (ascjax.squeeze_register, _registers(np.float16, 128),
                              RNG.random((64, 128)) < 0.5),
+    "asc_reduce_max/half": lambda: (ascjax.asc_reduce_max, _registers(np.float16, 128),
+                                    RNG.random((64, 128)) < 0.9),
+    "reduce_repeat<min>/float": lambda: (
+        lambda s, d: ascjax.reduce_repeat(d, s, 64, 4, 1, 1, 8, reduce_type="min")[0],
+        _registers(np.float32, 256), np.zeros((64, 8), np.float32)),
+    "reduce_max/half": lambda: (lambda s, d: ascjax.reduce_max(d, s, None, 300, True),
+                                _registers(np.float16, 384), np.zeros((64, 2), np.float16)),
 }
 
 
