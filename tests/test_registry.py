@@ -348,6 +348,13 @@ def _tie_values(rng, name, n):
 
 
 def _tie_dst_src(rng, row, static):
+    """(dst, src with ties) for ``(kind, *_draw_repeats static)``."""
+    dst_n, src_n = static[6:8]
+    return _values(rng, row[0], dst_n), _tie_values(rng, row[0], src_n)
+
+
+def _c_tie_arrays(rng, row, static):
+    """(dst, src with ties) for a ``_c_draw`` static."""
     *_, dst_n, src_n = static
     return _values(rng, row[0], dst_n), _tie_values(rng, row[0], src_n)
 
@@ -429,8 +436,9 @@ def _c_arrays(rng, row, static):
 
 
 def _max_min_spr_chain(m, a, s, c):
-    (kind, order), *rest = s
-    _, spr = m.reduce_repeat(*a, *rest[:5], reduce_type=kind, order=order, config=c)
+    (kind, order), repeat, mask, *strides = s[:6]
+    _, spr = m.reduce_repeat(*a, mask, repeat, *strides, reduce_type=kind, order=order, **s[8],
+                             config=c)
     return tuple(m.get_reduce_repeat_max_min_spr(spr, config=c))
 
 
@@ -657,19 +665,20 @@ RECORDS = {r.name: r for r in (
     Record("reduce_data_block",
            draw=_draw_kind(["sum", "max", "min"], lambda lanes, last: last * 8 + 8),
            arrays=_tie_dst_src,
-           call=lambda f, a, s, c: (f(*a, s[2], s[1], *s[3:6], reduce_type=s[0], config=c),),
+           call=lambda f, a, s, c: (f(*a, s[2], s[1], *s[3:6], reduce_type=s[0], **s[8],
+                                      config=c),),
            configs=lambda row: _float_readings(row) + _MINMAX_READINGS
            + [Config(empty_block="keep"), Config(empty_block="fill")]),
     *(Record(f"block_reduce_{k}",
              draw=_draw_kind([k], lambda lanes, last: last * 8 + 8),
              arrays=_tie_dst_src,
-             call=lambda f, a, s, c: (f(*a, *s[1:6], config=c),),
+             call=lambda f, a, s, c: (f(*a, *s[1:6], **s[8], config=c),),
              configs=lambda row: [Config(), *_MINMAX_READINGS, Config(empty_block="keep")])
       for k in ("max", "min")),
     Record("reduce_repeat",
            draw=_draw_repeat_order,
            arrays=_tie_dst_src,
-           call=lambda f, a, s, c: _flat(f(*a, s[2], s[1], *s[3:6], reduce_type=s[0][0],
+           call=lambda f, a, s, c: _flat(f(*a, s[2], s[1], *s[3:6], reduce_type=s[0][0], **s[8],
                                            order=s[0][1], config=c)),
            configs=lambda row: _float_readings(row) + _MINMAX_READINGS
            + [Config(sum_spr="tree"), Config(spr_index="offset")]),
@@ -677,13 +686,14 @@ RECORDS = {r.name: r for r in (
            draw=lambda rng, row, c: _draw_repeats(rng, row, c, lambda lanes, last: last
                                                   * lanes // 2 + lanes // 2),
            arrays=_dst_src,
-           call=lambda f, a, s, c: (f(*a, s[1], s[0], *s[2:5], reduce_type="sum", config=c),),
+           call=lambda f, a, s, c: (f(*a, s[1], s[0], *s[2:5], reduce_type="sum", **s[7],
+                                      config=c),),
            configs=lambda row: _float_readings(row) + [Config(masked_pair="zero")]),
     Record("get_reduce_repeat_sum_spr",
            draw=lambda rng, row, c: _draw_repeats(rng, row, c, lambda lanes, last: last + 1),
            arrays=_dst_src,
            call=lambda m, a, s, c: (m.get_reduce_repeat_sum_spr(m.reduce_repeat(
-               *a, s[1], s[0], *s[2:5], reduce_type="sum", config=c)[1], config=c),),
+               *a, s[1], s[0], *s[2:5], reduce_type="sum", **s[7], config=c)[1], config=c),),
            configs=lambda row: _float_readings(row) + [Config(sum_spr="tree")]),
     Record("get_reduce_repeat_max_min_spr",
            draw=_draw_max_min_spr,
@@ -691,11 +701,11 @@ RECORDS = {r.name: r for r in (
            call=_max_min_spr_chain,
            configs=lambda row: [Config(), *_MINMAX_READINGS, Config(spr_index="offset")]),
     *(Record(f"get_reduce_{k}_cnt",
-             draw=_c_draw(2), arrays=_tie_dst_src, call=_cnt_chain(k),
+             draw=_c_draw(2), arrays=_c_tie_arrays, call=_cnt_chain(k),
              configs=lambda row: [Config(), *_MINMAX_READINGS])
       for k in ("max", "min")),
     *(Record(f"datablock_reduce_{k}",
-             draw=_c_draw(8), arrays=_tie_dst_src,
+             draw=_c_draw(8), arrays=_c_tie_arrays,
              call=lambda f, a, s, c: (f(*a, *s[1], mask_state=s[2], config=c),),
              configs=lambda row, k=k: [Config(), Config(empty_block="fill")]
              + (_float_readings(row)[1:] if k == "sum" else _MINMAX_READINGS))
@@ -705,7 +715,7 @@ RECORDS = {r.name: r for r in (
            call=lambda f, a, s, c: (f(*a, *s[1], mask_state=s[2], config=c),),
            configs=_float_readings),
     *(Record(f"repeat_reduce_{k}",
-             draw=_c_draw(2), arrays=_tie_dst_src,
+             draw=_c_draw(2), arrays=_c_tie_arrays,
              call=lambda f, a, s, c: _flat(f(*a, *s[1], order=s[0][1], mask_state=s[2],
                                              config=c)),
              configs=lambda row: [Config(), *_MINMAX_READINGS])

@@ -147,8 +147,15 @@ def _data_block(dst, src, actives: list, dst_rep_stride, src_blk_stride, src_rep
     return dst
 
 
+def _rows(mask, repeat_time, src, is_set_mask, mask_state, config, where) -> list:
+    """Each repeat's active lanes under the mask argument or the hardware mask state."""
+    return call_rows(mask, repeat_time, VL_BYTES // src.itemsize, is_set_mask, mask_state,
+                     config, where, _repeat_mask)
+
+
 def reduce_data_block(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_stride: int,
                       src_blk_stride: int, src_rep_stride: int, *, reduce_type: str,
+                      is_set_mask: bool = True, mask_state: Any = None,
                       config: Config | None = None) -> np.ndarray:
     """Reference ``ReduceDataBlock<reduceType, T>``."""
     config = config or Config()
@@ -158,26 +165,29 @@ def reduce_data_block(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_s
                   src_rep_stride)
     if reduce_type == "sum":
         return block_reduce_sum(dst, src, repeat_time, mask, dst_rep_stride, src_blk_stride,
-                                src_rep_stride, config=config)
-    active = _repeat_mask(mask, VL_BYTES // src.itemsize, where)
-    return _data_block(dst, src, [active] * repeat_time, dst_rep_stride, src_blk_stride,
-                       src_rep_stride, reduce_type, config, where)
+                                src_rep_stride, is_set_mask=is_set_mask, mask_state=mask_state,
+                                config=config)
+    rows = _rows(mask, repeat_time, src, is_set_mask, mask_state, config, where)
+    return _data_block(dst, src, rows, dst_rep_stride, src_blk_stride, src_rep_stride,
+                       reduce_type, config, where)
 
 
 def block_reduce_max(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_stride: int,
-                     src_blk_stride: int, src_rep_stride: int, *,
-                     config: Config | None = None) -> np.ndarray:
+                     src_blk_stride: int, src_rep_stride: int, *, is_set_mask: bool = True,
+                     mask_state: Any = None, config: Config | None = None) -> np.ndarray:
     """Reference ``BlockReduceMax<T>`` (repeatTime before mask)."""
     return reduce_data_block(dst, src, mask, repeat_time, dst_rep_stride, src_blk_stride,
-                             src_rep_stride, reduce_type="max", config=config)
+                             src_rep_stride, reduce_type="max", is_set_mask=is_set_mask,
+                             mask_state=mask_state, config=config)
 
 
 def block_reduce_min(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_stride: int,
-                     src_blk_stride: int, src_rep_stride: int, *,
-                     config: Config | None = None) -> np.ndarray:
+                     src_blk_stride: int, src_rep_stride: int, *, is_set_mask: bool = True,
+                     mask_state: Any = None, config: Config | None = None) -> np.ndarray:
     """Reference ``BlockReduceMin<T>`` (repeatTime before mask)."""
     return reduce_data_block(dst, src, mask, repeat_time, dst_rep_stride, src_blk_stride,
-                             src_rep_stride, reduce_type="min", config=config)
+                             src_rep_stride, reduce_type="min", is_set_mask=is_set_mask,
+                             mask_state=mask_state, config=config)
 
 
 # ---------------------------------------------------------------- ReduceRepeat and the SPRs
@@ -255,8 +265,8 @@ def _check_order(order, kind, config, where):
 
 def reduce_repeat(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_stride: int,
                   src_blk_stride: int, src_rep_stride: int, *, reduce_type: str,
-                  order: str = "value_index", spr: Any = None,
-                  config: Config | None = None) -> tuple:
+                  order: str = "value_index", spr: Any = None, is_set_mask: bool = True,
+                  mask_state: Any = None, config: Config | None = None) -> tuple:
     """Reference ``ReduceRepeat<reduceType, T>``: returns (dst, ReduceSpr)."""
     config = config or Config()
     where = "reduce_repeat"
@@ -264,17 +274,17 @@ def reduce_repeat(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_strid
     _check_common(dst, src, where, config, repeat_time, dst_rep_stride, src_blk_stride,
                   src_rep_stride)
     order = _check_order(order, reduce_type, config, where)
-    if reduce_type == "sum" and repeat_time:
+    rows = _rows(mask, repeat_time, src, is_set_mask, mask_state, config, where)
+    if reduce_type == "sum" and rows:
         # dst as WholeReduceSum writes it; the SPR from the same repeat sums.
         new = whole_reduce_sum(dst, src, mask, repeat_time, dst_rep_stride, src_blk_stride,
-                               src_rep_stride, config=config)
-        _, spr = _repeat(dst, src, [_repeat_mask(mask, VL_BYTES // src.itemsize, where)]
-                         * repeat_time, dst_rep_stride, src_blk_stride, src_rep_stride, "sum",
+                               src_rep_stride, is_set_mask=is_set_mask, mask_state=mask_state,
+                               config=config)
+        _, spr = _repeat(dst, src, rows, dst_rep_stride, src_blk_stride, src_rep_stride, "sum",
                          order, spr, config, where)
         return new, spr
-    active = _repeat_mask(mask, VL_BYTES // src.itemsize, where)
-    return _repeat(dst, src, [active] * repeat_time, dst_rep_stride, src_blk_stride,
-                   src_rep_stride, reduce_type, order, spr, config, where)
+    return _repeat(dst, src, rows, dst_rep_stride, src_blk_stride, src_rep_stride, reduce_type,
+                   order, spr, config, where)
 
 
 def _product(config, products, where):
@@ -314,12 +324,14 @@ def get_reduce_min_cnt(spr: Any, *, config: Config | None = None) -> tuple:
 
 def reduce_pair_elem(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_stride: int,
                      src_blk_stride: int, src_rep_stride: int, *, reduce_type: str,
+                     is_set_mask: bool = True, mask_state: Any = None,
                      config: Config | None = None) -> np.ndarray:
     """Reference ``ReducePairElem<SUM, T>``: PairReduceSum with mask before repeatTime."""
     if reduce_type != "sum":
         raise ValueError(f"reduce_pair_elem: reduce_type must be 'sum', got {reduce_type!r}")
     return pair_reduce_sum(dst, src, repeat_time, mask, dst_rep_stride, src_blk_stride,
-                           src_rep_stride, config=config)
+                           src_rep_stride, is_set_mask=is_set_mask, mask_state=mask_state,
+                           config=config)
 
 
 # ---------------------------------------------------------------- the C API on UB
