@@ -13,7 +13,7 @@ import numpy as np
 from jax import lax
 from jax.experimental import checkify
 
-from ..config import Config
+from ..config import Config, resolve_config
 from ..formats import Format, resolve
 from ..numerics.add import canonical_nan, float_add, int_add, is_tiny, native_add
 from ..numerics.bits import SIGN32, U32, from_bits, from_carrier, keep_where, to_bits, to_carrier
@@ -32,6 +32,15 @@ def check_register(x: Any, fmt: Format, *, where: str, arg: str) -> jax.Array:
 def check_supported(fmt: Format, table: Sequence[str], *, where: str, arg: str = "dtype") -> None:
     if fmt.name not in table:
         raise TypeError(f"{where}: {arg} {fmt.name} is not supported; supported: {list(table)}")
+
+
+def check_product(config: Config | None, products: Sequence[str], where: str) -> Config:
+    """The resolved Config, or a TypeError when the call is not on its product."""
+    config = resolve_config(config)
+    if config.product not in products:
+        raise TypeError(f"{where}: not available on product {config.product!r}; available on "
+                        f"{list(products)}")
+    return config
 
 
 def check_int(value: Any, lo: int, hi: int, *, where: str, arg: str) -> int:

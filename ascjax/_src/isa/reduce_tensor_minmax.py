@@ -33,6 +33,7 @@ from ..numerics.bits import U32, from_bits, to_bits, with_nan_as
 from .lanes import (
     Adder,
     check_int,
+    check_product,
     check_reduce_type,
     kernel,
     padded_pair_tree,
@@ -280,19 +281,10 @@ def _check_spr(spr: Any, where: str) -> ReduceSpr:
     return spr
 
 
-def _check_product(config: Config | None, products: tuple, where: str) -> Config:
-    from ..config import resolve_config
-    config = resolve_config(config)
-    if config.product not in products:
-        raise TypeError(f"{where}: not available on product {config.product!r}; available on "
-                        f"{list(products)}")
-    return config
-
-
 def get_reduce_repeat_sum_spr(spr: ReduceSpr, *, config: Config | None = None) -> jax.Array:
     """``GetReduceRepeatSumSpr<T>()``: the sum register (``spr.sum``, T). 950, A2, A3."""
     where = "get_reduce_repeat_sum_spr"
-    _check_product(config, SUM_SPR_PRODUCTS, where)
+    check_product(config, SUM_SPR_PRODUCTS, where)
     return _check_spr(spr, where).sum
 
 
@@ -303,7 +295,7 @@ def get_reduce_repeat_max_min_spr(spr: ReduceSpr, *,
     (``.view(np.uint16)`` for half, which keeps the low 16 bits). Atlas A2 / A3; inference AI
     Core's one-argument form is the first element."""
     where = "get_reduce_repeat_max_min_spr"
-    config = _check_product(config, MAX_MIN_SPR_PRODUCTS, where)
+    config = check_product(config, MAX_MIN_SPR_PRODUCTS, where)
     spr = _check_spr(spr, where)
     value = jnp.asarray(spr.value)
     bits = jnp.asarray(spr.index, U32).astype(np.dtype(f"uint{8 * value.dtype.itemsize}"))
@@ -311,7 +303,7 @@ def get_reduce_repeat_max_min_spr(spr: ReduceSpr, *,
 
 
 def _cnt(where: str, spr: Any, config: Config | None):
-    _check_product(config, CNT_PRODUCTS, where)
+    check_product(config, CNT_PRODUCTS, where)
     spr = _check_spr(spr, where)
     return jnp.asarray(spr.value), jnp.asarray(spr.index, U32)
 

@@ -30,9 +30,9 @@ from typing import Any, NamedTuple
 import jax.numpy as jnp
 import numpy as np
 
-from ..config import Config, resolve_config
+from ..config import Config
 from ..formats import BLOCKS_PER_REGISTER, Format
-from .lanes import check_int, check_supported, resolve_dtypes
+from .lanes import check_int, check_product, check_supported, resolve_dtypes
 from .vector_mask import ZERO_MASK_NOP, MaskState, resolve_state
 
 REPEAT_MAX = 255
@@ -46,10 +46,7 @@ TENSOR_REPEAT_MAX = 2**31 - 1
 
 def setup(where: str, dst: Any, src: Any, table: dict, config: Config | None):
     """Config, format and (dst, src) arrays broadcast to one batch shape, after the type checks."""
-    config = resolve_config(config)
-    if config.product not in table:
-        raise TypeError(f"{where}: not available on product {config.product!r}; available on "
-                        f"{list(table)}")
+    config = check_product(config, table, where)
     fmt = resolve_dtypes(src, None, where=where, arg="src")
     check_supported(fmt, table[config.product], where=where, arg=f"T on product {config.product!r}")
     dst_fmt = resolve_dtypes(dst, None, where=where, arg="dst")

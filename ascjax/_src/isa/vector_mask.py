@@ -26,9 +26,9 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ..config import Config, resolve_config
+from ..config import Config
 from ..formats import resolve
-from .lanes import check_int
+from .lanes import check_int, check_product
 
 WORD = 2**64 - 1
 MODES = ("normal", "counter")
@@ -78,14 +78,6 @@ def resolve_state(state: Any, where: str, arg: str = "mask_state") -> MaskState:
     return state
 
 
-def _product(config: Config | None, products: tuple, where: str) -> Config:
-    config = resolve_config(config)
-    if config.product not in products:
-        raise TypeError(f"{where}: not available on product {config.product!r}; available on "
-                        f"{list(products)}")
-    return config
-
-
 def set_mask_count(*, state: MaskState | None = None,
                    config: Config | None = None) -> MaskState:
     """``SetMaskCount()``: switch the vector unit to Counter mode; the mask words are kept.
@@ -93,7 +85,7 @@ def set_mask_count(*, state: MaskState | None = None,
     Returns the new state. Not available on the Atlas training series.
     """
     where = "set_mask_count"
-    _product(config, MODE_PRODUCTS, where)
+    check_product(config, MODE_PRODUCTS, where)
     return dataclasses.replace(resolve_state(state, where, "state"), mode="counter")
 
 
@@ -102,7 +94,7 @@ def set_mask_norm(*, state: MaskState | None = None,
     """``SetMaskNorm()``: switch the vector unit to Normal mode (the default); the mask words
     are kept. Returns the new state. Not available on the Atlas training series."""
     where = "set_mask_norm"
-    _product(config, MODE_PRODUCTS, where)
+    check_product(config, MODE_PRODUCTS, where)
     return dataclasses.replace(resolve_state(state, where, "state"), mode="normal")
 
 
@@ -110,7 +102,7 @@ def reset_mask(*, state: MaskState | None = None, config: Config | None = None) 
     """``ResetMask()``: every mask bit back to 1 (each repeat's lanes all take part); the mode
     is kept. Returns the new state. Not available on the Atlas training series."""
     where = "reset_mask"
-    _product(config, MODE_PRODUCTS, where)
+    check_product(config, MODE_PRODUCTS, where)
     return dataclasses.replace(resolve_state(state, where, "state"), high=WORD, low=WORD)
 
 
@@ -141,7 +133,7 @@ def set_vector_mask(*args: int, dtype: Any, mode: str = "normal",
     with both words 0 is accepted there only. Returns the new state.
     """
     where = "set_vector_mask"
-    config = _product(config, VECTOR_MASK_PRODUCTS, where)
+    config = check_product(config, VECTOR_MASK_PRODUCTS, where)
     state = resolve_state(state, where, "state")
     fmt = resolve(dtype, where=where, arg="T (dtype)")
     if fmt.bits not in (16, 32):
@@ -174,7 +166,7 @@ def asc_set_mask_count(*, state: MaskState | None = None,
                        config: Config | None = None) -> MaskState:
     """``asc_set_mask_count()``: Counter mode (C API, Atlas A2/A3). Returns the new state."""
     where = "asc_set_mask_count"
-    _product(config, C_API_PRODUCTS, where)
+    check_product(config, C_API_PRODUCTS, where)
     return dataclasses.replace(resolve_state(state, where, "state"), mode="counter")
 
 
@@ -182,7 +174,7 @@ def asc_set_mask_norm(*, state: MaskState | None = None,
                       config: Config | None = None) -> MaskState:
     """``asc_set_mask_norm()``: Normal mode (C API, Atlas A2/A3). Returns the new state."""
     where = "asc_set_mask_norm"
-    _product(config, C_API_PRODUCTS, where)
+    check_product(config, C_API_PRODUCTS, where)
     return dataclasses.replace(resolve_state(state, where, "state"), mode="normal")
 
 
@@ -194,7 +186,7 @@ def asc_set_vector_mask(mask1: int, mask0: int, *, state: MaskState | None = Non
     nonzero). Counter mode: ``mask1`` must be 0 and ``mask0`` is the element count. Returns
     the new state."""
     where = "asc_set_vector_mask"
-    config = _product(config, C_API_PRODUCTS, where)
+    config = check_product(config, C_API_PRODUCTS, where)
     state = resolve_state(state, where, "state")
     counter = state.mode == "counter"
     high = check_int(mask1, 0, 0 if counter else WORD, where=where,
