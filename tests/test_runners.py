@@ -355,7 +355,7 @@ def test_help_lists_vendor_arguments_and_only_the_config_fields_read(capsys):
     assert "BlockReduceSum<T>(dst, src, repeatTime, mask, dstRepStride" in block
     for text in ("--repeat-time REPEAT_TIME repeatTime", "--mask MASK mask: an int (continuous",
                  "dstRepStride (units of 8 elements)", "srcBlkStride (32-byte blocks)",
-                 "--dtype {half,float}", "--empty-block {zero,keep}", "--masked-lanes",
+                 "--dtype {half,float}", "--empty-block {fill,keep}", "--masked-lanes",
                  "--float-overflow", "--product"):
         assert text in block, text
     for text in ("--first-n-mask-mode", "--vector-merge", "--masked-pair", "--ub-bytes",
