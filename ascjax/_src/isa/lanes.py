@@ -278,21 +278,23 @@ def check_reduce_type(reduce_type: Any, where: str, allowed: Sequence[str] = RED
 
 
 def order_key(bits, fmt: Format):
-    """int32 keys in the format's order, ``-0 < +0`` (NaN lanes get an arbitrary key).
+    """Integer keys in the format's order, ``-0 < +0`` (NaN lanes get an arbitrary key): int16
+    for 16-bit formats (twice the lanes per vector op of int32), int32 for 32-bit ones.
 
     Floats are sign-magnitude: a negative value's key is ``-magnitude - 1``, so -0 sits just
     below +0 and comparing keys never meets a float (no backend can flush or quiet anything).
-    32-bit unsigned integers flip their top bit to keep their order in int32.
+    Unsigned integers flip their top bit to keep their order in the signed type.
     """
+    signed = jnp.int16 if fmt.bits == 16 else jnp.int32
+    unsigned = jnp.uint16 if fmt.bits == 16 else U32
     if fmt.is_float:
-        width = fmt.bits
-        bits = bits.astype(U32)
-        magnitude = (bits & np.uint32((1 << (width - 1)) - 1)).astype(jnp.int32)
-        negative = (bits >> np.uint32(width - 1)) != 0
-        return jnp.where(negative, -magnitude - 1, magnitude)
-    if fmt.kind == "uint" and fmt.bits == 32:
-        return lax.bitcast_convert_type(bits ^ SIGN32, jnp.int32)
-    return bits.astype(jnp.int32)
+        bits = lax.bitcast_convert_type(bits.astype(unsigned), signed)
+        magnitude = bits & np.array((1 << (fmt.bits - 1)) - 1, signed)
+        return jnp.where(bits < 0, -magnitude - np.array(1, signed), magnitude)
+    if fmt.kind == "uint":
+        return lax.bitcast_convert_type(bits.astype(unsigned) ^ np.array(1 << (fmt.bits - 1),
+                                                                          unsigned), signed)
+    return bits.astype(signed)
 
 
 def is_nan_bits(bits, fmt: Format):
@@ -316,8 +318,8 @@ def select_extreme(bits, active, fmt: Format, kind: str):
     key = order_key(bits, fmt)
     if kind == "min":
         key = ~key  # reverses the order, bijectively: the min becomes the max
-    top, bottom = jnp.iinfo(jnp.int32).max, jnp.iinfo(jnp.int32).min
-    if fmt.is_float:  # a NaN outranks every value (no float's key reaches int32's max)
+    top, bottom = jnp.iinfo(key.dtype).max, jnp.iinfo(key.dtype).min
+    if fmt.is_float:  # a NaN outranks every value (no float's key reaches the type's max)
         key = jnp.where(is_nan_bits(bits, fmt), top, key)
     active = jnp.broadcast_to(active, bits.shape)
     key = jnp.where(active, key, bottom)
@@ -326,7 +328,7 @@ def select_extreme(bits, active, fmt: Format, kind: str):
     # vectorizes (argmax's (value, index) reduction does not). ``active`` keeps a masked lane
     # from matching an int32 minimum that an active lane holds.
     n = bits.shape[-1]
-    lane = lax.broadcasted_iota(jnp.int32, bits.shape, bits.ndim - 1)
-    index = jnp.min(jnp.where(active & (key == best), lane, n), axis=-1)
+    lane = lax.broadcasted_iota(key.dtype if n < 2**15 else jnp.int32, bits.shape, bits.ndim - 1)
+    index = jnp.min(jnp.where(active & (key == best), lane, n), axis=-1).astype(jnp.int32)
     has_nan = (best[..., 0] == top) if fmt.is_float else jnp.zeros(index.shape, bool)
     return jnp.where(index < n, index, 0), index < n, has_nan
