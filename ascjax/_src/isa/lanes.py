@@ -75,13 +75,22 @@ class Adder:
             return float_add(a, b, self.dst, self.config)
         return int_add(a, b, self.dst, self.config)
 
-    def tree(self, values, *, levels: list | None = None, depth: int | None = None):
+    def tree(self, values, *, levels: list | None = None, depth: int | None = None,
+             leading: bool = False):
         """``pair_tree`` of ``add`` over the last axis, bit-exact, with a fast path.
 
         For float and bfloat16 the exact add pays for subnormal handling on every element.
         When no input is tiny (``is_tiny``), native float32 adds are already exact, so
         the tree runs on them and the exact tree runs only if some input needs it.
+
+        ``leading``: the tree runs over a leading axis instead, exact adds only: each level adds
+        two contiguous slabs. Inside the LocalTensor kernels (strided loads, stores into dst)
+        XLA's CPU backend runs this 3-4x faster than the minor-axis tree behind a ``cond``;
+        for a bare register batch the ``cond`` fast path is faster. Same pairs, same bits.
         """
+        if leading and levels is None and values.ndim > 1 and values.shape[-1] > 2:
+            out = pair_tree(jnp.moveaxis(values, -1, 0), self.add, depth=depth, axis=0)
+            return out if depth is None else jnp.moveaxis(out, 0, -1)
         if (levels is not None or self.dst.name not in ("float", "bfloat16_t")
                 or depth == 1 or values.shape[-1] == 2):  # one level: exact adds beat a cond
             return pair_tree(values, self.add, levels=levels, depth=depth)
@@ -115,7 +124,8 @@ class Adder:
             fill = SIGN32  # -0: x + (-0) == x for every x, so the lane takes no part
         return keep_where(active, values, fill)
 
-    def reduce_blocks(self, src, active, block: int, *, levels: list | None = None):
+    def reduce_blocks(self, src, active, block: int, *, levels: list | None = None,
+                      leading: bool = False):
         """Adjacent-pair tree sums of each ``block`` consecutive lanes of ``src`` (masked).
 
         Returns working values ``(..., lanes // block)``. For 16-bit half/int16/uint16 sources
@@ -126,9 +136,10 @@ class Adder:
         if levels is None and self.src.name in ("half", "int16_t", "uint16_t") and block > 1:
             even, odd = self._load_pairs(src, active)
             pairs = self.add(even, odd).reshape(src.shape[:-1] + (lanes // block, block // 2))
-            return self.tree(pairs)
+            return self.tree(pairs, leading=leading)
         w = self.masked(self.load(src), active)
-        return self.tree(w.reshape(src.shape[:-1] + (lanes // block, block)), levels=levels)
+        return self.tree(w.reshape(src.shape[:-1] + (lanes // block, block)), levels=levels,
+                         leading=leading)
 
     def _load_pairs(self, src, active):
         fill = np.uint16(0)
@@ -161,21 +172,27 @@ def materialize(x):
     return lax.cond(opaque_true, lambda a: a, jnp.zeros_like, x)
 
 
-def pair_tree(values, add: Callable, *, levels: list | None = None, depth: int | None = None):
+def pair_tree(values, add: Callable, *, levels: list | None = None, depth: int | None = None,
+              axis: int = -1):
     """Adjacent-pair tree over the last axis (a power of two): (e0+e1), (e2+e3), ... per level.
 
     The order is written out so that no compiler can reassociate it. If ``levels`` is a list,
     every level's values (the input first) are appended to it. ``depth`` stops after that many
     levels and returns the last level whole (``depth=1``: the pair sums); by default the tree
-    runs to one value, returned without its axis.
+    runs to one value, returned without its axis. ``axis=0`` runs it over the first axis.
     """
+    def half(i):
+        return values[i::2] if axis == 0 else values[..., i::2]
+
     if levels is not None:
         levels.append(values)
-    for _ in range(depth if depth is not None else values.shape[-1].bit_length() - 1):
-        values = add(values[..., 0::2], values[..., 1::2])
+    for _ in range(depth if depth is not None else values.shape[axis].bit_length() - 1):
+        values = add(half(0), half(1))
         if levels is not None:
             levels.append(values)
-    return values if depth is not None else values[..., 0]
+    if depth is not None:
+        return values
+    return values[0] if axis == 0 else values[..., 0]
 
 
 def padded_pair_tree(values, add: Callable, zero):

@@ -151,7 +151,7 @@ def _groups_forward(spec: GroupSpec, d, s, _):
     grouped = active.reshape(active.shape[:-1] + (-1, group))
     group_active = grouped.any(axis=-1)
     if spec.kind == "sum":
-        out = adder.reduce_blocks(plan.load(s), active, group)
+        out = adder.reduce_blocks(plan.load(s), active, group, leading=True)
         if not group_active.all():  # an all-masked group sums to +0 even when lanes are skipped
             out = jnp.where(group_active, out, adder.zeros(()))
         out = to_bits(adder.store(out), fmt)
