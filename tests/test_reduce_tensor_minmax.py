@@ -217,3 +217,97 @@ def test_mask_state_drives_the_c_api_and_is_set_mask():
     want = ascjax.reduce_data_block(dst, src, [0xFF00FF], 2, 1, 1, 8, reduce_type="min",
                                     config=A2)
     assert np.array_equal(bits(got), bits(want))
+
+
+# --- ReduceRepeat's 950 integer rows ----------------------------------------------------------
+
+N950 = Config(product="950")
+
+
+@pytest.mark.parametrize("impl", [ascjax, reference])
+def test_reduce_repeat_int16_sum_widens_to_int32(impl):
+    """Hand-computed: repeat 0 sums 128 x 30000 = 3840000 (far past int16: the elements are
+    widened before any add); repeat 1 holds -32768, -32768, 5, then 125 x 30000: masked to its
+    first 3 lanes it sums to -65531, in full to 3750000 - 65531 = 3684469. The sum SPR (int32)
+    adds the repeat results."""
+    src = np.full(256, 30000, np.int16)
+    src[128:131] = [-32768, -32768, 5]
+    dst = np.full(3, 7, np.int32)
+    out, spr = impl.reduce_repeat(dst, src, 128, 2, 2, 1, 8, reduce_type="sum", config=N950)
+    assert np.asarray(out).dtype == np.int32
+    assert np.asarray(out).tolist() == [3840000, 7, 3684469]
+    assert np.asarray(spr.sum).dtype == np.int32 and int(spr.sum) == 3840000 + 3684469
+    out, spr = impl.reduce_repeat(dst, src, 3, 2, 1, 1, 8, reduce_type="sum", config=N950)
+    assert np.asarray(out).tolist() == [90000, -65531, 7]
+    assert int(impl.get_reduce_repeat_sum_spr(spr, config=N950)) == 90000 - 65531
+
+
+@pytest.mark.parametrize("impl", [ascjax, reference])
+def test_reduce_repeat_uint32_sum_wraps_or_saturates(impl):
+    """0xFFFFFFFF + 0xFFFFFFFF: 0xFFFFFFFE wrapping, 0xFFFFFFFF saturating (int_overflow)."""
+    src = np.full(64, 0xFFFFFFFF, np.uint32)
+    dst = np.zeros(1, np.uint32)
+    wrap, _ = impl.reduce_repeat(dst, src, 2, 1, 1, 1, 8, reduce_type="sum", config=N950)
+    sat, _ = impl.reduce_repeat(dst, src, 2, 1, 1, 1, 8, reduce_type="sum",
+                                config=N950.replace(int_overflow="saturate"))
+    assert np.asarray(wrap).tolist() == [0xFFFFFFFE]
+    assert np.asarray(sat).tolist() == [0xFFFFFFFF]
+
+
+@pytest.mark.parametrize("impl", [ascjax, reference])
+def test_reduce_repeat_int32_max_with_index(impl):
+    """Hand-computed: repeat 0 is -100 .. -37 with 7 at lanes 5 and 40 (the first index, 5,
+    wins); repeat 1 is INT32_MIN but lanes 0 and 63, -2147483647. MAX, value_index:
+    [7, 5, -2147483647, 0]; the SPR: 7 at 5. MIN, only_index (one int32 slot per repeat):
+    -100 at 0, INT32_MIN first at lane 1; its SPR: INT32_MIN at 64 + 1."""
+    src = np.zeros(128, np.int32)
+    src[:64] = np.arange(64) - 100
+    src[[5, 40]] = 7
+    src[64:] = -2**31
+    src[[64, 127]] = -2**31 + 1
+    dst = np.full(4, 9, np.int32)
+    out, spr = impl.reduce_repeat(dst, src, 64, 2, 1, 1, 8, reduce_type="max", config=N950)
+    assert np.asarray(out).tolist() == [7, 5, -2147483647, 0]
+    assert (int(spr.value), int(spr.index)) == (7, 5)
+    out, _ = impl.reduce_repeat(dst, src, 64, 2, 1, 1, 8, reduce_type="max",
+                                order="index_value", config=N950)
+    assert np.asarray(out).tolist() == [5, 7, 0, -2147483647]
+    out, spr = impl.reduce_repeat(dst, src, 64, 2, 1, 1, 8, reduce_type="min",
+                                  order="only_index", config=N950)
+    assert np.asarray(out).tolist() == [0, 1, 9, 9]
+    assert (int(spr.value), int(spr.index)) == (-2**31, 65)
+
+
+@pytest.mark.parametrize("impl", [ascjax, reference])
+def test_reduce_repeat_16_bit_ints_store_the_index_in_their_bits(impl):
+    """uint16 max: 65535 at lane 100 of repeat 0; value_index stores the index as the
+    element's bits; only_index as a uint32 over two elements (the page's 950 note)."""
+    src = np.arange(128, dtype=np.uint16)
+    src[100] = 65535
+    out, _ = impl.reduce_repeat(np.zeros(2, np.uint16), src, 128, 1, 1, 1, 8,
+                                reduce_type="max", config=N950)
+    assert np.asarray(out).tolist() == [65535, 100]
+    neg = src.view(np.int16)                     # 65535 is -1 as int16: the max is 127 at 127
+    out, _ = impl.reduce_repeat(np.zeros(2, np.int16), neg, 128, 1, 1, 1, 8,
+                                reduce_type="max", order="only_index", config=N950)
+    assert np.asarray(out).view(np.uint32).tolist() == [127]
+
+
+def test_reduce_repeat_int_errors():
+    src16 = np.zeros(128, np.int16)
+    with pytest.raises(TypeError, match=r"dst dtype int16_t with src dtype int16_t.*"
+                                        r"int32_t <- int16_t"):
+        ascjax.reduce_repeat(np.zeros(1, np.int16), src16, 128, 1, 1, 1, 8, reduce_type="sum",
+                             config=N950)
+    with pytest.raises(TypeError, match="dst dtype int32_t with src dtype uint16_t"):
+        ascjax.reduce_repeat(np.zeros(1, np.int32), src16.view(np.uint16), 128, 1, 1, 1, 8,
+                             reduce_type="sum", config=N950)
+    with pytest.raises(TypeError, match="dst dtype int32_t differs from src dtype int16_t"):
+        ascjax.reduce_repeat(np.zeros(2, np.int32), src16, 128, 1, 1, 1, 8, reduce_type="max",
+                             config=N950)
+    with pytest.raises(TypeError, match=r"reduce_repeat: T on product 'A2' int16_t"):
+        ascjax.reduce_repeat(np.zeros(2, np.int16), src16, 128, 1, 1, 1, 8, reduce_type="max",
+                             config=A2)
+    with pytest.raises(TypeError, match="dst dtype float with src dtype half is not a supported"):
+        ascjax.reduce_repeat(np.zeros(2, np.float32), src16.view(np.float16), 128, 1, 1, 1, 8,
+                             reduce_type="sum", config=N950)

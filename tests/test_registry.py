@@ -353,6 +353,36 @@ def _tie_dst_src(rng, row, static):
     return _values(rng, row[0], dst_n), _tie_values(rng, row[0], src_n)
 
 
+def _int_tie_values(rng, name, n):
+    """Random integers, or (half the time) mostly a few of 0, +-1, 2 and the type's extremes:
+    ties for max / min, and sums that overflow int32 / uint32."""
+    values = _values(rng, name, n)
+    if rng.integers(2):
+        info = np.iinfo(storage(name))
+        pool = np.array([0, 1, info.max, info.min, 2, max(info.min, -1), info.max - 1],
+                        np.int64)[: int(rng.integers(2, 8))].astype(storage(name))
+        values = np.where(rng.random(n) < 0.8, rng.choice(pool, n), values).astype(storage(name))
+    return values
+
+
+def _repeat_arrays(rng, row, static):
+    """ReduceRepeat: (dst, src with ties); a SUM's dst has the row's SUM dst type."""
+    dst_n, src_n = static[6:8]
+    dst = row[2] if static[0][0] == "sum" else row[0]
+    ties = _tie_values if row[0] in ("half", "float") else _int_tie_values
+    return _values(rng, dst, dst_n), ties(rng, row[0], src_n)
+
+
+def _repeat_readings(row):
+    """Float rows: the float sum and max / min readings; integer rows: wrapping and saturating
+    adds, alone and with the other sum-SPR order."""
+    spr = [Config(sum_spr="tree"), Config(spr_index="offset")]
+    if row[0] in ("half", "float"):
+        return _float_readings(row) + _MINMAX_READINGS + spr
+    return [Config(), Config(int_overflow="saturate"),
+            Config(int_overflow="saturate", sum_spr="tree"), *spr]
+
+
 def _c_tie_arrays(rng, row, static):
     """(dst, src with ties) for a ``_c_draw`` static."""
     *_, dst_n, src_n = static
@@ -677,11 +707,10 @@ RECORDS = {r.name: r for r in (
       for k in ("max", "min")),
     Record("reduce_repeat",
            draw=_draw_repeat_order,
-           arrays=_tie_dst_src,
+           arrays=_repeat_arrays,
            call=lambda f, a, s, c: _flat(f(*a, s[2], s[1], *s[3:6], reduce_type=s[0][0], **s[8],
                                            order=s[0][1], config=c)),
-           configs=lambda row: _float_readings(row) + _MINMAX_READINGS
-           + [Config(sum_spr="tree"), Config(spr_index="offset")]),
+           configs=_repeat_readings),
     Record("reduce_pair_elem",
            draw=lambda rng, row, c: _draw_repeats(rng, row, c, lambda lanes, last: last
                                                   * lanes // 2 + lanes // 2),

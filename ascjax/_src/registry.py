@@ -98,6 +98,14 @@ def _by_type(table: dict) -> tuple:
     return tuple((t, ", ".join(p for p, ts in table.items() if t in ts)) for t in ("half", "float"))
 
 
+def _repeat_rows(table: dict, sum_dst: dict) -> tuple:
+    """(T, products, SUM dst) rows of ReduceRepeat: every src type some product takes, the
+    products taking it, and the dst type its SUM writes (MAX / MIN write T)."""
+    names = ("half", "float", *(t for t in sum_dst if t not in ("half", "float")))
+    return tuple((t, ", ".join(p for p, ts in table.items() if t in ts), sum_dst[t])
+                 for t in names)
+
+
 def _extreme_rows(table: dict) -> tuple:
     """(T, products) rows of ReduceMax / ReduceMin, every type some product takes."""
     names = sorted(dict.fromkeys(t for ts in table.values() for t in ts),
@@ -187,8 +195,10 @@ INSTRUCTIONS: dict[str, Instruction] = {
                     ("T", "products"), _by_type(_tminmax.REDUCE_DATA_BLOCK_TYPES),
                     {t: _MAX_MIN + ("A9", "A11") for t in ("half", "float")}),
         Instruction("reduce_repeat", "ReduceRepeat", _tminmax.reduce_repeat, "10", None,
-                    ("T", "products"), _by_type(_tminmax.REDUCE_REPEAT_TYPES),
-                    {t: _FLOAT_SUM + _MAX_MIN + ("A9", "A26", "A27") for t in ("half", "float")},
+                    ("T", "products", "SUM dst"),
+                    _repeat_rows(_tminmax.REDUCE_REPEAT_TYPES, _tminmax.REDUCE_REPEAT_SUM_DST),
+                    {t: (_FLOAT_SUM + _MAX_MIN if t in ("half", "float") else ())
+                     + ("A9", "A26", "A27") for t in _tminmax.REDUCE_REPEAT_SUM_DST},
                     variants={"WholeReduceMax": {"reduce_type": "max"},
                               "WholeReduceMin": {"reduce_type": "min"}}),
         Instruction("reduce_pair_elem", "ReducePairElem", _tminmax.reduce_pair_elem, "5", None,

@@ -101,8 +101,9 @@ def _put(bits: np.ndarray, i: int, value: int, where: str) -> None:
 
 
 def _check_common(dst, src, where, config, repeat_time, dst_rep_stride, src_blk_stride,
-                  src_rep_stride):
-    _check_tensors(dst, src, where)
+                  src_rep_stride, *, types: bool = True):
+    if types:  # False: the caller checked the types (ReduceRepeat's 950 integer rows)
+        _check_tensors(dst, src, where)
     if config.product == "training" and src.dtype != np.float16:
         raise TypeError(f"{where}: Atlas training series supports half only")
     if not 0 <= repeat_time <= 255:
@@ -192,14 +193,14 @@ def block_reduce_min(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_st
 
 # ---------------------------------------------------------------- ReduceRepeat and the SPRs
 
-def _reset(dtype) -> ReduceSpr:
-    return ReduceSpr(np.zeros((), dtype), np.zeros((), dtype), np.uint32(0))
+def _reset(dtype, sum_dtype=None) -> ReduceSpr:
+    return ReduceSpr(np.zeros((), sum_dtype or dtype), np.zeros((), dtype), np.uint32(0))
 
 
 def _repeat(dst, src, actives: list, dst_rep_stride, src_blk_stride, src_rep_stride, kind,
             order, spr, config, where):
     dst, src = np.array(dst, copy=True), np.asarray(src)
-    spr = _reset(src.dtype) if spr is None else ReduceSpr(*spr)
+    spr = _reset(src.dtype, dst.dtype) if spr is None else ReduceSpr(*spr)
     if not actives:
         return dst, spr
     bits, src_bits = dst.view(_uint(dst.dtype)), src.view(_uint(src.dtype))
@@ -213,20 +214,24 @@ def _repeat(dst, src, actives: list, dst_rep_stride, src_blk_stride, src_rep_str
         return (r * src_rep_stride + (e // epb) * src_blk_stride) * epb + e % epb
 
     if kind == "sum":
+        # Sums are in dst's type: an int16 / uint16 src is widened to int32 / uint32 first.
+        out = dst.dtype
+
+        def add_(x, y):
+            return add(x, y, out, config)
+
         sums = []
         for r, values in enumerate(reads):
-            sums.append(_tree(values, lambda x, y: add(x, y, src.dtype, config)))
-            _put(bits, r * dst_rep_stride, int(np.array(sums[-1], src.dtype).view(bits.dtype)),
-                 where)
+            sums.append(_tree([out.type(v) for v in values], add_))
+            _put(bits, r * dst_rep_stride, int(np.array(sums[-1], out).view(bits.dtype)), where)
         if config.sum_spr == "sequential":
             total = sums[0]
             for s in sums[1:]:
-                total = add(total, s, src.dtype, config)
+                total = add_(total, s)
         else:
             width = 1 << (len(sums) - 1).bit_length()
-            total = _tree(sums + [src.dtype.type(0)] * (width - len(sums)),
-                          lambda x, y: add(x, y, src.dtype, config))
-        return dst, spr._replace(sum=np.array(total, src.dtype))
+            total = _tree(sums + [out.type(0)] * (width - len(sums)), add_)
+        return dst, spr._replace(sum=np.array(total, out))
     slots = {"value_index": 2, "index_value": 2, "only_value": 1,
              "only_index": 4 // src.itemsize}[order]
     for r, (values, active) in enumerate(zip(reads, actives, strict=True)):
@@ -263,19 +268,40 @@ def _check_order(order, kind, config, where):
     return order
 
 
+# ReduceRepeat's 数据类型 section: the 950's integer rows; SUM's (dst, src) pairs there.
+_REPEAT_INTS = (np.int16, np.uint16, np.int32, np.uint32)
+_REPEAT_SUM_DST = {np.dtype(np.int16): np.int32, np.dtype(np.uint16): np.uint32,
+                   np.dtype(np.int32): np.int32, np.dtype(np.uint32): np.uint32}
+
+
+def _check_repeat_types(dst, src, kind, config, where):
+    if src.dtype not in _REPEAT_INTS:
+        _check_tensors(dst, src, where)
+        return
+    if config.product != "950":
+        raise TypeError(f"{where}: {src.dtype} is a 950 type only")
+    want = _REPEAT_SUM_DST[src.dtype] if kind == "sum" else src.dtype
+    if dst.dtype != want:
+        raise TypeError(f"{where}: {kind} of {src.dtype} writes {np.dtype(want)}, not "
+                        f"{dst.dtype}")
+
+
 def reduce_repeat(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_stride: int,
                   src_blk_stride: int, src_rep_stride: int, *, reduce_type: str,
                   order: str = "value_index", spr: Any = None, is_set_mask: bool = True,
                   mask_state: Any = None, config: Config | None = None) -> tuple:
-    """Reference ``ReduceRepeat<reduceType, T>``: returns (dst, ReduceSpr)."""
+    """Reference ``ReduceRepeat<reduceType, T, U>``: returns (dst, ReduceSpr). The 950's
+    integer rows: MAX / MIN on the type itself, SUM into int32 / uint32, each element widened
+    before the adds (which wrap or saturate as ``config.int_overflow`` says)."""
     config = config or Config()
     where = "reduce_repeat"
     dst, src = np.asarray(dst), np.asarray(src)
+    _check_repeat_types(dst, src, reduce_type, config, where)
     _check_common(dst, src, where, config, repeat_time, dst_rep_stride, src_blk_stride,
-                  src_rep_stride)
+                  src_rep_stride, types=False)
     order = _check_order(order, reduce_type, config, where)
     rows = _rows(mask, repeat_time, src, is_set_mask, mask_state, config, where)
-    if reduce_type == "sum" and rows:
+    if reduce_type == "sum" and rows and src.dtype.kind == "f":
         # dst as WholeReduceSum writes it; the SPR from the same repeat sums.
         new = whole_reduce_sum(dst, src, mask, repeat_time, dst_rep_stride, src_blk_stride,
                                src_rep_stride, is_set_mask=is_set_mask, mask_state=mask_state,

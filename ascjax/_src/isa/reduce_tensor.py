@@ -102,7 +102,9 @@ def layout(value, index, order: str | None, fmt: Format):
 
 def extreme_index(bits, active, fmt: Format, kind: str, config: Config):
     """``select_extreme``'s index under ``config.signed_zero`` and ``config.max_min_nan``."""
-    key = bits
+    # select_extreme orders integers by their values: a 16-bit int's bits (uint16) would
+    # zero-extend, so signed ones are compared as stored (int16).
+    key = bits if fmt.is_float else from_bits(bits, fmt)
     if fmt.is_float and config.signed_zero == "equal":  # -0 compares as +0: the first wins
         key = jnp.where(bits == np.array(1 << (fmt.bits - 1), bits.dtype),
                         jnp.zeros((), bits.dtype), bits)
@@ -133,10 +135,15 @@ def _plan(call: RepeatCall, outputs: int, dst_unit: int, write_empty: bool) -> R
 
 
 def group_reduce(where: str, call: RepeatCall, plan: RepeatPlan, group: int, kind: str = "sum",
-                 order: str | None = None, fill: int = 0) -> jax.Array:
-    """Each repeat's sum / max / min of ``group`` adjacent lanes, stored as ``plan`` says."""
+                 order: str | None = None, fill: int = 0,
+                 dst_fmt: Format | None = None) -> jax.Array:
+    """Each repeat's sum / max / min of ``group`` adjacent lanes, stored as ``plan`` says.
+
+    ``dst_fmt``: dst's type where a sum widens (ReduceRepeat's int16 -> int32 on the 950);
+    None: src's."""
     plan.check(call.src.shape[-1], call.dst.shape[-1], where)
-    spec = GroupSpec(Adder(call.fmt, call.fmt, call.config), plan, group, kind, order, fill)
+    spec = GroupSpec(Adder(call.fmt, dst_fmt or call.fmt, call.config), plan, group, kind, order,
+                     fill)
     return _groups(spec, call.dst, call.src, call.src)
 
 
@@ -180,7 +187,7 @@ def _groups_linear(spec: GroupSpec, td, ts, s):
     t = jnp.where(active, plan.load(ts), jnp.zeros((), ts.dtype))
     t = t.reshape(t.shape[:-1] + (-1, group))
     if spec.kind == "sum":
-        return plan.store(td, pair_tree(t, jnp.add))
+        return plan.store(td, pair_tree(t, jnp.add).astype(td.dtype))
     bits = to_bits(plan.load(s), adder.dst)
     index = extreme_index(bits.reshape(bits.shape[:-1] + (-1, group)), grouped, adder.dst,
                           spec.kind, adder.config)

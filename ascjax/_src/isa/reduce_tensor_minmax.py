@@ -15,8 +15,10 @@ The class-library calls take ``is_set_mask`` (isSetMask) and ``mask_state`` as
 ``mask_state`` (Counter mode: an element count over the whole call). The C API calls have no
 mask argument: their high-dimensional form runs under ``mask_state``.
 
-T is half or float. The 950 also takes int16/uint16/int32/uint32 for ReduceRepeat (and a
-widening int16 -> int32 SUM); those rows are not emulated here, as for the rest of the family.
+T is half or float; ReduceRepeat on the 950 also takes int16_t, uint16_t, int32_t and
+uint32_t (its 数据类型 section): MAX / MIN keep dst = src, SUM writes int32_t from int16_t /
+int32_t and uint32_t from uint16_t / uint32_t, each element widened before any add, and the
+adds wrap or saturate (``config.int_overflow``). The rest of the family is half / float only.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from .lanes import (
     check_reduce_type,
     kernel,
     padded_pair_tree,
+    resolve_dtypes,
     sequential_sum,
 )
 from .reduce_register import asc_pair_reduce_sum as register_pair_reduce_sum
@@ -57,7 +60,13 @@ from .vector_mask import MaskState
 _ALL_PRODUCTS = ("950", "A3", "A2", "200I/500 A2", "inference AI Core", "training")
 
 REDUCE_DATA_BLOCK_TYPES = BLOCK_REDUCE_SUM_TYPES
-REDUCE_REPEAT_TYPES = {p: ("half", "float") for p in _ALL_PRODUCTS} | {"training": ("half",)}
+REDUCE_REPEAT_TYPES = ({p: ("half", "float") for p in _ALL_PRODUCTS}
+                       | {"950": ("int16_t", "uint16_t", "half", "int32_t", "uint32_t", "float"),
+                          "training": ("half",)})
+# ReduceRepeat<SUM>'s dst type per src type on the 950 (数据类型 table); elsewhere dst = src.
+REDUCE_REPEAT_SUM_DST = {"int16_t": "int32_t", "uint16_t": "uint32_t", "half": "half",
+                         "int32_t": "int32_t", "uint32_t": "uint32_t", "float": "float"}
+REDUCE_REPEAT_SUM_PAIRS = {"950": tuple((d, s) for s, d in REDUCE_REPEAT_SUM_DST.items())}
 REDUCE_PAIR_ELEM_TYPES = PAIR_REDUCE_SUM_TYPES
 # The C API on UB memory: Atlas A2 / A3 only (its pages).
 C_API_TYPES = {p: ("half", "float") for p in ("A3", "A2")}
@@ -75,7 +84,8 @@ CNT_PRODUCTS = ("A3", "A2")                                   # asc_get_reduce_m
 class ReduceSpr(NamedTuple):
     """The special registers a repeat reduction leaves: arrays over the call's batch shape.
 
-    ``sum`` (T): what GetReduceRepeatSumSpr reads; ``value`` (T) and ``index`` (uint32): the
+    ``sum`` (dst's type: int32 / uint32 for a 16-bit integer src): what GetReduceRepeatSumSpr
+    reads; ``value`` (T) and ``index`` (uint32): the
     max / min over all repeats and where it is, what GetReduceRepeatMaxMinSpr and
     asc_get_reduce_max_cnt / min_cnt read. ``reduce_spr_reset`` gives the reset state (0s).
     """
@@ -85,10 +95,13 @@ class ReduceSpr(NamedTuple):
     index: Any
 
 
-def reduce_spr_reset(dtype: Any = jnp.float16, batch: tuple = ()) -> ReduceSpr:
-    """The SPRs before any reduction: every field 0."""
+def reduce_spr_reset(dtype: Any = jnp.float16, batch: tuple = (),
+                     sum_dtype: Any = None) -> ReduceSpr:
+    """The SPRs before any reduction: every field 0 (``sum`` in ``sum_dtype``, default
+    ``dtype``)."""
     zeros = jnp.zeros(batch, dtype)
-    return ReduceSpr(zeros, zeros, jnp.zeros(batch, jnp.uint32))
+    sums = zeros if sum_dtype is None else jnp.zeros(batch, sum_dtype)
+    return ReduceSpr(sums, zeros, jnp.zeros(batch, jnp.uint32))
 
 
 def empty_fill(kind: str, fmt: Format, config: Config) -> int:
@@ -190,22 +203,24 @@ def _repeat(where: str, call: RepeatCall, kind: str, order: str | None, spr: Any
     """dst and the SPRs after a ReduceRepeat-shaped call (any form)."""
     batch = call.dst.shape[:-1]
     dtype = call.fmt.storage_dtype
+    # dst's type: src's, or a SUM's wider integer (checked by setup's pairs)
+    dst_fmt = resolve_dtypes(call.dst, None, where=where, arg="dst")
     if spr is None:
-        spr = reduce_spr_reset(dtype, batch)
+        spr = reduce_spr_reset(dtype, batch, dst_fmt.storage_dtype)
     if not isinstance(spr, ReduceSpr):
         raise TypeError(f"{where}: spr must be a ReduceSpr (or None, the reset state), got "
                         f"{type(spr).__name__}")
-    spr = ReduceSpr(*(jnp.broadcast_to(jnp.asarray(x, t), batch)
-                      for x, t in zip(spr, (dtype, dtype, jnp.uint32), strict=True)))
+    spr = ReduceSpr(*(jnp.broadcast_to(jnp.asarray(x, t), batch) for x, t in
+                      zip(spr, (dst_fmt.storage_dtype, dtype, jnp.uint32), strict=True)))
     if call.repeats == 0:
         return call.dst, spr
     slots = order_slots(order, call.fmt) if kind != "sum" else 1
     plan = _plan(call, slots, slots, True)
-    dst = group_reduce(where, call, plan, call.fmt.lanes, kind, order)
-    adder = Adder(call.fmt, call.fmt, call.config)
+    dst = group_reduce(where, call, plan, call.fmt.lanes, kind, order, dst_fmt=dst_fmt)
+    adder = Adder(call.fmt, dst_fmt, call.config)
     # The SPR carries no gradient.
     value, index = _spr((adder, plan, kind), jax.lax.stop_gradient(call.src))
-    value = from_bits(value, call.fmt)
+    value = from_bits(value, dst_fmt)
     if kind == "sum":
         return dst, spr._replace(sum=value)
     return dst, spr._replace(value=value, index=index)
@@ -215,11 +230,11 @@ def _spr_forward(spec, s):
     """The SPRs over all repeats: the sum of the repeat sums (``config.sum_spr``, A26), or the
     max / min with its first index ``r*lanes + i`` (``config.spr_index``, A27)."""
     adder, plan, kind = spec
-    fmt, config = adder.dst, adder.config
+    fmt, config = adder.dst, adder.config  # a max / min has dst = src
     active = plan.active
     loaded = plan.load(s)
     if kind == "sum":
-        sums = adder.reduce_blocks(loaded, active, fmt.lanes)[..., 0]
+        sums = adder.reduce_blocks(loaded, active, adder.src.lanes)[..., 0]
         if config.sum_spr == "sequential":
             total = sequential_sum(sums, adder.add)
         else:
@@ -247,6 +262,13 @@ def reduce_repeat(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_strid
     """``ReduceRepeat<reduceType, T>(dst, src, mask, repeatTime, dstRepStride, srcBlkStride,
     srcRepStride, order)``: the sum, max or min of each repeat (``reduce_type``).
 
+    ``dst``, ``src``: LocalTensors ``(..., n)``; half or float (training series: half); the 950
+    also int16_t, uint16_t, int32_t, uint32_t. MAX / MIN: dst has src's type. SUM: dst has
+    src's type, except on the 950, whose table gives int32_t for an int16_t or int32_t src and
+    uint32_t for a uint16_t or uint32_t src (a 16-bit src with a 16-bit dst is a TypeError);
+    an integer is widened to dst's type before any add, and the adds wrap or saturate
+    (``config.int_overflow``).
+
     Repeat r reads its lanes as ``whole_reduce_sum`` does. SUM: one adjacent-pair tree over the
     repeat, written to ``dst[r*dst_rep_stride]``. MAX / MIN: the extreme of the active lanes
     and the first lane index holding it (0 .. lanes-1, within the repeat), written at
@@ -254,11 +276,12 @@ def reduce_repeat(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_strid
     ``"value_index"`` [value, index] (default), ``"index_value"`` [index, value],
     ``"only_value"`` [value], ``"only_index"`` [index as a uint32: two half elements or one
     float]. An index is stored in T's bits (read it with ``.view(np.uint16)`` for half,
-    ``np.uint32`` for float). Products support the orders of ``REDUCE_ORDERS``.
+    int16_t and uint16_t, ``np.uint32`` for float and the 32-bit integers). Products support
+    the orders of ``REDUCE_ORDERS``.
 
     The call also sets the special registers: returns ``(dst, spr)``, a ``ReduceSpr`` built on
-    ``spr`` (the registers before the call; None: reset). SUM sets ``spr.sum`` to the repeat
-    results added in repeat order (A26); MAX / MIN set ``spr.value`` / ``spr.index``, the
+    ``spr`` (the registers before the call; None: reset). SUM sets ``spr.sum`` (dst's type) to
+    the repeat results added in repeat order (A26); MAX / MIN set ``spr.value`` / ``spr.index``, the
     extreme over all repeats and its first index ``r*lanes + i`` (A27).
     ``get_reduce_repeat_sum_spr`` / ``get_reduce_repeat_max_min_spr`` read them. A
     ``repeat_time`` of 0 changes neither dst nor the SPRs.
@@ -269,6 +292,7 @@ def reduce_repeat(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_strid
     kind = check_reduce_type(reduce_type, where)
     call = repeat_call(where, dst, src, REDUCE_REPEAT_TYPES, config, repeat_time, mask,
                        is_set_mask=is_set_mask, mask_state=mask_state,
+                       pairs=REDUCE_REPEAT_SUM_PAIRS if kind == "sum" else None,
                        dst_rep_stride=dst_rep_stride, src_blk_stride=src_blk_stride,
                        src_rep_stride=src_rep_stride)
     return _repeat(where, call, kind, check_order(order, call.config, where, kind), spr)
@@ -282,7 +306,8 @@ def _check_spr(spr: Any, where: str) -> ReduceSpr:
 
 
 def get_reduce_repeat_sum_spr(spr: ReduceSpr, *, config: Config | None = None) -> jax.Array:
-    """``GetReduceRepeatSumSpr<T>()``: the sum register (``spr.sum``, T). 950, A2, A3."""
+    """``GetReduceRepeatSumSpr<T>()``: the sum register (``spr.sum``, the SUM's dst type).
+    950, A2, A3."""
     where = "get_reduce_repeat_sum_spr"
     check_product(config, SUM_SPR_PRODUCTS, where)
     return _check_spr(spr, where).sum

@@ -44,13 +44,26 @@ TENSOR_REPEAT_MAX = 2**31 - 1
 
 # --- checks ---------------------------------------------------------------------------------
 
-def setup(where: str, dst: Any, src: Any, table: dict, config: Config | None):
-    """Config, format and (dst, src) arrays broadcast to one batch shape, after the type checks."""
+def setup(where: str, dst: Any, src: Any, table: dict, config: Config | None,
+          pairs: dict | None = None):
+    """Config, format and (dst, src) arrays broadcast to one batch shape, after the type checks.
+
+    dst must have src's type unless ``pairs`` (product -> the page's (dst, src) type name
+    pairs) lists the product: then (dst, src) must be one of its pairs. The format returned
+    is src's.
+    """
     config = check_product(config, table, where)
     fmt = resolve_dtypes(src, None, where=where, arg="src")
     check_supported(fmt, table[config.product], where=where, arg=f"T on product {config.product!r}")
     dst_fmt = resolve_dtypes(dst, None, where=where, arg="dst")
-    if dst_fmt != fmt:
+    if pairs is not None and config.product in pairs:
+        valid = pairs[config.product]
+        if (dst_fmt.name, fmt.name) not in valid:
+            listed = ", ".join(f"{d} <- {s}" for d, s in valid)
+            raise TypeError(f"{where}: dst dtype {dst_fmt.name} with src dtype {fmt.name} is "
+                            f"not a supported pair on product {config.product!r}; valid "
+                            f"(dst <- src): {listed}")
+    elif dst_fmt != fmt:
         raise TypeError(f"{where}: dst dtype {dst_fmt.name} differs from src dtype {fmt.name}")
     src, dst = jnp.asarray(src), jnp.asarray(dst)
     for name, x in (("src", src), ("dst", dst)):
@@ -209,16 +222,17 @@ def mask_source(where: str, fmt: Format, config: Config, repeat_time: int, mask:
 
 def repeat_call(where: str, dst: Any, src: Any, table: dict, config: Config | None,
                 repeat_time: int, mask: Any, *, is_set_mask: bool = True,
-                mask_state: MaskState | None = None, **strides: int) -> RepeatCall:
+                mask_state: MaskState | None = None, pairs: dict | None = None,
+                **strides: int) -> RepeatCall:
     """The checks every repeat/stride/mask instruction starts with, in the same order.
 
     ``is_set_mask`` is the instruction's isSetMask template flag: False makes ``mask`` a
     placeholder (``ascjax.MASK_PLACEHOLDER``) and the mask comes from ``mask_state``, the
     ``MaskState`` the call runs under (None: the power-on state, Normal mode, all lanes).
     In Counter mode (``mask_state.mode``) the mask is an element count over the whole call
-    (``mask_source``).
+    (``mask_source``). ``pairs``: the (dst, src) type pairs ``setup`` allows.
     """
-    config, fmt, dst, src = setup(where, dst, src, table, config)
+    config, fmt, dst, src = setup(where, dst, src, table, config, pairs)
     repeats, active, count = mask_source(where, fmt, config, repeat_time, mask, is_set_mask,
                                          mask_state)
     checked = check_strides(where, config, **strides)
