@@ -81,7 +81,7 @@ def test_index_is_stored_as_bits_not_as_a_value():
 
 
 def test_level0_index_is_the_src_offset():
-    """A32: element e of repeat r reports r*srcRepStride*epb + e (vendor implementations); the
+    """A25: element e of repeat r reports r*srcRepStride*epb + e (vendor implementations); the
     other reading reports r*lanes + e."""
     x = np.zeros(600, H)
     x[16 * 16 + 5] = 4                            # repeat 1, lane 5 with srcRepStride 16
@@ -119,7 +119,7 @@ def test_nan_and_signed_zeros():
     x = np.array([1, nan, 5, -np.nan] + [0] * 124, H)
     for name in ("reduce_max", "reduce_min"):
         out = run(name, np.zeros(2, H), x, x, 128, True)
-        assert bits(out)[0] == 0x7E00 and bits(out)[1] == 1          # A24, A19: quiet NaN
+        assert bits(out)[0] == 0x7E00 and bits(out)[1] == 1          # A21, A19: quiet NaN
         out = run(name, np.zeros(2, H), x, x, 128, True, config=Config(extreme_nan="first"))
         assert bits(out)[0] == 0x7E01 and bits(out)[1] == 1          # moved, payload kept
     out = run("reduce_max", np.zeros(2, H), x, x, 128, True,
@@ -131,7 +131,7 @@ def test_nan_and_signed_zeros():
     assert np.isnan(out[0]) and bits(out)[1] == 0
     z = np.array([-0.0, 0.0, -0.0], F)
     out = run("reduce_max", np.zeros(2, F), z, z, 3, True)
-    assert bits(out)[0] == 0 and bits(out)[1] == 1                   # A25: +0 > -0
+    assert bits(out)[0] == 0 and bits(out)[1] == 1                   # A22: +0 > -0
     out = run("reduce_min", np.ones(2, F), z[::-1].copy(), z, 3, True)
     assert bits(out)[0] == 0x80000000 and bits(out)[1] == 0
     equal = Config(signed_zero="equal")
@@ -155,7 +155,7 @@ def test_integers_on_the_950():
 def test_empty_count_and_repeat():
     x = np.ones(128, H)
     dst = np.full(2, 3, H)
-    for product in ("950", "A2", "training"):                         # repeat_time 0 (A34)
+    for product in ("950", "A2", "training"):                         # repeat_time 0 (A26)
         out = run("reduce_max", dst, x, x, 128, 0, 8, True, config=Config(product=product))
         assert (out == 3).all()
     for product in ("A2", "A3"):                                      # count 0: the page's NOP
@@ -232,7 +232,7 @@ def test_tmp_any_size_on_the_950_and_exact_minimum_elsewhere():
     x = np.arange(288, dtype=H)
     ascjax.reduce_max(np.zeros(2, H), x, np.zeros(1, H), 288, True)          # 950: any size
     # First-n form: firstMaxRepeat = 288 // 128 = 2, so 16 + 16 elements with the index and
-    # 16 without (A35); count < 128 counts as one repeat, as ReduceSum's page says.
+    # 16 without (A27); count < 128 counts as one repeat, as ReduceSum's page says.
     ascjax.reduce_max(np.zeros(2, H), x, np.zeros(32, H), 288, True, config=A2)
     ascjax.reduce_max(np.zeros(2, H), x, np.zeros(16, H), 288, config=A2)
     ascjax.reduce_max(np.zeros(2, H), x, np.zeros(16, H), 100, config=A2)

@@ -60,7 +60,7 @@ def test_max_min_ties_signed_zero_and_nan():
     dst = np.zeros(2, np.float32)
     out, spr = ascjax.reduce_repeat(dst, src, 64, 1, 1, 1, 8, reduce_type="max")
     assert bits(out)[1] == 5 and out[0] == 7
-    # max(-0, +0) is +0 (lane 0), min is -0 (lane 3) (A25), unless signed_zero="equal".
+    # max(-0, +0) is +0 (lane 0), min is -0 (lane 3) (A22), unless signed_zero="equal".
     zeros = np.zeros(64, np.float32)
     zeros[3] = -0.0
     out, _ = ascjax.reduce_repeat(dst, zeros, 64, 1, 1, 1, 8, reduce_type="min")
@@ -68,7 +68,7 @@ def test_max_min_ties_signed_zero_and_nan():
     out, _ = ascjax.reduce_repeat(dst, zeros, 64, 1, 1, 1, 8, reduce_type="min",
                                   config=Config(signed_zero="equal"))
     assert bits(out).tolist() == [0, 0]
-    # The first NaN wins (A24), written as the quiet NaN (A19) or with its payload
+    # The first NaN wins (A21), written as the quiet NaN (A19) or with its payload
     # (extreme_nan="first"); "ignore" passes over it.
     nan = src.copy()
     nan.view(np.uint32)[7] = 0x7F800123
@@ -97,7 +97,7 @@ def test_spr_over_repeats_and_passthrough():
                                        config=A2)
     assert np.array_equal(bits(again), bits(out))
     assert all(np.array_equal(a, b) for a, b in zip(spr2, spr, strict=True))
-    # SUM sets only the sum register: ((s0 + s1)) in repeat order (A26).
+    # SUM sets only the sum register: ((s0 + s1)) in repeat order (A23).
     _, spr3 = ascjax.reduce_repeat(dst, src, 128, 2, 1, 1, 8, reduce_type="sum", spr=spr,
                                    config=A2)
     assert float(ascjax.get_reduce_repeat_sum_spr(spr3, config=A2)) == 128 + 126 + 10

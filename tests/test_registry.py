@@ -226,7 +226,7 @@ def _set_vector_mask_draw(rng, row, config):
                            else ["float", "int32_t", "uint32_t"]))
     lanes = lanes_of(dtype)
     mode = str(rng.choice(["normal", "counter"]))
-    zero = product in ("A2", "A3") and rng.integers(4) == 0   # a NOP mask there (A38)
+    zero = product in ("A2", "A3") and rng.integers(4) == 0   # a NOP mask there (A29)
     if rng.integers(2):                                        # (len)
         n = int(rng.integers(0, lanes + 1) if mode == "normal" else rng.choice(
             [0, 1, lanes, int(rng.integers(0, 2**31))]))
@@ -252,7 +252,7 @@ def _asc_set_vector_mask_draw(rng, row, config):
     if not counter and mask1 == mask0 == 0:
         mask0 = 1
     if counter and rng.integers(4) == 0:
-        mask0 = 0                                            # a count of 0: A38
+        mask0 = 0                                            # a count of 0: A29
     product = str(rng.choice(_products(row)))
     return (mask1, mask0, state), config.replace(product=product)
 

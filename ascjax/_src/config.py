@@ -95,19 +95,19 @@ class Config:
         ``((r0 + r1) + r2) + ...``) or ``"tree"`` (an adjacent-pair tree of register adds over
         the repeats, padded with +0 registers to a power of two).
       max_min_nan: a MAX/MIN reduction (ReduceDataBlock, ReduceRepeat and their SPR) whose
-        active elements hold a NaN: ``"propagate"`` (**assumed**, A24: a NaN results, at the
+        active elements hold a NaN: ``"propagate"`` (**assumed**, A21: a NaN results, at the
         first NaN's index, as the register pages say) or ``"ignore"`` (NaNs take no part unless
         every active element is one). The NaN's bits: ``extreme_nan``.
-      signed_zero: MAX/MIN order of -0 and +0: ``"ordered"`` (**assumed**, A25: -0 < +0, so
+      signed_zero: MAX/MIN order of -0 and +0: ``"ordered"`` (**assumed**, A22: -0 < +0, so
         max(-0, +0) is +0 wherever it is) or ``"equal"`` (equal: the first one wins).
       sum_spr: the sum ReduceRepeat<SUM> leaves in the SPR GetReduceRepeatSumSpr reads: the
-        repeat results added ``"sequential"``ly in repeat order (**assumed**, A26) or by an
+        repeat results added ``"sequential"``ly in repeat order (**assumed**, A23) or by an
         adjacent-pair ``"tree"`` padded with +0.
-      spr_index: the index the max/min SPR holds: ``"repeat"`` (**assumed**, A27: repeat r's
+      spr_index: the index the max/min SPR holds: ``"repeat"`` (**assumed**, A24: repeat r's
         lane i is ``r * lanes + i``, which the page's contiguous case makes the element
         offset) or ``"offset"`` (the src element offset the lane was read from).
       zero_vector_mask: SetVectorMask with a mask of 0 on Atlas A2/A3, which the page calls a
-        NOP: ``"set"`` (**assumed**, A38: the registers hold 0 and the vector instructions that
+        NOP: ``"set"`` (**assumed**, A29: the registers hold 0 and the vector instructions that
         read them do nothing) or ``"ignored"`` (the setter itself does nothing; the registers
         keep their previous value).
       extreme_nan: the value a max / min (registers: ``asc_reduce_max``, ``Reg::Reduce<MAX>``,
@@ -123,11 +123,11 @@ class Config:
         when they come first). Values are the same either way.
       reduce_empty: the level-0 form of ReduceSum / ReduceMax / ReduceMin with repeatTime 0 on
         a product whose page does not call it a NOP (all but Atlas A2/A3): ``"nop"`` (dst
-        unchanged, **assumed**, A34) or ``"raise"`` (a ValueError). count 0 is a NOP on Atlas
+        unchanged, **assumed**, A26) or ``"raise"`` (a ValueError). count 0 is a NOP on Atlas
         A2/A3 and rejected elsewhere either way (``vector_mask.ZERO_MASK_NOP``).
       reduce_max_index: the index ReduceMax / ReduceMin's level-0 form reports for element e of
         repeat r: ``"offset"``, its element offset in src, ``r*srcRepStride*epb + e``
-        (**assumed**, A32; what the vendor's A2 and 950 implementations compute) or
+        (**assumed**, A25; what the vendor's A2 and 950 implementations compute) or
         ``"repeat"``, ``r*lanes + e``. The two differ only when srcRepStride is not 8.
       ub_bytes: usable Unified Buffer size in bytes, at most 256 KiB.
     """

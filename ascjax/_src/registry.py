@@ -81,7 +81,7 @@ def python_name(vendor: str, class_library: frozenset = frozenset()) -> str:
 
 
 _FLOAT_SUM = ("A3", "A7", "A8")
-_MAX_MIN = ("A24", "A25")
+_MAX_MIN = ("A21", "A22")
 
 
 _EXTREME = ("A19", "A20")   # whole-register max / min: the NaN written, the index on ties
@@ -114,9 +114,9 @@ def _extreme_rows(table: dict) -> tuple:
 
 
 def _extreme_assumed(table: dict) -> dict:
-    # A19 / A24 (NaN) and A25 (signed zeros) only matter for floats.
-    return {t: ("A19",) + _MAX_MIN + ("A32", "A34", "A35") if t in ("half", "float") else
-            ("A32", "A34", "A35")
+    # A19 / A21 (NaN) and A22 (signed zeros) only matter for floats.
+    return {t: ("A19",) + _MAX_MIN + ("A25", "A26", "A27") if t in ("half", "float") else
+            ("A25", "A26", "A27")
             for t, _ in _extreme_rows(table)}
 
 
@@ -169,22 +169,22 @@ INSTRUCTIONS: dict[str, Instruction] = {
                     {"half": _FLOAT_SUM, "float": _FLOAT_SUM}, aliases=("PairReduceElem",)),
         Instruction("pair_reduce_sum", "PairReduceSum", _tensor.pair_reduce_sum, "5",
                     "PairReduceSum.md", ("T", "products"), _by_type(_tensor.PAIR_REDUCE_SUM_TYPES),
-                    {"half": _FLOAT_SUM + ("A5", "A9", "A37"),
-                     "float": _FLOAT_SUM + ("A5", "A9", "A37")}),
+                    {"half": _FLOAT_SUM + ("A5", "A9", "A28"),
+                     "float": _FLOAT_SUM + ("A5", "A9", "A28")}),
         Instruction("block_reduce_sum", "BlockReduceSum", _tensor.block_reduce_sum, "10", None,
                     ("T", "products"), _by_type(_tensor.BLOCK_REDUCE_SUM_TYPES),
-                    {"half": _FLOAT_SUM + ("A9", "A11", "A37"),
-                     "float": _FLOAT_SUM + ("A9", "A11", "A37")}),
+                    {"half": _FLOAT_SUM + ("A9", "A11", "A28"),
+                     "float": _FLOAT_SUM + ("A9", "A11", "A28")}),
         Instruction("whole_reduce_sum", "WholeReduceSum", _tensor.whole_reduce_sum, "10", None,
                     ("T", "products"), _by_type(_tensor.WHOLE_REDUCE_SUM_TYPES),
-                    {"half": _FLOAT_SUM + ("A9", "A37"), "float": _FLOAT_SUM + ("A9", "A37")}),
+                    {"half": _FLOAT_SUM + ("A9", "A28"), "float": _FLOAT_SUM + ("A9", "A28")}),
         Instruction("repeat_reduce_sum", "RepeatReduceSum", _tensor.repeat_reduce_sum, "10", None,
                     ("T", "products"), _by_type(_tensor.REPEAT_REDUCE_SUM_TYPES),
-                    {"half": _FLOAT_SUM + ("A9", "A37"), "float": _FLOAT_SUM + ("A9", "A37")}),
+                    {"half": _FLOAT_SUM + ("A9", "A28"), "float": _FLOAT_SUM + ("A9", "A28")}),
         Instruction("reduce_sum", "ReduceSum", _tensor.reduce_sum, "10", None,
                     ("T", "products"), _by_type(_tensor.REDUCE_SUM_TYPES),
-                    {"half": _FLOAT_SUM + ("A9", "A12", "A17", "A18", "A34"),
-                     "float": _FLOAT_SUM + ("A9", "A12", "A17", "A18", "A34")}),
+                    {"half": _FLOAT_SUM + ("A9", "A12", "A17", "A18", "A26"),
+                     "float": _FLOAT_SUM + ("A9", "A12", "A17", "A18", "A26")}),
         Instruction("reduce_data_block", "ReduceDataBlock", _tminmax.reduce_data_block, "10",
                     None, ("T", "products"), _by_type(_tminmax.REDUCE_DATA_BLOCK_TYPES),
                     {t: _FLOAT_SUM + _MAX_MIN + ("A9", "A11") for t in ("half", "float")}),
@@ -198,7 +198,7 @@ INSTRUCTIONS: dict[str, Instruction] = {
                     ("T", "products", "SUM dst"),
                     _repeat_rows(_tminmax.REDUCE_REPEAT_TYPES, _tminmax.REDUCE_REPEAT_SUM_DST),
                     {t: (_FLOAT_SUM + _MAX_MIN if t in ("half", "float") else ())
-                     + ("A9", "A26", "A27") for t in _tminmax.REDUCE_REPEAT_SUM_DST},
+                     + ("A9", "A23", "A24") for t in _tminmax.REDUCE_REPEAT_SUM_DST},
                     variants={"WholeReduceMax": {"reduce_type": "max"},
                               "WholeReduceMin": {"reduce_type": "min"}}),
         Instruction("reduce_pair_elem", "ReducePairElem", _tminmax.reduce_pair_elem, "5", None,
@@ -207,17 +207,17 @@ INSTRUCTIONS: dict[str, Instruction] = {
         Instruction("get_reduce_repeat_sum_spr", "GetReduceRepeatSumSpr",
                     _tminmax.get_reduce_repeat_sum_spr, "10", None, ("T", "products"),
                     _by_type({p: ("half", "float") for p in _tminmax.SUM_SPR_PRODUCTS}),
-                    {t: _FLOAT_SUM + ("A26",) for t in ("half", "float")}),
+                    {t: _FLOAT_SUM + ("A23",) for t in ("half", "float")}),
         Instruction("get_reduce_repeat_max_min_spr", "GetReduceRepeatMaxMinSpr",
                     _tminmax.get_reduce_repeat_max_min_spr, "10", None, ("T", "products"),
                     _by_type({p: ("half", "float") for p in _tminmax.MAX_MIN_SPR_PRODUCTS}),
-                    {t: _MAX_MIN + ("A27",) for t in ("half", "float")}),
+                    {t: _MAX_MIN + ("A24",) for t in ("half", "float")}),
         Instruction("get_reduce_max_cnt", "asc_get_reduce_max_cnt", _tminmax.get_reduce_max_cnt,
                     "10", None, ("T", "products"), _by_type(_tminmax.C_API_TYPES),
-                    {t: _MAX_MIN + ("A27",) for t in ("half", "float")}),
+                    {t: _MAX_MIN + ("A24",) for t in ("half", "float")}),
         Instruction("get_reduce_min_cnt", "asc_get_reduce_min_cnt", _tminmax.get_reduce_min_cnt,
                     "10", None, ("T", "products"), _by_type(_tminmax.C_API_TYPES),
-                    {t: _MAX_MIN + ("A27",) for t in ("half", "float")}),
+                    {t: _MAX_MIN + ("A24",) for t in ("half", "float")}),
         *(Instruction(f"datablock_reduce_{k}", f"asc_datablock_reduce_{k}",
                       getattr(_tminmax, f"datablock_reduce_{k}"), "10", None, ("T", "products"),
                       _by_type(_tminmax.C_API_TYPES),
@@ -233,7 +233,7 @@ INSTRUCTIONS: dict[str, Instruction] = {
         *(Instruction(f"repeat_reduce_{k}", f"asc_repeat_reduce_{k}",
                       getattr(_tminmax, f"repeat_reduce_{k}"), "10", None, ("T", "products"),
                       _by_type(_tminmax.C_API_TYPES),
-                      {t: _MAX_MIN + ("A9", "A27") for t in ("half", "float")},
+                      {t: _MAX_MIN + ("A9", "A24") for t in ("half", "float")},
                       variants={f"asc_repeat_reduce_{k}_{o}{sync}": {"order": o}
                                 for o in _tensor.ORDERS for sync in ("", "_sync")})
           for k in ("max", "min")),
@@ -253,7 +253,7 @@ INSTRUCTIONS: dict[str, Instruction] = {
                     "SetVectorMask.md", ("T", "products"),
                     tuple((t, ", ".join(_vmask.VECTOR_MASK_PRODUCTS))
                           for t in ("16-bit", "32-bit")),
-                    {"16-bit": ("A38",), "32-bit": ("A38",)}),
+                    {"16-bit": ("A29",), "32-bit": ("A29",)}),
         Instruction("reset_mask", "ResetMask", _vmask.reset_mask, "masks", "ResetMask.md",
                     ("state", "products"), (("mask words", ", ".join(_vmask.MODE_PRODUCTS)),)),
         Instruction("asc_set_mask_count", "asc_set_mask_count", _vmask.asc_set_mask_count,
@@ -265,7 +265,7 @@ INSTRUCTIONS: dict[str, Instruction] = {
         Instruction("asc_set_vector_mask", "asc_set_vector_mask", _vmask.asc_set_vector_mask,
                     "masks", "asc_set_vector_mask.md", ("state", "products"),
                     (("mask words", ", ".join(_vmask.C_API_PRODUCTS)),),
-                    {"mask words": ("A38",)}),
+                    {"mask words": ("A29",)}),
         Instruction("gather", "asc_gather", _gather.gather, "6", "asc_gather.md",
                     ("dst", "src", "index"), _gather.GATHER_TYPES),
         Instruction("squeeze_and_storeunalign", "asc_squeeze_and_storeunalign",
@@ -414,43 +414,43 @@ ASSUMPTIONS = (
      "lanes are \"treated as\" (-inf / +inf, the integer type's lowest / highest), the index is "
      "the first active lane holding it (masked lanes take no part; no active lane: index 0)"),
      'Config(masked_extreme="fill") (a masked lane before it wins the tie)'),
-    ("A24", ("Max/min reductions on LocalTensors (ReduceDataBlock, ReduceRepeat, ReduceMax/Min, "
+    ("A21", ("Max/min reductions on LocalTensors (ReduceDataBlock, ReduceRepeat, ReduceMax/Min, "
      "their SPRs) "
      "with a NaN among the active elements give a NaN (bits as A19) at the first NaN's index, "
      "as the register pages say for theirs; the LocalTensor pages do not say"),
      'Config(max_min_nan="ignore")'),
-    ("A25", ("Max/min order -0 below +0: max(-0, +0) = +0 and min = -0 wherever they stand; the "
+    ("A22", ("Max/min order -0 below +0: max(-0, +0) = +0 and min = -0 wherever they stand; the "
      "pages only say the first index wins among equal values"),
      'Config(signed_zero="equal")'),
-    ("A26", ("ReduceRepeat<SUM> leaves in the sum SPR (GetReduceRepeatSumSpr) its repeat results "
+    ("A23", ("ReduceRepeat<SUM> leaves in the sum SPR (GetReduceRepeatSumSpr) its repeat results "
      "added in repeat order, ((s0 + s1) + s2) + ..., each rounded to T (the page documents the "
      "SPR after ReduceSum's first-n form, whose A2 / A3 order this is)"),
      'Config(sum_spr="tree")'),
-    ("A27", ("The max/min SPR index (GetReduceRepeatMaxMinSpr, asc_get_reduce_max_cnt) is "
+    ("A24", ("The max/min SPR index (GetReduceRepeatMaxMinSpr, asc_get_reduce_max_cnt) is "
      "r * lanes + i for repeat r's lane i, the element offset in the pages' contiguous case "
      "(srcBlkStride 1, srcRepStride 8; the pages support no other)"),
      'Config(spr_index="offset") (the src element offset)'),
-    ("A32", ("ReduceMax/ReduceMin level-0 index: the winning element's offset in src, "
+    ("A25", ("ReduceMax/ReduceMin level-0 index: the winning element's offset in src, "
      "r*srcRepStride*epb + e (the vendor's A2 and 950 implementations; the pages only say it is "
      "derived from the repeat and the in-repeat index); it differs from r*lanes + e only when "
      "srcRepStride != 8"),
      'Config(reduce_max_index="repeat")'),
-    ("A34", ("ReduceSum/ReduceMax/ReduceMin with repeatTime 0 leave dst unchanged on every "
+    ("A26", ("ReduceSum/ReduceMax/ReduceMin with repeatTime 0 leave dst unchanged on every "
      "product (a NOP on Atlas A2/A3, as the pages say of count 0 too; the 950 page says a NOP "
      "is not guaranteed, the others are silent); count 0 is rejected off Atlas A2/A3"),
      'Config(reduce_empty="raise")'),
-    ("A35", ("ReduceMax/ReduceMin checks: sharedTmpBuffer holds the page's "
+    ("A27", ("ReduceMax/ReduceMin checks: sharedTmpBuffer holds the page's "
      "finalWorkLocalNeedSize elements of T (first-n form: firstMaxRepeat = count // lanes, at "
      "least 1, as ReduceSum's page says; any size on the 950); with calIndex, a 16-bit T "
      "(half, and int16_t/uint16_t on the 950) rejects a call whose index can exceed 65535"),
      "none (pass a larger buffer or a shorter tensor)"),
-    ("A37", ("Counter mask mode on a repeat/stride instruction: the count N makes ceil(N / "
+    ("A28", ("Counter mask mode on a repeat/stride instruction: the count N makes ceil(N / "
      "lanes) repeats (no 255 limit; repeatTime has no effect, as the guide says) and element "
      "n of the call, lane n % lanes of repeat n // lanes read through the strides, takes part "
      "iff n < N, so only the last repeat is partial (the guide says only that N is the "
      "elements of the whole computation)"),
      "none"),
-    ("A38", ("SetVectorMask / asc_set_vector_mask with a mask of 0 on Atlas A2/A3 (\"treated as "
+    ("A29", ("SetVectorMask / asc_set_vector_mask with a mask of 0 on Atlas A2/A3 (\"treated as "
      "a NOP\"): the registers hold 0 and the vector instructions that read them do nothing"),
      'Config(zero_vector_mask="ignored") (the setter itself does nothing)'),
 )

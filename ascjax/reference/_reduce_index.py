@@ -2,7 +2,7 @@
 
 Each active element is visited in index order with its index; the running best is replaced only
 by a strictly better element, so ties keep the smallest index (the pages). NaN, signed zeros,
-the level-0 index and repeat_time 0 follow ``Config`` (A19, A24, A25, A32, A34).
+the level-0 index and repeat_time 0 follow ``Config`` (A19, A21, A22, A25, A26).
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def _better(a, b, kind: str, zero: str) -> bool:
     """Whether element ``a`` beats ``b`` (neither NaN) for ``kind``."""
     if isinstance(a, _FLOATS):
         ka, kb = float(a), float(b)
-        if ka == kb == 0.0 and zero == "ordered":      # -0 < +0 (A25)
+        if ka == kb == 0.0 and zero == "ordered":      # -0 < +0 (A22)
             ka, kb = math.copysign(1.0, ka), math.copysign(1.0, kb)
     else:
         ka, kb = int(a), int(b)
@@ -97,7 +97,7 @@ def _reduce(kind: str, dst, src, shared_tmp_buffer, args, cal_index, config):
     elements.sort(key=lambda iv: iv[0])           # index order (stable)
     nans = [iv for iv in elements if src.dtype.kind == "f" and np.isnan(src[iv[1]])]
     if nans and (config.max_min_nan == "propagate" or len(nans) == len(elements)):
-        best = nans[0]                  # the NaN with the smallest index (A24)
+        best = nans[0]                  # the NaN with the smallest index (A21)
     else:
         best = None
         for iv in elements:

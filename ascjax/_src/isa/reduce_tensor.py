@@ -221,7 +221,7 @@ def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_str
     and takes the mask from ``mask_state`` (an ``ascjax.MaskState``; None: the power-on state).
     In Counter mode (``mask_state.mode == "counter"``) the mask is the number of elements over
     the whole call: ``ceil(mask / lanes)`` repeats, the last one partial, and ``repeat_time``
-    has no effect (A37). A mask of 0 (or repeat_time 0) leaves dst unchanged on Atlas A2/A3.
+    has no effect (A28). A mask of 0 (or repeat_time 0) leaves dst unchanged on Atlas A2/A3.
 
     Differentiable in ``dst`` and ``src`` as the exact operation.
     """
@@ -276,7 +276,7 @@ def block_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_st
     and takes the mask from ``mask_state`` (an ``ascjax.MaskState``; None: the power-on state).
     In Counter mode (``mask_state.mode == "counter"``) the mask is the number of elements over
     the whole call: ``ceil(mask / lanes)`` repeats, the last one partial, and ``repeat_time``
-    has no effect (A37). A mask of 0 (or repeat_time 0) leaves dst unchanged on Atlas A2/A3.
+    has no effect (A28). A mask of 0 (or repeat_time 0) leaves dst unchanged on Atlas A2/A3.
 
     Differentiable in ``dst`` and ``src`` as the exact operation.
     """
@@ -310,7 +310,7 @@ def whole_reduce_sum(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_st
     and takes the mask from ``mask_state`` (an ``ascjax.MaskState``; None: the power-on state).
     In Counter mode (``mask_state.mode == "counter"``) the mask is the number of elements over
     the whole call: ``ceil(mask / lanes)`` repeats, the last one partial, and ``repeat_time``
-    has no effect (A37). A mask of 0 (or repeat_time 0) leaves dst unchanged on Atlas A2/A3.
+    has no effect (A28). A mask of 0 (or repeat_time 0) leaves dst unchanged on Atlas A2/A3.
 
     Differentiable in ``dst`` and ``src`` as the exact operation.
     """
@@ -411,7 +411,7 @@ def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any,
       [0, 65535].
 
     ``repeat.tensor_reduce_call`` checks both forms for ReduceSum, ReduceMax and ReduceMin.
-    ``repeat_time`` 0 leaves dst unchanged (A34).
+    ``repeat_time`` 0 leaves dst unchanged (A26).
 
     ``method`` is the vendor page's number (or its name) for how the repeats are added; every
     add is one IEEE add rounded to T:

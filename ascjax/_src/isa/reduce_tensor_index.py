@@ -39,7 +39,7 @@ REDUCE_MAX_TYPES = {"950": ("int16_t", "uint16_t", "half", "int32_t", "uint32_t"
                     "inference AI Core": _HALF_FLOAT, "training": ("half",)}
 REDUCE_MIN_TYPES = REDUCE_MAX_TYPES
 # The pages: with half, indices up to 65535 (uint16_t) only; the 950's 16-bit integers store
-# their index in the same 16 bits (A35).
+# their index in the same 16 bits (A27).
 INDEX_MAX_16 = 65535
 # Products that need no sharedTmpBuffer (the 950: "任意大小的sharedTmpBuffer").
 NO_TMP_PRODUCTS = ("950",)
@@ -82,20 +82,20 @@ def reduce_max(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any, cal_index
       cal_index])``; ``mask`` an int (continuous mode) or uint64 words (bit mode), the same
       every repeat; ``repeat_time`` up to 2**31 - 1; element e of repeat r is src element
       ``(r*src_rep_stride + e // epb)*epb + e % epb``, and that offset is its index
-      (``config.reduce_max_index``, A32).
+      (``config.reduce_max_index``, A25).
 
     ``dst``, ``src``: LocalTensors ``(..., n)`` of T (half or float; the 950 also int16_t,
     uint16_t, int32_t, uint32_t; the training series half only); leading axes are independent
     tensors. Returns the new dst: ``dst[..., 0]`` is the maximum's bits; with ``cal_index``,
     ``dst[..., 1]`` holds its index as a uint16 (16-bit T) or uint32 bit pattern; nothing else
-    changes. Several maxima: the smallest index (the page). -0 < +0 (A25); a NaN among the
-    active elements is the result, the first one by index (A24), written as the type's quiet
+    changes. Several maxima: the smallest index (the page). -0 < +0 (A22); a NaN among the
+    active elements is the result, the first one by index (A21), written as the type's quiet
     NaN (A19). repeat_time 0 leaves dst
-    unchanged (A34); so does count 0 on Atlas A2/A3 (the page), which other products reject.
+    unchanged (A26); so does count 0 on Atlas A2/A3 (the page), which other products reject.
 
     ``shared_tmp_buffer`` (a LocalTensor of T) is the vendor's work space: its contents are not
     emulated, but on every product but the 950 it must hold the page's minimum
-    (``shared_tmp_size``; A35); on the 950 anything, None included, is accepted. With
+    (``shared_tmp_size``; A27); on the 950 anything, None included, is accepted. With
     ``cal_index`` and a 16-bit T, a call that can reach an index above 65535 raises (the page:
     half supports indices up to 65535).
 
@@ -115,7 +115,7 @@ def reduce_max(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any, cal_index
 def reduce_min(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any, cal_index: Any = None,
                config: Any = None) -> jax.Array:
     """``ReduceMin<T>``: ``reduce_max`` for the smallest element (-0 < +0, so the min of -0
-    and +0 is -0; A25), same forms, checks, index storage and ties (smallest index)."""
+    and +0 is -0; A22), same forms, checks, index storage and ties (smallest index)."""
     return _reduce_extreme("reduce_min", "min", REDUCE_MIN_TYPES, dst, src, shared_tmp_buffer,
                            args, cal_index, config)
 
@@ -147,7 +147,7 @@ class _Spec(NamedTuple):
 
 @functools.cache
 def _layout(plan: RepeatPlan, reading: str) -> tuple[np.ndarray, np.ndarray | None]:
-    """``(index, order)``: the index each of the ``R*lanes`` elements reports (A32), and the
+    """``(index, order)``: the index each of the ``R*lanes`` elements reports (A25), and the
     active elements sorted by index where the repeat-then-lane order is not already sorted
     (overlapping repeats, src_rep_stride < 8); None where it is."""
     if reading == "repeat" and plan.count is None:
@@ -211,7 +211,7 @@ def _candidates(spec: _Spec, x):
 
 def _select(spec: _Spec, s):
     """The candidates (bits), their indices and the position of the selected one
-    (``config.signed_zero``, A25; ``config.max_min_nan``, A24)."""
+    (``config.signed_zero``, A22; ``config.max_min_nan``, A21)."""
     fmt = spec.fmt
     w, active, index = _candidates(spec, to_bits(s, fmt) if fmt.is_float else s)
     return w, index, extreme_index(w, active, fmt, spec.kind, spec.config)

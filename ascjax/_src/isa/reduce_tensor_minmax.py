@@ -6,7 +6,7 @@ asc_get_reduce_max_cnt / asc_get_reduce_min_cnt), and the C API on UB memory
 
 Every call runs the one group kernel of ``reduce_tensor`` (``group_reduce``): sums are
 adjacent-pair trees, each add rounded to T; a max / min is exact (``lanes.select_extreme``: the
-first index among equal values, -0 < +0, the first NaN wins; A24, A25). A max/min index is stored
+first index among equal values, -0 < +0, the first NaN wins; A21, A22). A max/min index is stored
 in the dst element's bits (uint16 in a half, uint32 in a float; ``only_index`` a uint32 in any
 T). The SPRs are explicit: ``reduce_repeat`` takes and returns a ``ReduceSpr``.
 
@@ -136,7 +136,7 @@ def reduce_data_block(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_s
     ``dst``, ``src``: LocalTensors ``(..., n)`` of half or float (training series: half);
     leading axes are independent tensors. Block b of repeat r (read as in ``block_reduce_sum``)
     goes to element ``r*dst_rep_stride*8 + b``. SUM: an adjacent-pair tree, each add rounded to
-    T. MAX / MIN: exact; -0 < +0 (A25); a NaN gives the first NaN (A24). ``mask`` is an int
+    T. MAX / MIN: exact; -0 < +0 (A22); a NaN gives the first NaN (A21). ``mask`` is an int
     (the first ``mask`` elements) or uint64 words (bit mode), the same every repeat. A block
     with no active element leaves dst unchanged on Atlas A2 / A3 and writes the page's fill
     elsewhere (+0; -inf / +inf for MAX / MIN, -65504 / 65504 for half on Atlas 200I/500 A2;
@@ -227,8 +227,8 @@ def _repeat(where: str, call: RepeatCall, kind: str, order: str | None, spr: Any
 
 
 def _spr_forward(spec, s):
-    """The SPRs over all repeats: the sum of the repeat sums (``config.sum_spr``, A26), or the
-    max / min with its first index ``r*lanes + i`` (``config.spr_index``, A27)."""
+    """The SPRs over all repeats: the sum of the repeat sums (``config.sum_spr``, A23), or the
+    max / min with its first index ``r*lanes + i`` (``config.spr_index``, A24)."""
     adder, plan, kind = spec
     fmt, config = adder.dst, adder.config  # a max / min has dst = src
     active = plan.active
@@ -281,8 +281,8 @@ def reduce_repeat(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_strid
 
     The call also sets the special registers: returns ``(dst, spr)``, a ``ReduceSpr`` built on
     ``spr`` (the registers before the call; None: reset). SUM sets ``spr.sum`` (dst's type) to
-    the repeat results added in repeat order (A26); MAX / MIN set ``spr.value`` / ``spr.index``, the
-    extreme over all repeats and its first index ``r*lanes + i`` (A27).
+    the repeat results added in repeat order (A23); MAX / MIN set ``spr.value`` / ``spr.index``, the
+    extreme over all repeats and its first index ``r*lanes + i`` (A24).
     ``get_reduce_repeat_sum_spr`` / ``get_reduce_repeat_max_min_spr`` read them. A
     ``repeat_time`` of 0 changes neither dst nor the SPRs.
 

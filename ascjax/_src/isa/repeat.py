@@ -17,7 +17,7 @@ the mask (the argument, or the state's words when ``is_set_mask`` is false) enab
 lanes every repeat. In Counter mode the mask is a count N of elements over the whole call: the
 call makes ``ceil(N / lanes)`` repeats (its repeatTime has no effect) and element n of the call,
 lane ``n % lanes`` of repeat ``n // lanes`` read through the strides, takes part iff n < N, so
-only the last repeat is partial (A37).
+only the last repeat is partial (A28).
 """
 
 from __future__ import annotations
@@ -268,7 +268,7 @@ def tensor_reduce_call(where: str, dst: Any, src: Any, table: dict, config: Conf
     * level 0: ``(mask, repeat_time, src_rep_stride, *optional)``: repeat r reads element
       ``(r*src_rep_stride + e // epb)*epb + e % epb`` under ``mask`` (int or uint64 words);
       ``repeat_time`` in [0, 2**31 - 1], ``src_rep_stride`` in [0, 65535] (the pages' ranges).
-      repeat_time 0 is a NOP: documented on Atlas A2/A3, **assumed** elsewhere (A34;
+      repeat_time 0 is a NOP: documented on Atlas A2/A3, **assumed** elsewhere (A26;
       ``config.reduce_empty="raise"`` rejects it there).
 
     ``optional`` names trailing positional arguments the page gives a default (ReduceMax's

@@ -107,7 +107,7 @@ def reset_mask(*, state: MaskState | None = None, config: Config | None = None) 
 
 
 def _store(state: MaskState, high: int, low: int, config: Config) -> MaskState:
-    """The new mask words; under ``config.zero_vector_mask="ignored"`` (A38) a mask of 0 on
+    """The new mask words; under ``config.zero_vector_mask="ignored"`` (A29) a mask of 0 on
     Atlas A2/A3 leaves the registers as they were (the setter itself is the NOP)."""
     zero = low == 0 if state.mode == "counter" else high == low == 0
     if zero and config.product in ZERO_MASK_NOP and config.zero_vector_mask == "ignored":
