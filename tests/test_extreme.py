@@ -35,8 +35,9 @@ def _loop(values, active, kind):
 
 @pytest.mark.parametrize("name", list(TYPES))
 @pytest.mark.parametrize("kind", ["max", "min"])
+@pytest.mark.parametrize("leading", [False, True])
 @given(data=st.data())
-def test_select_extreme_matches_a_plain_loop(name, kind, data):
+def test_select_extreme_matches_a_plain_loop(name, kind, leading, data):
     fmt, dtype = FORMATS[name], TYPES[name]
     n = data.draw(st.sampled_from([2, 8, 16, 64]))
     info = np.iinfo(dtype)
@@ -48,5 +49,5 @@ def test_select_extreme_matches_a_plain_loop(name, kind, data):
     active = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)))
     with np.errstate(invalid="ignore"):  # a signalling NaN widened to float64
         values = raw.view(fmt.storage_dtype).astype(float if fmt.is_float else int).tolist()
-    got = select_extreme(jnp.asarray(raw), active, fmt, kind)
+    got = select_extreme(jnp.asarray(raw), active, fmt, kind, leading=leading)
     assert tuple(np.asarray(g).item() for g in got) == _loop(values, active, kind)

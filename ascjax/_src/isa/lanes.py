@@ -323,7 +323,7 @@ def is_nan_bits(bits, fmt: Format):
     return magnitude > np.uint32(((1 << fmt.exponent_bits) - 1) << fmt.mantissa_bits)
 
 
-def select_extreme(bits, active, fmt: Format, kind: str):
+def select_extreme(bits, active, fmt: Format, kind: str, *, leading: bool = False):
     """Where the max (``kind="max"``) or min of each row's active lanes is, over the last axis.
 
     ``bits``: ``(..., n)`` bit patterns of ``fmt``; ``active``: bool, broadcastable. Returns
@@ -331,6 +331,8 @@ def select_extreme(bits, active, fmt: Format, kind: str):
     NaN lane if there is one (``nan`` True), else the first lane holding the extreme value,
     with ``max(-0, +0) = +0`` and ``min(-0, +0) = -0``; 0 where no lane is active. Max and min
     are exact, so the result does not depend on the order the hardware compares in.
+    ``leading`` reduces over the lanes moved to a leading axis (the same answer): inside the
+    LocalTensor kernels, for short groups (DataBlocks), XLA's CPU backend runs it 4-5x faster.
     """
     key = order_key(bits, fmt)
     if kind == "min":
@@ -338,14 +340,18 @@ def select_extreme(bits, active, fmt: Format, kind: str):
     top, bottom = jnp.iinfo(key.dtype).max, jnp.iinfo(key.dtype).min
     if fmt.is_float:  # a NaN outranks every value (no float's key reaches the type's max)
         key = jnp.where(is_nan_bits(bits, fmt), top, key)
+    n, axis = bits.shape[-1], 0 if leading else -1
     active = jnp.broadcast_to(active, bits.shape)
+    if leading:
+        active, key = jnp.moveaxis(active, -1, 0), jnp.moveaxis(key, -1, 0)
     key = jnp.where(active, key, bottom)
-    best = jnp.max(key, axis=-1, keepdims=True)
+    best = jnp.max(key, axis=axis, keepdims=True)
     # The first lane holding it, as a min over lane numbers: a plain integer reduction that XLA
     # vectorizes (argmax's (value, index) reduction does not). ``active`` keeps a masked lane
-    # from matching an int32 minimum that an active lane holds.
-    n = bits.shape[-1]
-    lane = lax.broadcasted_iota(key.dtype if n < 2**15 else jnp.int32, bits.shape, bits.ndim - 1)
-    index = jnp.min(jnp.where(active & (key == best), lane, n), axis=-1).astype(jnp.int32)
-    has_nan = (best[..., 0] == top) if fmt.is_float else jnp.zeros(index.shape, bool)
+    # from matching an integer minimum that an active lane holds.
+    lane = lax.broadcasted_iota(key.dtype if n < 2**15 else jnp.int32, key.shape,
+                                0 if leading else key.ndim - 1)
+    index = jnp.min(jnp.where(active & (key == best), lane, n), axis=axis).astype(jnp.int32)
+    best = jnp.squeeze(best, axis)
+    has_nan = (best == top) if fmt.is_float else jnp.zeros(index.shape, bool)
     return jnp.where(index < n, index, 0), index < n, has_nan

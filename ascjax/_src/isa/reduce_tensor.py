@@ -101,17 +101,19 @@ def layout(value, index, order: str | None, fmt: Format):
 
 
 def extreme_index(bits, active, fmt: Format, kind: str, config: Config):
-    """``select_extreme``'s index under ``config.signed_zero`` and ``config.max_min_nan``."""
+    """``select_extreme``'s index under ``config.signed_zero`` and ``config.max_min_nan``
+    (over a leading axis for groups of up to a DataBlock: faster there, the same answer)."""
+    leading = bits.shape[-1] <= 16
     # select_extreme orders integers by their values: a 16-bit int's bits (uint16) would
     # zero-extend, so signed ones are compared as stored (int16).
     key = bits if fmt.is_float else from_bits(bits, fmt)
     if fmt.is_float and config.signed_zero == "equal":  # -0 compares as +0: the first wins
         key = jnp.where(bits == np.array(1 << (fmt.bits - 1), bits.dtype),
                         jnp.zeros((), bits.dtype), bits)
-    index, _, _ = select_extreme(key, active, fmt, kind)
+    index, _, _ = select_extreme(key, active, fmt, kind, leading=leading)
     if fmt.is_float and config.max_min_nan == "ignore":
         ordinary = active & ~is_nan_bits(bits, fmt)
-        number, any_number, _ = select_extreme(key, ordinary, fmt, kind)
+        number, any_number, _ = select_extreme(key, ordinary, fmt, kind, leading=leading)
         index = jnp.where(any_number, number, index)
     return index
 
