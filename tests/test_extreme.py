@@ -39,7 +39,7 @@ def _loop(values, active, kind):
 @given(data=st.data())
 def test_select_extreme_matches_a_plain_loop(name, kind, leading, data):
     fmt, dtype = FORMATS[name], TYPES[name]
-    n = data.draw(st.sampled_from([2, 8, 16, 64]))
+    n = data.draw(st.sampled_from([2, 8, 16, 64, 128]))
     info = np.iinfo(dtype)
     pool = st.integers(int(info.min), int(info.max))
     if name in SPECIAL:

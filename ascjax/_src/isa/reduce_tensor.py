@@ -102,8 +102,8 @@ def layout(value, index, order: str | None, fmt: Format):
 
 def extreme_index(bits, active, fmt: Format, kind: str, config: Config):
     """``select_extreme``'s index under ``config.signed_zero`` and ``config.max_min_nan``
-    (over a leading axis for groups of up to a DataBlock: faster there, the same answer)."""
-    leading = bits.shape[-1] <= 16
+    (its leading-axis form: faster inside the LocalTensor kernels, the same answer)."""
+    leading = True
     # select_extreme orders integers by their values: a 16-bit int's bits (uint16) would
     # zero-extend, so signed ones are compared as stored (int16).
     key = bits if fmt.is_float else from_bits(bits, fmt)
