@@ -200,6 +200,15 @@ def _groups_linear(spec: GroupSpec, td, ts, s):
 _groups = kernel(_groups_forward, _groups_linear, num_diff=2)
 
 
+# The mask keywords every LocalTensor repeat instruction takes (their docstrings share it).
+MASK_KEYWORDS_DOC = """``is_set_mask`` (isSetMask) False makes ``mask`` a placeholder
+    (``ascjax.MASK_PLACEHOLDER``) and takes the mask from ``mask_state`` (an
+    ``ascjax.MaskState``; None: the power-on state). In Counter mode
+    (``mask_state.mode == "counter"``) the mask is the number of elements over the whole call:
+    ``ceil(mask / lanes)`` repeats, the last one partial, and ``repeat_time`` has no effect
+    (A28). A mask of 0 (or repeat_time 0) leaves dst unchanged on Atlas A2/A3."""
+
+
 # --- PairReduceSum --------------------------------------------------------------------------
 
 def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_stride: int,
@@ -219,11 +228,7 @@ def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_str
     write. Returns the new dst. ``repeat_time``, ``mask`` and the strides are static Python
     ints, checked when traced.
 
-    ``is_set_mask`` (isSetMask) False makes ``mask`` a placeholder (``ascjax.MASK_PLACEHOLDER``)
-    and takes the mask from ``mask_state`` (an ``ascjax.MaskState``; None: the power-on state).
-    In Counter mode (``mask_state.mode == "counter"``) the mask is the number of elements over
-    the whole call: ``ceil(mask / lanes)`` repeats, the last one partial, and ``repeat_time``
-    has no effect (A28). A mask of 0 (or repeat_time 0) leaves dst unchanged on Atlas A2/A3.
+    {mask_keywords}
 
     Differentiable in ``dst`` and ``src`` as the exact operation.
     """
@@ -274,11 +279,7 @@ def block_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_st
     training **assumed**, A11; ``config.empty_block`` forces one reading). Returns
     the new dst; ``repeat_time`` in [0, 255], the mask and strides are static Python ints.
 
-    ``is_set_mask`` (isSetMask) False makes ``mask`` a placeholder (``ascjax.MASK_PLACEHOLDER``)
-    and takes the mask from ``mask_state`` (an ``ascjax.MaskState``; None: the power-on state).
-    In Counter mode (``mask_state.mode == "counter"``) the mask is the number of elements over
-    the whole call: ``ceil(mask / lanes)`` repeats, the last one partial, and ``repeat_time``
-    has no effect (A28). A mask of 0 (or repeat_time 0) leaves dst unchanged on Atlas A2/A3.
+    {mask_keywords}
 
     Differentiable in ``dst`` and ``src`` as the exact operation.
     """
@@ -308,11 +309,7 @@ def whole_reduce_sum(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_st
     ``r*dst_rep_stride`` (in elements). Otherwise as ``block_reduce_sum``; a repeat always has
     an active lane (the mask checks forbid an empty one; Counter mode's repeats all have one).
 
-    ``is_set_mask`` (isSetMask) False makes ``mask`` a placeholder (``ascjax.MASK_PLACEHOLDER``)
-    and takes the mask from ``mask_state`` (an ``ascjax.MaskState``; None: the power-on state).
-    In Counter mode (``mask_state.mode == "counter"``) the mask is the number of elements over
-    the whole call: ``ceil(mask / lanes)`` repeats, the last one partial, and ``repeat_time``
-    has no effect (A28). A mask of 0 (or repeat_time 0) leaves dst unchanged on Atlas A2/A3.
+    {mask_keywords}
 
     Differentiable in ``dst`` and ``src`` as the exact operation.
     """
@@ -480,3 +477,7 @@ def _reduce_sum_linear(spec, td, ts):
 
 
 _reduce_sum = kernel(_reduce_sum_forward, _reduce_sum_linear, num_diff=2)
+
+
+for _f in (pair_reduce_sum, block_reduce_sum, whole_reduce_sum):
+    _f.__doc__ = _f.__doc__.replace("{mask_keywords}", MASK_KEYWORDS_DOC)
