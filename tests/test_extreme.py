@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ascjax._src.formats import FORMATS
-from ascjax._src.isa.lanes import select_extreme
+from ascjax._src.isa.lanes import extreme_value, select_extreme
 
 TYPES = {"half": np.uint16, "float": np.uint32, "int16_t": np.int16, "uint16_t": np.uint16,
          "int32_t": np.int32, "uint32_t": np.uint32}
@@ -33,12 +33,9 @@ def _loop(values, active, kind):
     return (0, False, False) if best is None else (best[1], True, False)
 
 
-@pytest.mark.parametrize("name", list(TYPES))
-@pytest.mark.parametrize("kind", ["max", "min"])
-@pytest.mark.parametrize("leading", [False, True])
-@given(data=st.data())
-def test_select_extreme_matches_a_plain_loop(name, kind, leading, data):
-    fmt, dtype = FORMATS[name], TYPES[name]
+def _draw(name, data):
+    """Random and special bit patterns of a type with a tie, and a random mask."""
+    dtype = TYPES[name]
     n = data.draw(st.sampled_from([2, 8, 16, 64, 128]))
     info = np.iinfo(dtype)
     pool = st.integers(int(info.min), int(info.max))
@@ -47,7 +44,41 @@ def test_select_extreme_matches_a_plain_loop(name, kind, leading, data):
     raw = np.array(data.draw(st.lists(pool, min_size=n, max_size=n)), dtype)
     raw[data.draw(st.integers(0, n - 1))] = raw[0]  # a tie
     active = np.array(data.draw(st.lists(st.booleans(), min_size=n, max_size=n)))
+    return raw, active
+
+
+@pytest.mark.parametrize("name", list(TYPES))
+@pytest.mark.parametrize("kind", ["max", "min"])
+@pytest.mark.parametrize("leading", [False, True])
+@given(data=st.data())
+def test_select_extreme_matches_a_plain_loop(name, kind, leading, data):
+    fmt = FORMATS[name]
+    raw, active = _draw(name, data)
     with np.errstate(invalid="ignore"):  # a signalling NaN widened to float64
         values = raw.view(fmt.storage_dtype).astype(float if fmt.is_float else int).tolist()
     got = select_extreme(jnp.asarray(raw), active, fmt, kind, leading=leading)
     assert tuple(np.asarray(g).item() for g in got) == _loop(values, active, kind)
+
+
+@pytest.mark.parametrize("name", list(TYPES))
+@pytest.mark.parametrize("kind", ["max", "min"])
+@given(data=st.data())
+def test_extreme_value_is_the_selected_lanes_value(name, kind, data):
+    """The index-free value: the plain loop's lane, a NaN as the quiet NaN, ``empty`` (a
+    sentinel here) where no lane is active."""
+    fmt = FORMATS[name]
+    raw, active = _draw(name, data)
+    with np.errstate(invalid="ignore"):
+        values = raw.view(fmt.storage_dtype).astype(float if fmt.is_float else int).tolist()
+    index, any_active, nan = _loop(values, active, kind)
+    empty = np.array(0x1234, raw.dtype)
+    if not any_active:
+        info = np.iinfo(raw.dtype)  # integers: the type's end, as the pages' empty value
+        want = empty if fmt.is_float else np.array(info.min if kind == "max" else info.max,
+                                                   raw.dtype)
+    elif nan:
+        want = np.array(0x7E00 if name == "half" else 0x7FC00000, raw.dtype)
+    else:
+        want = raw[index]
+    got = np.asarray(extreme_value(jnp.asarray(raw), active, fmt, kind, empty))
+    assert got.dtype == raw.dtype and got.item() == want.item(), (hex(got.item()), hex(want.item()))

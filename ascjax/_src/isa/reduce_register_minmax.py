@@ -23,7 +23,7 @@ import numpy as np
 from ..config import Config
 from ..formats import Format
 from ..numerics.bits import from_bits, quiet_nan_bits, to_bits
-from .lanes import check_reduce_type, kernel, select_extreme
+from .lanes import check_reduce_type, extreme_value, kernel, select_extreme
 from .reduce_register import _checked, _pad_low, pair_sums, register_sum
 
 # The prototypes of asc_reduce_max/min(_datablock) and Reg tables 4: dst type = src type.
@@ -59,11 +59,17 @@ def _select(spec, src, emask):
 
 
 def _forward(spec, src, emask, _):
-    fmt, _, block, _ = spec
-    value, index, _ = _select(spec, src, emask)
-    low = value  # one value per DataBlock, or the register's value and index
-    if block == fmt.lanes:
+    fmt, kind, block, config = spec
+    if block == fmt.lanes:  # the register's value and index
+        value, index, _ = _select(spec, src, emask)
         low = jnp.concatenate([value, index.astype(value.dtype)], axis=-1)
+    elif config.extreme_nan == "canonical":  # one value per DataBlock: no index needed
+        values = to_bits(src, fmt) if fmt.is_float else src
+        shape = src.shape[:-1] + (fmt.lanes // block, block)
+        active = jnp.broadcast_to(emask, src.shape).reshape(shape)
+        low = extreme_value(values.reshape(shape), active, fmt, kind, _empty(fmt, kind))
+    else:
+        low, _, _ = _select(spec, src, emask)
     return from_bits(_pad_low(low, fmt.lanes), fmt) if fmt.is_float else _pad_low(low, fmt.lanes)
 
 

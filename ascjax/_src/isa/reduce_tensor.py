@@ -22,6 +22,7 @@ from ..numerics.bits import from_bits, to_bits, with_nan_as
 from .lanes import (
     Adder,
     check_int,
+    extreme_value,
     is_nan_bits,
     kernel,
     materialize,
@@ -118,6 +119,12 @@ def extreme_index(bits, active, fmt: Format, kind: str, config: Config):
     return index
 
 
+def _plain_extreme(config: Config) -> bool:
+    """The default max/min readings, under which ``lanes.extreme_value`` gives the value."""
+    return (config.signed_zero == "ordered" and config.max_min_nan == "propagate"
+            and config.extreme_nan == "canonical")
+
+
 class GroupSpec(NamedTuple):
     """A group kernel's static spec: sums or the max/min of ``group`` adjacent lanes."""
 
@@ -167,11 +174,19 @@ def _groups_forward(spec: GroupSpec, d, s, _):
     else:
         bits = to_bits(plan.load(s), fmt)
         bits = bits.reshape(bits.shape[:-1] + (-1, group))
-        index = extreme_index(bits, grouped, fmt, spec.kind, adder.config)
-        out = jnp.take_along_axis(bits, index[..., None], -1)[..., 0]
-        out = with_nan_as(out, fmt, adder.config.extreme_nan)
+        fill = np.array(spec.fill, bits.dtype)
+        if group == fmt.per_block and _plain_extreme(adder.config):
+            # DataBlocks store no index: the value straight from the order keys (2-3x faster).
+            values = bits if fmt.is_float else from_bits(bits, fmt)
+            out = extreme_value(values, grouped, fmt, spec.kind, fill)
+            out = out if fmt.is_float else to_bits(out, fmt)
+            index = jnp.zeros(out.shape, jnp.int32)  # not stored
+        else:
+            index = extreme_index(bits, grouped, fmt, spec.kind, adder.config)
+            out = jnp.take_along_axis(bits, index[..., None], -1)[..., 0]
+            out = with_nan_as(out, fmt, adder.config.extreme_nan)
         if not group_active.all():
-            out = jnp.where(group_active, out, np.array(spec.fill, out.dtype))
+            out = jnp.where(group_active, out, fill)
         out = layout(out, index, spec.order, fmt)
     if not plan.rewrites(d.shape[-1]):
         # The results get a buffer of their own first: fused into the merge with dst, XLA's CPU
