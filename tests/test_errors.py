@@ -168,3 +168,43 @@ def test_squeeze_traced_misaligned_dst_addr_raises_when_run():
                        "aligned to sizeof"):
         run(np.zeros(512, np.uint8), jnp.int32(2), state).block_until_ready()
     assert run(np.zeros(512, np.uint8), jnp.int32(4), state).shape == (512,)
+
+
+# --- issue 14's Python API reproducers ------------------------------------------------------
+
+@pytest.mark.parametrize("dst_len, mask, want", [
+    (5, 10, [2.0] * 5),  # five pairs of ones, dst exactly their size
+    (1, 1, [1.0]),       # dst_rep_stride 0 and a 1-element dst: only pair 0 is written
+])
+def test_pair_reduce_sum_with_a_short_dst_matches_the_reference(dst_len, mask, want):
+    dst, src = np.full(dst_len, 7, np.float32), np.ones(64, np.float32)
+    got = np.asarray(ascjax.pair_reduce_sum(dst, src, 1, mask, 0, 1, 8))
+    ref = ascjax.reference.pair_reduce_sum(dst, src, 1, mask, 0, 1, 8)
+    assert got.shape == (dst_len,)
+    assert got.view(np.uint32).tolist() == ref.view(np.uint32).tolist()
+    assert got.tolist() == want  # by hand: 1 + 1 per pair; mask 1: 1 + (masked) 0
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64, np.float64])
+def test_64_bit_inputs_are_refused_not_narrowed(dtype):
+    """int64 2**40 + 3 would sum as 3s under JAX's default x64-off: an error says how to cast."""
+    src = np.full(64, 2**40 + 3, dtype)
+    with pytest.raises(TypeError, match=rf"reduce_sum_datablock: src has dtype {np.dtype(dtype)}"
+                                        r".*narrow.*astype"):
+        ascjax.reduce_sum_datablock(src, np.ones(64, bool))
+    with pytest.raises(TypeError, match=r"pair_reduce_sum: src has dtype"):
+        ascjax.pair_reduce_sum(np.zeros(32, dtype), src, 1, 64, 1, 1, 8)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: ascjax.reduce_sum_datablock(np.ones((2, 64), np.float32), np.ones((3, 64), bool)),
+     r"reduce_sum_datablock: .*src \(2, 64\), mask \(3, 64\) do not broadcast"),
+    (lambda: ascjax.asc_reduce_max(np.ones((2, 64), np.float32), np.ones((3, 64), bool)),
+     r"asc_reduce_max: .*src \(2, 64\), mask \(3, 64\)"),
+    (lambda: ascjax.pair_reduce_sum(np.zeros((2, 8), np.float32), np.ones((3, 64), np.float32),
+                                    1, 64, 1, 1, 8),
+     r"pair_reduce_sum: .*dst \(2, 8\), src \(3, 64\) do not broadcast"),
+])
+def test_batch_shapes_that_do_not_broadcast_name_the_arguments(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()

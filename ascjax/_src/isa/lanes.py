@@ -38,6 +38,17 @@ def check_register(x: Any, fmt: Format, *, where: str, arg: str) -> jax.Array:
     return x
 
 
+def check_batch(where: str, **arrays) -> tuple:
+    """The batch shape the arrays' leading axes broadcast to, or a ValueError naming them."""
+    shapes = {arg: tuple(np.shape(x))[:-1] for arg, x in arrays.items()}
+    try:
+        return np.broadcast_shapes(*shapes.values())
+    except ValueError:
+        listed = ", ".join(f"{arg} {np.shape(x)}" for arg, x in arrays.items())
+        raise ValueError(f"{where}: the batch axes (all but the last) of {listed} do not "
+                         f"broadcast together") from None
+
+
 def check_supported(fmt: Format, table: Sequence[str], *, where: str, arg: str = "dtype") -> None:
     if fmt.name not in table:
         raise TypeError(f"{where}: {arg} {fmt.name} is not supported; supported: {list(table)}")
@@ -255,7 +266,18 @@ def kernel(forward: Callable, linear: Callable | None = None, *, num_diff: int =
 
 
 def resolve_dtypes(x, dtype, *, where: str, arg: str) -> Format:
-    """Format of ``x``: ``dtype`` (an Ascend type name) when given, checked against x's storage."""
+    """Format of ``x``: ``dtype`` (an Ascend type name) when given, checked against x's storage.
+
+    A 64-bit array is refused: with JAX's x64 off it would be narrowed to 32 bits silently
+    (int64 2**40 + 3 becomes 3).
+    """
+    wide = np.dtype(getattr(x, "dtype", np.int8))
+    if wide.itemsize == 8 and wide.kind in "iuf" and not jax.config.jax_enable_x64:
+        narrow = {"f": "float32", "i": "int32", "u": "uint32"}[wide.kind]
+        raise TypeError(f"{where}: {arg} has dtype {wide}, which JAX (64-bit types off) would "
+                        f"narrow to {narrow} silently; no Ascend type here is 64-bit: cast it "
+                        f"yourself, e.g. {arg}.astype(np.{narrow}), after checking the values "
+                        f"fit")
     if dtype is None:
         return resolve(jnp.asarray(x).dtype, where=where, arg=f"{arg}.dtype")
     fmt = resolve(dtype, where=where)

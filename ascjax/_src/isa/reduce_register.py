@@ -22,6 +22,7 @@ from ..config import Config, resolve_config
 from ..formats import FORMATS
 from .lanes import (
     Adder,
+    check_batch,
     check_register,
     check_supported,
     kernel,
@@ -171,6 +172,7 @@ def _checked(where: str, src, mask, dtype, config, table=REDUCE_SUM_DATABLOCK_TY
     check_supported(fmt, table, where=where, arg="src dtype")
     src = check_register(src, fmt, where=where, arg="src")
     emask = element_mask(mask, fmt, where=where)
+    check_batch(where, src=src, mask=emask)
     return Adder(fmt, FORMATS[table[fmt.name]], config), src, emask
 
 

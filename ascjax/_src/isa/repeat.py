@@ -32,7 +32,7 @@ import numpy as np
 
 from ..config import Config
 from ..formats import BLOCKS_PER_REGISTER, Format
-from .lanes import check_int, check_product, check_supported, resolve_dtypes
+from .lanes import check_batch, check_int, check_product, check_supported, resolve_dtypes
 from .vector_mask import ZERO_MASK_NOP, MaskState, resolve_state
 
 REPEAT_MAX = 255
@@ -69,7 +69,7 @@ def setup(where: str, dst: Any, src: Any, table: dict, config: Config | None,
     for name, x in (("src", src), ("dst", dst)):
         if x.ndim == 0:
             raise ValueError(f"{where}: {name} must be a LocalTensor (..., n), got a scalar")
-    batch = jnp.broadcast_shapes(dst.shape[:-1], src.shape[:-1])
+    batch = check_batch(where, dst=dst, src=src)
     dst = jnp.broadcast_to(dst, batch + dst.shape[-1:])
     src = jnp.broadcast_to(src, batch + src.shape[-1:])
     return config, fmt, dst, src
