@@ -10,8 +10,9 @@ exact sum and Higham's bounds; reveal the order of a black-box sum.
   gamma_k bounds), ``tree_depth``, ``order_tree``, ``unit_roundoff``, ``gamma``, ``ulp``.
 * ``reveal_order(sum_fn, n)``: the summation tree of a black-box sum (FPRev's method);
   ``ascjax.viz.summation_tree`` draws one.
-* The study behind ``ascjax study``: ``make_inputs``, ``measure``, ``run_study``,
-  ``write_study``, ``markdown``, ``plot``; and ``golden_mismatch`` (NumPy goldens against the
+* The study behind ``ascjax study``: ``make_inputs``, ``measure``, ``check_study``,
+  ``prepare_output``, ``run_study``, ``write_study``, ``markdown`` (with ``findings``),
+  ``plot``; and ``golden_mismatch`` (NumPy goldens against the
   hardware's DataBlock tree).
 """
 
@@ -38,12 +39,16 @@ from ascjax._src.study.study import (
     DEFAULT_SIZES,
     DEFAULT_TRIALS,
     DISTRIBUTIONS,
+    ORDER_DESCRIPTIONS,
     Study,
+    check_study,
+    findings,
     golden_mismatch,
     make_inputs,
     markdown,
     measure,
     plot,
+    prepare_output,
     run_study,
     write_study,
 )
@@ -55,13 +60,16 @@ __all__ = [
     "DEFAULT_TRIALS",
     "DISTRIBUTIONS",
     "ORDERS",
+    "ORDER_DESCRIPTIONS",
     "SUM_FORMATS",
     "Study",
+    "check_study",
     "error_bound",
     "errors",
     "exact_sum",
     "exact_sum_float64",
     "exact_sums",
+    "findings",
     "gamma",
     "golden_mismatch",
     "higham_gamma",
@@ -70,6 +78,7 @@ __all__ = [
     "measure",
     "order_tree",
     "plot",
+    "prepare_output",
     "reveal_order",
     "run_study",
     "sum",

@@ -4,6 +4,7 @@ sum against fractions, metrics, bounds, the study and its command."""
 import importlib.util
 import math
 import pathlib
+import re
 from fractions import Fraction
 
 import jax
@@ -361,3 +362,62 @@ def test_study_command_rejects_bad_values_and_reads_uniform_with_a_comma(tmp_pat
                  "uniform(1,2),normal", "--no-progress"]) == 0
     table = (tmp_path / "study.csv").read_text()
     assert "uniform(1,2)" in table and "normal" in table
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--out", "{tmp}/file"], "exists and is not a directory"),
+    (["--out", "/proc/ascjax-study"], "cannot write into --out '/proc/ascjax-study'"),
+    (["--out", "{tmp}/o", "--sizes", "1000000000"],
+     r"n=1000000000 needs about .* TiB .* lower --sizes or --trials"),
+    (["--out", "{tmp}/o", "--distributions", "cauchy"], "unknown distribution 'cauchy'"),
+    (["--out", "{tmp}/o", "--formats", "hifloat8_t"], "'hifloat8_t' cannot be summed here"),
+    (["--out", "{tmp}/o", "--orders", "sequential,bogus"], "unknown order 'bogus'"),
+])
+def test_study_checks_everything_before_any_work(tmp_path, capsys, monkeypatch, args, message):
+    """Issue 15: a bad --out or size fails at once (it failed after ~50 s of work)."""
+    from ascjax._src.study import study as study_module
+
+    (tmp_path / "file").write_text("")
+    monkeypatch.setattr(study_module, "run_study", lambda **_: pytest.fail("work was started"))
+    monkeypatch.setattr(study_module, "available_memory", lambda: 8 << 30)
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    assert main(["study", *args, "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert re.search(message, err), err
+    assert err.count("\n") == 1  # one line, no traceback
+
+
+def test_study_markdown_explains_itself():
+    """Findings in words with their numbers, every distribution and column defined, an
+    overflow (half, ones, n = 65536 sums to 65536 > 65504) explained, not a contradiction."""
+    study = precision.run_study(formats=["half"], sizes=[16, 65536], trials=1,
+                                distributions=["ones", "uniform"],
+                                orders=["sequential", "adjacent_tree"])
+    text = precision.markdown(study)
+    findings = text[text.index("## Findings"):text.index("## What was measured")]
+    # The tree overflows; the sequential sum stagnates at 2048 (2048 + 1 rounds to 2048).
+    assert "**half, ones, n = 65536: overflow.** adjacent_tree returned inf" in findings
+    assert "mean exact sum 65536" in findings
+    tree = next(r for r in study.rows if (r["distribution"], r["n"], r["order"])
+                == ("uniform", 65536, "adjacent_tree"))
+    assert f"tree's largest error is {tree['max_err_over_sum_abs']:.1e}" in findings
+    assert "`uniform`: uniform on [0, 1)" in text and "`ones`: all ones" in text
+    assert "`adjacent_tree`: adjacent pairs level by level" in text
+    assert "`inf` as a bound means" in text and "not a contradiction" in text
+
+
+def test_study_plot_never_draws_a_nonzero_error_as_exact():
+    """Every nonzero error lies above the bottom (exact) edge; coinciding orders are apart."""
+    study = precision.run_study(formats=["half"], sizes=[16, 256], trials=2,
+                                distributions=["cancelling"],
+                                orders=["adjacent_tree", "repeat_tree", "numpy_pairwise"])
+    fig = precision.plot(study, "half")
+    ax = fig.axes[0]
+    bottom = ax.get_ylim()[0] * 2  # the floor: exact results are drawn there
+    solid = [line for line in ax.get_lines() if line.get_linestyle() == "-"]
+    rows = {(r["order"], r["n"]): r["max_err_over_sum_abs"] for r in study.rows}
+    for line, order in zip(solid, study.orders, strict=True):
+        for y, n in zip(line.get_ydata(), study.sizes, strict=True):
+            assert (y > bottom) == (rows[order, n] > 0), (order, n, y, bottom)
+    xs = [tuple(line.get_xdata()) for line in solid]
+    assert len(set(xs)) == len(xs)  # each order shifted along n

@@ -195,14 +195,17 @@ def _study_args(p: argparse.ArgumentParser) -> None:
 @command("study", "summation error study: hardware trees vs sequential vs exact, with "
          "Higham's bounds (Markdown, CSV, PNG plots)")(_study_args)
 def _study(args: argparse.Namespace) -> int:
-    from ascjax.precision import run_study, write_study
+    from ascjax.precision import check_study, prepare_output, run_study, write_study
 
-    try:
+    try:  # every setting and the output directory before about a minute of work
+        check_study(formats=args.formats, sizes=args.sizes, distributions=args.distributions,
+                    trials=args.trials, orders=args.orders)
+        prepare_output(args.out)
         study = run_study(formats=args.formats, sizes=args.sizes, distributions=args.distributions,
                           trials=args.trials, seed=args.seed, orders=args.orders,
                           progress=args.progress)
         paths = write_study(study, args.out)
-    except BAD_INPUT as error:
+    except (*BAD_INPUT, MemoryError) as error:
         return _fail("study", error)
     for path in paths:
         print(path)

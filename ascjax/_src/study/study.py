@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import math
+import os
 import re
 import zlib
 from collections.abc import Sequence
@@ -108,6 +109,80 @@ class Study:
     seed: int
 
 
+# Peak memory per summed element (trials x distributions x n) of one (format, n) cell: about
+# 72 bytes for half and 95 for float measured (float64 inputs, carriers, every order's levels,
+# the exact sums); 128 leaves room.
+BYTES_PER_ELEMENT = 128
+
+
+def available_memory() -> int | None:
+    """Bytes this machine can still give (MemAvailable), or None where it cannot tell."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return None
+
+
+def _size(nbytes: float) -> str:
+    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
+        if nbytes < 1024 or unit == "TiB":
+            return f"{nbytes:.1f} {unit}" if unit != "bytes" else f"{nbytes:.0f} bytes"
+        nbytes /= 1024
+    raise AssertionError
+
+
+def check_study(*, formats: Sequence[str], sizes: Sequence[int], distributions: Sequence[str],
+                trials: int, orders: Sequence[str]) -> tuple:
+    """Every setting checked before any work (the format names are returned): known formats
+    that can be summed, sizes and trials in range, known distributions and orders, and the
+    largest cell's memory against what this machine has available."""
+    where = "study"
+    names = tuple(resolve(f, where=where, arg="formats").name for f in formats)
+    for name in names:
+        if name not in precision.SUM_FORMATS:
+            raise ValueError(f"{where}: format {name!r} cannot be summed here; valid: "
+                             f"{list(precision.SUM_FORMATS)}")
+    check_int(trials, 1, 1 << 31, where=where, arg="trials")
+    for n in sizes:
+        check_int(n, 1, 1 << 31, where=where, arg="sizes (each n)")
+    for order in orders:
+        if order not in ORDERS:
+            raise ValueError(f"{where}: unknown order {order!r}; valid: {list(ORDERS)}")
+    for dist in distributions:
+        make_inputs(dist, 2, 1, "float")  # raises on an unknown name, cheaply
+    if not (names and sizes and distributions and orders):
+        raise ValueError(f"{where}: nothing to measure (formats, sizes, distributions and "
+                         f"orders must each name at least one)")
+    need = trials * len(distributions) * max(sizes) * BYTES_PER_ELEMENT
+    have = available_memory()
+    if have is not None and need > have:
+        raise MemoryError(f"{where}: n={max(sizes)} needs about {_size(need)} ({trials} trials "
+                          f"x {len(distributions)} distributions x n x ~{BYTES_PER_ELEMENT} "
+                          f"bytes), more than the {_size(have)} this machine has available; "
+                          f"lower --sizes or --trials")
+    return names
+
+
+def prepare_output(out: str | Path) -> Path:
+    """The output directory, created and proven writable before any work is done."""
+    out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise NotADirectoryError(f"study: --out {str(out)!r} exists and is not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / f".study-write-test-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as error:
+        raise OSError(f"study: cannot write into --out {str(out)!r}: "
+                      f"{error.strerror or error}") from None
+    return out
+
+
 def run_study(*, formats: Sequence[str] = DEFAULT_FORMATS, sizes: Sequence[int] = DEFAULT_SIZES,
               distributions: Sequence[str] = DEFAULT_DISTRIBUTIONS, trials: int = DEFAULT_TRIALS,
               seed: int = 0, orders: Sequence[str] = ORDERS, progress: bool = False) -> Study:
@@ -118,13 +193,8 @@ def run_study(*, formats: Sequence[str] = DEFAULT_FORMATS, sizes: Sequence[int] 
     (``higham_gamma``), whether every trial met its bound, and the share of trials that gave
     the correctly rounded sum.
     """
-    formats = tuple(resolve(f, where="run_study").name for f in formats)
-    check_int(trials, 1, 1 << 31, where="run_study", arg="trials")
-    for n in sizes:
-        check_int(n, 1, 1 << 31, where="run_study", arg="sizes (each n)")
-    for order in orders:
-        if order not in ORDERS:
-            raise ValueError(f"run_study: unknown order {order!r}; valid: {list(ORDERS)}")
+    formats = check_study(formats=formats, sizes=sizes, distributions=distributions,
+                          trials=trials, orders=orders)
     bar = Progress(len(formats) * len(sizes), "study", enabled=progress, unit="cells")
     rows = []
     for fmt in formats:
@@ -168,16 +238,123 @@ def _fmt(v: float) -> str:
     return f"{v:.1e}"
 
 
+ORDER_DESCRIPTIONS = {
+    "sequential": "((x0 + x1) + x2) + ..., every add rounded to the format",
+    "adjacent_tree": "adjacent pairs level by level (the hardware's DataBlock / register "
+                     "tree), every add rounded",
+    "repeat_sequential": "ReduceSum method 1: each 256-byte repeat by the adjacent-pair tree, "
+                         "the repeat sums added in order",
+    "repeat_tree": "ReduceSum method 2: the repeat sums by an adjacent-pair tree (padded "
+                   "with +0)",
+    "repeat_vector_merge": "ReduceSum method 3: the repeats merged lane by lane in order, then "
+                           "the tree over the merged register",
+    "numpy_pairwise": "np.sum: NumPy's pairwise sum (blocks of 128, 8 accumulators) in "
+                      "float32, rounded once to the format",
+    "kahan": "Kahan's compensated sum in the format",
+}
+
+COLUMNS = (
+    ("**error / sum|x| (bound)**: the largest |computed - exact| over the trials divided by "
+    "sum|x| (so cells of different n compare), then, in brackets, Higham's bound in the same "
+    "unit: gamma_k = k u / (1 - k u) with u the format's unit roundoff and k the most adds on "
+    "one path of the order's tree (kahan: 2u, first order only). `inf` as a bound means "
+    "k u >= 1: the bound says nothing (sequential sums of 2048 or more halves). `inf` as an "
+    "error means the computed sum overflowed to inf. A `!` marks a cell where some trial "
+    "exceeded its bound."),
+    ("**max ULPs (correctly rounded)**: the largest error in units in the last place of the "
+    "format at the exact sum (n/a where every exact sum is 0), then the share of trials whose "
+    "result equals the exact sum rounded once to the format. Where the exact sum itself is "
+    "beyond the format's largest finite value, the correctly rounded result is inf: such a "
+    "cell shows 100% next to an infinite error, and that is not a contradiction."),
+)
+
+
+def _distribution_text(dist: str) -> str:
+    match = _UNIFORM.match(dist)
+    if match:
+        return f"uniform on [{match[1]}, {match[2]})"
+    return DISTRIBUTIONS.get(dist, dist)
+
+
+def _rel(a: float, b: float) -> str:
+    """How many times larger a is than b, in words."""
+    if b == 0:
+        return "infinitely" if a else "equally"
+    return f"{a / b:.1f}x"
+
+
+def findings(study: Study) -> list[str]:
+    """The study's findings in words, each with the numbers behind it (Markdown bullets)."""
+    by_key = {(r["format"], r["distribution"], r["n"], r["order"]): r for r in study.rows}
+    n_max = max(study.sizes)
+    lines = []
+    for fmt in study.formats:
+        rows = [r for r in study.rows if r["format"] == fmt]
+        overflow = sorted({(r["distribution"], r["n"]) for r in rows
+                           if math.isinf(r["max_err_over_sum_abs"])})
+        for dist, n in overflow:
+            orders = [o for o in study.orders
+                      if math.isinf(by_key[fmt, dist, n, o]["max_err_over_sum_abs"])]
+            exact = by_key[fmt, dist, n, orders[0]]["mean_exact"]
+            lines.append(f"- **{fmt}, {dist}, n = {n}: overflow.** {', '.join(orders)} "
+                         f"returned inf (mean exact sum {exact:.6g}, beyond the format's "
+                         f"largest finite value where every order overflows); the error is "
+                         f"infinite, not a failure of the order.")
+        for dist in study.distributions:
+            if ("sequential" not in study.orders or "adjacent_tree" not in study.orders
+                    or (dist, n_max) in overflow):
+                continue
+            seq = by_key[fmt, dist, n_max, "sequential"]["max_err_over_sum_abs"]
+            tree = by_key[fmt, dist, n_max, "adjacent_tree"]["max_err_over_sum_abs"]
+            if seq == tree == 0:
+                continue
+            if math.isinf(seq) or math.isinf(tree):
+                continue
+            if tree == 0:
+                verdict = "the tree is exact"
+            else:
+                better = "tree" if tree < seq else "sequential sum"
+                verdict = f"the {better} is {_rel(max(seq, tree), min(seq, tree))} more accurate"
+            if seq > 0.1:  # a running sum whose ULP outgrew the addends: adds are lost
+                verdict += (" (the sequential sum stagnates: once its running sum's ULP exceeds "
+                            "twice an addend, adding it changes nothing)")
+            lines.append(f"- **{fmt}, {dist}, n = {n_max}:** the hardware's adjacent-pair "
+                         f"tree's largest error is {_fmt(tree)} of sum|x|, the sequential "
+                         f"sum's {_fmt(seq)}: {verdict}.")
+        for dist in study.distributions:
+            cells = {o: by_key[fmt, dist, n_max, o]["max_err_over_sum_abs"]
+                     for o in study.orders}
+            finite = {o: e for o, e in cells.items() if not math.isinf(e)}
+            if len(finite) > 1 and len(set(finite.values())) > 1:
+                best = min(finite, key=finite.get)
+                worst = max(finite, key=finite.get)
+                lines.append(f"- {fmt}, {dist}, n = {n_max}: most accurate {best} "
+                             f"({_fmt(finite[best])}), least {worst} ({_fmt(finite[worst])}).")
+        broken = [r for r in rows if not r["within_bound"]
+                  and not math.isinf(r["max_err_over_sum_abs"])]
+        if broken:
+            listed = "; ".join(f"{r['order']} on {r['distribution']}, n = {r['n']}"
+                               for r in broken)
+            lines.append(f"- **{fmt}: bound exceeded** without an overflow: {listed}.")
+        else:
+            lines.append(f"- {fmt}: every finite error lies within Higham's bound for its "
+                         f"order.")
+    return lines
+
+
 def markdown(study: Study) -> str:
-    """The study as Markdown: per format, error / sum|x| against Higham's bound, and ULPs."""
-    intro = (f"{study.trials} trials per cell, seed {study.seed}. Each cell of the first table "
-             "is the largest |computed - exact| / sum|x| over the trials, then Higham's bound in "
-             "the same unit (gamma_k, k = most adds on a path; kahan: first-order 2u only); a "
-             "`!` marks a cell where some trial exceeded its bound (an overflow to inf does). "
-             "The second table gives the largest error in ULPs of the format at the exact sum "
-             "(n/a where every exact sum is 0) and, in brackets, the share of trials that "
-             "returned the correctly rounded sum.")
-    lines = ["# Summation error: hardware trees vs sequential vs others", "", intro, ""]
+    """The study as Markdown: findings in words, the definitions, then per format the error /
+    sum|x| against Higham's bound and the ULP errors."""
+    lines = ["# Summation error: hardware trees vs sequential vs others", "",
+             (f"{study.trials} random inputs (trials) per cell, seed {study.seed}; each sum is "
+             f"compared with the exact sum (computed without rounding)."), "",
+             "## Findings", "", *findings(study), "",
+             "## What was measured", "", ("Distributions (values drawn in float64, then "
+             "rounded once to the format):"), ""]
+    lines += [f"- `{d}`: {_distribution_text(d)}" for d in study.distributions]
+    lines += ["", "Orders (the columns):", ""]
+    lines += [f"- `{o}`: {ORDER_DESCRIPTIONS[o]}" for o in study.orders]
+    lines += ["", "Tables:", ""] + [f"- {c}" for c in COLUMNS] + [""]
     by_key = {(r["format"], r["distribution"], r["n"], r["order"]): r for r in study.rows}
     head = "| distribution | n | " + " | ".join(study.orders) + " |"
     rule = "|---|---|" + "---|" * len(study.orders)
@@ -200,12 +377,17 @@ def markdown(study: Study) -> str:
 def plot(study: Study, fmt: str) -> Any:
     """A matplotlib Figure for one format: one panel per distribution, the largest error /
     sum|x| against n for every order (solid), Higham's bound for it (dashed, same colour).
-    Exact results sit on the bottom edge, overflows (inf) on the top edge."""
+    Exact results sit on the bottom edge, below every nonzero error, overflows (inf) on the top
+    edge; each order is shifted slightly along n so coinciding orders stay visible."""
     from matplotlib.figure import Figure  # no pyplot: no GUI backend, nothing to close
 
     fmt = resolve(fmt, where="plot").name
     u = precision.unit_roundoff(fmt)
-    floor, ceiling = u * u / 16, 4.0
+    errors = [r["max_err_over_sum_abs"] for r in study.rows if r["format"] == fmt]
+    finite = [e for e in errors if 0 < e < math.inf]
+    # Below every nonzero error (none is drawn as exact) and above every finite one.
+    floor = min([u * u / 16] + [e / 4 for e in finite])
+    ceiling = max([4.0] + [e * 4 for e in finite])
     dists = study.distributions
     cols = min(len(dists), 2)
     rows = -(-len(dists) // cols)
@@ -219,11 +401,14 @@ def plot(study: Study, fmt: str) -> Any:
             err = [by_key[fmt, dist, n, order]["max_err_over_sum_abs"] for n in ns]
             err = np.clip(np.nan_to_num(err, nan=ceiling, posinf=ceiling), floor, ceiling)
             bound = [by_key[fmt, dist, n, order]["bound_over_sum_abs"] for n in ns]
-            # Orders often coincide (adjacent_tree and repeat_tree on powers of two): thinner
-            # lines and smaller markers for later orders keep every one visible.
-            ax.plot(ns, err, "-", marker="osD^vxP"[k % 7], color=color, label=order,
+            # Orders often coincide (adjacent_tree and datablock sums on powers of two): each
+            # order is shifted a little along n, with thinner lines and smaller markers for
+            # later orders, so every one stays visible.
+            shift = 2.0 ** (0.05 * (k - (len(study.orders) - 1) / 2))
+            xs = [n * shift for n in ns]
+            ax.plot(xs, err, "-", marker="osD^vxP"[k % 7], color=color, label=order,
                     lw=2.4 - 0.3 * k, ms=6 - 0.7 * k, alpha=0.85)
-            ax.plot(ns, np.clip(bound, floor, ceiling), "--", color=color, lw=0.8)
+            ax.plot(xs, np.clip(bound, floor, ceiling), "--", color=color, lw=0.8)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_ylim(floor / 2, ceiling * 2)
@@ -234,15 +419,15 @@ def plot(study: Study, fmt: str) -> Any:
         ax.set_axis_off()
     axes[0, 0].legend(fontsize=7, title="solid: measured, dashed: bound", title_fontsize=7)
     fig.suptitle(f"{fmt}: largest error over {study.trials} trials against Higham's bound\n"
-                 "(exact results on the bottom edge, overflow on the top edge)", fontsize=9)
+                 "(exact (0) on the bottom edge, below every nonzero error; overflow on the top "
+                 "edge; orders shifted slightly along n where they coincide)", fontsize=9)
     fig.tight_layout()
     return fig
 
 
 def write_study(study: Study, out: str | Path) -> list[Path]:
     """Write ``study.md``, ``study.csv`` and ``error_vs_n_<format>.png`` under ``out``."""
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = prepare_output(out)
     paths = [out / "study.md", out / "study.csv"]
     paths[0].write_text(markdown(study) + "\n")
     with paths[1].open("w", newline="") as f:
