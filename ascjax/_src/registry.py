@@ -482,8 +482,8 @@ ASSUMPTIONS = (
     ("A46", ("asc_squeeze on UB: src1 (\"比较掩码\") is read element by element through its "
      "block/repeat strides like src0, and a nonzero element selects src0's element (the page's "
      "example sizes src1 like src0)"),
-     'Config(squeeze_ub_mask="bits") (a bit mask, bit e of the repeat\'s src1 words, as '
-     'asc_reduce)'),
+     ('Config(squeeze_ub_mask="bits") (a bit mask, bit e of the repeat\'s src1 words, as '
+      'asc_reduce)')),
     ("A47", ("asc_squeeze on UB: a repeat's selected elements fill its dst lanes 0.. in order "
      "(through dst's strides) and its other dst lanes are written 0, as the register form's "
      "\"剩余位置元素置为0\""),

@@ -371,7 +371,8 @@ class _UbPlan(NamedTuple):
         """``(lanes, lanes)``: lane e' > e of a repeat writes the same dst element as lane e
         (a dst block stride of 0); the same in every repeat."""
         w = self.writes()[0] if self.repeats else np.zeros(self.fmt.lanes, int)
-        return (w[None, :] == w[:, None]) & (np.arange(w.size)[None, :] > np.arange(w.size)[:, None])
+        lane = np.arange(w.size)
+        return (w[None, :] == w[:, None]) & (lane[None, :] > lane[:, None])
 
 
 def _ub_squeeze_bits(plan: _UbPlan, dst, src0, src1):
