@@ -278,8 +278,21 @@ def squeeze_with_status(src: Any, mask: Any, *, dtype: Any = None,
 def _unsqueeze_bits(spec, active):
     fmt, shape = spec
     # dst[0] = 0, dst[i] = dst[i-1] + mask[i-1]: the exclusive prefix count; the last mask
-    # bit enters no lane. Integer counts, exact; narrowed modulo 2^bits to the lane type.
-    counts = jnp.cumsum(active.astype(jnp.int32), axis=-1) - active.astype(jnp.int32)
+    # bit enters no lane. Counted on the mask as 32-bit words (the words before a lane's word,
+    # then the lane's lower bits in it): elementwise popcounts, which XLA vectorizes, where a
+    # cumsum is several times slower on CPU. Exact; narrowed modulo 2^bits to the lane type.
+    lanes = active.shape[-1]
+    n_words = lanes // 32
+    words = jnp.bitwise_or.reduce(
+        active.reshape(active.shape[:-1] + (n_words, 32)).astype(U32) << jnp.arange(32, dtype=U32),
+        axis=-1)
+    per_word = lax.population_count(words).astype(jnp.int32)
+    before = [jnp.zeros(per_word.shape[:-1], jnp.int32)]
+    for w in range(1, n_words):
+        before.append(before[-1] + per_word[..., w - 1])
+    below = (np.uint32(1) << np.arange(32, dtype=np.uint32)) - np.uint32(1)
+    within = lax.population_count(words[..., None] & below).astype(jnp.int32)
+    counts = (within + jnp.stack(before, axis=-1)[..., None]).reshape(active.shape)
     counts = jnp.broadcast_to(counts, shape)
     return from_bits(counts.astype(U32).astype(f"uint{fmt.bits}"), fmt)
 
