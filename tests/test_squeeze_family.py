@@ -195,6 +195,10 @@ def test_errors_name_the_instruction_argument_and_range():
         ascjax.squeeze(u16, u16, u16, 3, 1, 1, 1, 0, 8, 0, config=A2)
     with pytest.raises(ValueError, match=r"dst has 100 elements but repeat 0 lane 100 writes"):
         ascjax.squeeze(u16[:100], u16, u16, 1, 1, 1, 1, 8, 8, 8, config=A2)
+    # Offsets are static ints: a too-short tensor is the same error under jit, at trace time.
+    with pytest.raises(ValueError, match=r"src1 has 256 elements but repeat 1 lane 0 reads"):
+        jax.jit(lambda d, a, b: ascjax.squeeze(d, a, b, 2, 1, 1, 1, 8, 8, 16, config=A2))(
+            u16, u16, u16)
     with pytest.raises(TypeError, match=r"dtype= belongs to the register form"):
         ascjax.squeeze(u16, u16, u16, 1, 1, 1, 1, 8, 8, 8, dtype="uint16_t", config=A2)
 

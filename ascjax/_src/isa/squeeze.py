@@ -204,6 +204,8 @@ def squeeze_register(src1: Any, squeeze_mask: Any, *, dtype: Any = None) -> jax.
 
     ``dst``: the elements of ``src1`` selected by ``squeeze_mask``, packed into the low lanes in
     source order, other lanes 0; bits unchanged. For bulk validation of the register part.
+    It takes the seed's types (4-bit pairs included); ``asc_squeeze``'s register form is
+    ``squeeze(src, mask)`` (the same kernel, its page's types, Ascend 950 only).
     """
     where = "squeeze_register"
     fmt = resolve_dtypes(src1, dtype, where=where, arg="src1")
@@ -265,8 +267,9 @@ def squeeze_with_status(src: Any, mask: Any, *, dtype: Any = None,
     the AR register, the "有效数据大小" of this call that ``asc_get_squeeze_status`` reads and
     ``asc_storeunalign_postupdate`` uses as its store offset: the selected elements times
     sizeof(T) in bytes (int32, one per register; A45: set, not added to the previous AR;
-    ``Config(squeeze_status="elements")`` counts elements). The AR value is the whole state
-    this call leaves; ``SqueezeState(ar, ...)`` carries it into the seed's store calls.
+    ``Config(squeeze_status="elements")`` counts elements). AR is the register the seed's
+    ``SqueezeState.ar`` holds: ``state._replace(ar=ar)`` is the state a following
+    ``squeeze_and_storeunalign`` would see (its pending bytes are untouched).
     """
     where = "squeeze_with_status"
     config = resolve_config(config)
