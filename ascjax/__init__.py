@@ -87,13 +87,18 @@ from ascjax._src.isa.reduce_tensor_minmax import reduce_spr_reset as reduce_spr_
 from ascjax._src.isa.reduce_tensor_minmax import repeat_reduce_max as repeat_reduce_max
 from ascjax._src.isa.reduce_tensor_minmax import repeat_reduce_min as repeat_reduce_min
 from ascjax._src.isa.squeeze import SqueezeState as SqueezeState
+from ascjax._src.isa.squeeze import get_mask_spr as get_mask_spr
 from ascjax._src.isa.squeeze import get_squeeze_status as get_squeeze_status
+from ascjax._src.isa.squeeze import squeeze as squeeze
 from ascjax._src.isa.squeeze import squeeze_and_storeunalign as squeeze_and_storeunalign
 from ascjax._src.isa.squeeze import (
     squeeze_and_storeunalign_finalize as squeeze_and_storeunalign_finalize,
 )
 from ascjax._src.isa.squeeze import squeeze_and_storeunalign_init as squeeze_and_storeunalign_init
 from ascjax._src.isa.squeeze import squeeze_register as squeeze_register
+from ascjax._src.isa.squeeze import squeeze_ub as squeeze_ub
+from ascjax._src.isa.squeeze import squeeze_with_status as squeeze_with_status
+from ascjax._src.isa.squeeze import unsqueeze as unsqueeze
 from ascjax._src.isa.vector_mask import MASK_PLACEHOLDER as MASK_PLACEHOLDER
 from ascjax._src.isa.vector_mask import MaskState as MaskState
 from ascjax._src.isa.vector_mask import asc_set_mask_count as asc_set_mask_count

@@ -11,6 +11,7 @@ and arguments mirror the instructions: ``ascjax.viz.gather(src, index, mask)`` d
 >>> fig.savefig("register.png")  # doctest: +SKIP
 """
 
+from ascjax._src.viz.compaction import squeeze_register, unsqueeze_register
 from ascjax._src.viz.gather import gather
 from ascjax._src.viz.mask import mask
 from ascjax._src.viz.pair import pair_reduce_sum
@@ -19,4 +20,5 @@ from ascjax._src.viz.squeeze import squeeze_and_storeunalign
 from ascjax._src.viz.tree import reduce_sum_datablock, summation_tree
 
 __all__ = ["gather", "mask", "pair_reduce_sum", "reduce_sum_datablock", "register",
-           "squeeze_and_storeunalign", "summation_tree"]
+           "squeeze_and_storeunalign", "squeeze_register", "summation_tree",
+           "unsqueeze_register"]

@@ -309,12 +309,35 @@ def _squeeze_case(dtype) -> Case:
                 golden, literal, lambda d: _nbytes(d) + d["src"].nbytes)
 
 
+# --- unsqueeze: the prefix count of a mask register (asc_unsqueeze) -----------------------------
+
+def _unsqueeze_case(dtype) -> Case:
+    lanes = 256 // np.dtype(dtype).itemsize
+
+    def make(n):
+        return {"dst": np.zeros((n, lanes), dtype), "mask": RNG.random((n, lanes)) < 0.5}
+
+    def golden(dst, mask):
+        counts = np.cumsum(mask, axis=-1, dtype=np.int64) - mask
+        return (counts % 2 ** (8 * np.dtype(dtype).itemsize)).astype(dtype)
+
+    def literal(dst, mask):
+        for d, m in zip(dst, mask, strict=True):
+            reference.unsqueeze(d, m)
+
+    return Case(f"unsqueeze/{np.dtype(dtype).name}", np.dtype(dtype).itemsize, make,
+                lambda dst, mask: ascjax.unsqueeze(dst, mask),
+                lambda dst, mask: jnp.where(mask, dst + 1, dst),
+                golden, literal, lambda d: _nbytes(d) + d["dst"].nbytes)
+
+
 CASES = [
     _reduce_case(np.float32, np.float32), _reduce_case(np.float16, np.float16),
     _reduce_case(np.int32, np.int32), _reduce_case(np.int16, np.int32),
     _pair_case(np.float32), _pair_case(np.float16),
     _gather_case(np.float32, np.uint32), _gather_case(np.float16, np.uint16),
     _squeeze_case(np.float32), _squeeze_case(np.float16), _squeeze_case(np.uint8),
+    _unsqueeze_case(np.uint32), _unsqueeze_case(np.uint16),
     *[_register_group_case(name, dtype, group, kind, index)
       for name, group, kind, index in (("asc_reduce_sum", "register", "sum", False),
                                        ("asc_reduce_max", "register", "max", True),

@@ -592,6 +592,74 @@ def _squeeze_arrays(rng, row, static):
         rng, (SQUEEZE_CALLS, lanes), 32 // lane_bytes(name))
 
 
+# --- the compaction family: asc_squeeze (registers, UB), _with_status, unsqueeze, mask SPR --
+
+def _compaction_mask(rng, name, hw):
+    width = lane_bytes(name)
+    m = masks(rng, (lanes_of(name),), 32 // width)
+    return hardware_mask(m, width) if hw else m
+
+
+def _squeeze_draw(rng, row, config):
+    """Register rows: (hardware-form mask?,). UB rows: the nine ints, and the tensor lengths
+    each operand needs under either src1 reading, plus slack; the product A2 or A3."""
+    if row[1].startswith("register"):
+        return ("register", row[0], bool(rng.integers(2))), config
+    repeats = int(rng.choice([0, 1, 1, 2, 3, 5, 255]))
+    pick = [0, 1, 2, 8] if repeats == 255 else [0, 1, 2, 3, 8, 9, 255]
+    strides = [int(rng.choice(pick)) for _ in range(6)]    # dst, src0, src1 block; then repeat
+    lanes, epb, bits = lanes_of(row[0]), lanes_of(row[0]) // 8, 8 * lane_bytes(row[0])
+    r = max(repeats - 1, 0)
+
+    def span(block, rep):
+        return (r * rep + 7 * block) * epb + epb
+
+    sizes = (span(strides[0], strides[3]) + int(rng.integers(0, 20)),
+             span(strides[1], strides[4]) + int(rng.integers(0, 20)),
+             max(span(strides[2], strides[5]), r * strides[5] * epb + lanes // bits)
+             + int(rng.integers(0, 20)))
+    return (repeats, *strides, sizes), config.replace(product=str(rng.choice(["A2", "A3"])))
+
+
+def _squeeze_family_arrays(rng, row, static):
+    name = row[0]
+    if static[0] == "register":
+        return _values(rng, name, lanes_of(name)), _compaction_mask(rng, name, static[2])
+    dt = storage(name)
+    top = np.iinfo(dt).max
+    n_dst, n0, n1 = static[-1]
+    src1 = rng.integers(0, top, n1, dtype=dt, endpoint=True)
+    kind = rng.integers(4)                  # none selected, all, sparse, or random bits
+    if kind < 3:
+        on = rng.random(n1) < [0.0, 1.0, 0.1][kind]
+        src1 = np.where(on, np.maximum(src1, 1), 0).astype(dt)
+    return (rng.integers(0, top, n_dst, dtype=dt, endpoint=True), _values(rng, name, n0), src1)
+
+
+def _squeeze_family_call(f, a, s, c):
+    if s[0] == "register":
+        return (f(*a, config=c, **_kw(s[1])),)
+    return (f(*a, *s[:7], config=c),)
+
+
+def _squeeze_readings(row):
+    return [Config()] + ([Config(squeeze_ub_mask="bits"), Config(squeeze_ub_tail="keep"),
+                          Config(squeeze_ub_mask="bits", squeeze_ub_tail="keep")]
+                         if row[1].startswith("UB") else [])
+
+
+def _spr_draw(rng, row, config):
+    """(dtype, MaskState or None): random words, all ones, a Counter-mode count."""
+    dtype = str(rng.choice(["b16", "b32", "half", "int16_t", "float", "uint32_t"]))
+    words = [int(w) for w in rng.integers(0, 2**63, 2)] + [0, 2**64 - 1]
+    kind = rng.integers(4)
+    if kind == 0:
+        return (dtype, None), config
+    mode = "counter" if kind == 3 else "normal"
+    return (dtype, ascjax.MaskState(mode, 0 if mode == "counter" else int(rng.choice(words)),
+                                    int(rng.choice(words)))), config
+
+
 # --- UB and GM moves ------------------------------------------------------------------------
 
 # One Ascend type per storage dtype (the byte-stored ones named explicitly for the moves).
@@ -772,6 +840,20 @@ RECORDS = {r.name: r for r in (
            arrays=_squeeze_arrays,
            call=lambda m, a, s, c: _squeeze_chain(m, a, s, c),
            configs=_readings()),
+    Record("squeeze", draw=_squeeze_draw, arrays=_squeeze_family_arrays,
+           call=_squeeze_family_call, configs=_squeeze_readings),
+    Record("squeeze_with_status",
+           draw=lambda rng, row, c: (("register", row[0], bool(rng.integers(2))), c),
+           arrays=_squeeze_family_arrays,
+           call=lambda f, a, s, c: tuple(f(*a, config=c, **_kw(s[1]))),
+           configs=_readings({"squeeze_status": "elements"})),
+    Record("unsqueeze",
+           draw=lambda rng, row, c: (("register", row[0], bool(rng.integers(2))), c),
+           arrays=_squeeze_family_arrays,
+           call=_squeeze_family_call, configs=_readings()),
+    Record("get_mask_spr", draw=_spr_draw, arrays=lambda rng, row, s: (),
+           call=lambda f, a, s, c: (f(s[0], state=s[1], config=c),),
+           configs=_readings(), modes=("eager", "jit")),
     Record("create_mask",
            draw=lambda rng, row, c: ((int(rng.choice([*range(14), 15])),
                                       str(rng.choice(["b8", "b16", "b32", "half", "float",
@@ -933,11 +1015,11 @@ def test_unknown_instruction_names_the_nearest():
 
 def test_python_names_follow_the_one_rule():
     """Each instruction's Python name is ``python_name`` of its vendor name, collisions included."""
-    from ascjax._src.registry import python_name
+    from ascjax._src.registry import python_name, width_family
     library = frozenset(python_name(i.ascend) for i in ascjax.INSTRUCTIONS.values()
                         if not i.ascend.startswith("asc_"))
     for name, ins in ascjax.INSTRUCTIONS.items():
-        assert name == python_name(ins.ascend.partition("_b8/")[0], library), (name, ins.ascend)
+        assert name == python_name(width_family(ins.ascend)[0], library), (name, ins.ascend)
         assert getattr(ascjax, name) is ins.function, name
     assert python_name("GetReduceRepeatMaxMinSpr") == "get_reduce_repeat_max_min_spr"
     assert python_name("ReduceDataBlock") == "reduce_data_block"

@@ -522,3 +522,30 @@ def test_work_space_length_and_a_bool_template(tmp_path, monkeypatch, capsys):
     assert "--cal-index {False,True} calIndex (also find the index: true/false): one of " \
            "False, True (default False)" in text
     assert "--shared-tmp-buffer-len SHARED_TMP_BUFFER_LEN sharedTmpBuffer: elements" in text
+
+
+# --- the compaction family on registers (asc_squeeze, _with_status, asc_unsqueeze) ----------
+
+def test_squeeze_family_runners_equal_the_python_calls(tmp_path, capsys):
+    x = _random("half", (5, 128))
+    mask = (RNG.random((5, 128)) < 0.4).astype(np.uint8)
+    paths = _files(tmp_path, src=x, mask=mask)
+    out = {k: str(tmp_path / f"{k}.bin") for k in ("sq", "st", "ar", "un")}
+    assert main(["run", "squeeze", "--src", paths["src"], "--dtype", "half", "--mask",
+                 paths["mask"], "--out", out["sq"]]) == 0
+    want = np.stack([np.asarray(ascjax.squeeze(s, m == 1)) for s, m in zip(x, mask, strict=True)])
+    assert np.array_equal(_bits(ascjax.read_bin(out["sq"], "half", registers=True)), _bits(want))
+    assert main(["run", "squeeze_with_status", "--src", paths["src"], "--dtype", "half",
+                 "--mask", paths["mask"], "--squeeze-status", "elements", "--out", out["st"],
+                 "--ar-out", out["ar"]]) == 0
+    assert np.array_equal(_bits(ascjax.read_bin(out["st"], "half", registers=True)), _bits(want))
+    assert ascjax.read_bin(out["ar"], "int32_t").tolist() == mask.sum(axis=1).tolist()
+    u = np.zeros((2, 64), np.uint32)
+    _files(tmp_path, u=u)
+    assert main(["run", "unsqueeze", "--src", str(tmp_path / "u.bin"), "--dtype", "uint32_t",
+                 "--pattern", "PAT_M4", "--out", out["un"]]) == 0
+    m4 = ascjax.create_mask("PAT_M4", "uint32_t")
+    assert np.array_equal(ascjax.read_bin(out["un"], "uint32_t", registers=True),
+                          np.stack([np.asarray(ascjax.unsqueeze(r, m4)) for r in u]))
+    help_text = _help(capsys, "squeeze_with_status")
+    assert "--ar-out" in help_text and "--squeeze-status" in help_text

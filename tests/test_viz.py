@@ -181,3 +181,39 @@ def test_summation_tree_of_nested_tuples():
 def test_summation_tree_of_revealed_order():
     tree = ascjax.precision.reveal_order(lambda x: np.sum(x, axis=-1), 16, dtype="float")
     rendered(viz.summation_tree(tree), ink=0.002)
+
+
+@pytest.mark.parametrize("name", ["float", "half", "int8_t", "hifloat8_t", "uint32_t"])
+def test_squeeze_register_draws_the_instructions_dst(name):
+    from ascjax._src.isa.squeeze import REGISTER_SQUEEZE_TYPES
+
+    assert name in REGISTER_SQUEEZE_TYPES
+    fmt = FORMATS[name]
+    x = random_values(name, fmt.lanes, seed=3)
+    mask = ascjax.create_mask("PAT_M3", name)
+    kw = {"dtype": name} if fmt.storage_dtype == np.uint8 and name != "uint8_t" else {}
+    fig = viz.squeeze_register(x, mask, lanes=(0, 12), **kw)
+    rendered(fig)
+    out = np.asarray(ascjax.squeeze(x, mask, **kw))
+    drawn = texts(fig, "dst:")
+    assert sorted(int(g.split(":")[1]) for g in drawn) == list(range(12))
+    from ascjax._src.viz.values import element_values, labels
+
+    shown = element_values(out, fmt)[:, 0]
+    for gid, text in drawn.items():             # the instruction's value, as it fits the cell
+        assert text in labels(shown[int(gid.split(":")[1])], fmt)
+    arrows = [a for a in fig.axes[0].texts if a.get_text() == "" and a.arrow_patch is not None]
+    assert len(arrows) == 4                     # lanes 0, 3, 6, 9 of the first 12
+
+
+def test_unsqueeze_register_draws_the_prefix_count():
+    m = np.zeros(64, bool)
+    m[[0, 2, 3, 9]] = True
+    fig = viz.unsqueeze_register(np.zeros(64, np.uint32), m, lanes=(0, 12))
+    rendered(fig)
+    drawn = {int(g.split(":")[1]): int(t) for g, t in texts(fig, "dst:").items()}
+    assert drawn == {i: int(v) for i, v in enumerate(
+        np.asarray(ascjax.unsqueeze(np.zeros(64, np.uint32), m))[:12])}
+    assert [drawn[i] for i in (0, 1, 3, 4, 10)] == [0, 1, 2, 3, 4]   # by hand
+    with pytest.raises(ValueError, match=r"viz.unsqueeze_register: lanes=\(5, 5\)"):
+        viz.unsqueeze_register(np.zeros(64, np.uint32), m, lanes=(5, 5))

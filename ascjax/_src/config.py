@@ -43,6 +43,9 @@ _CHOICES = {
     "masked_extreme": ("skip", "fill"),
     "reduce_empty": ("nop", "raise"),
     "reduce_max_index": ("offset", "repeat"),
+    "squeeze_status": ("bytes", "elements"),
+    "squeeze_ub_mask": ("elements", "bits"),
+    "squeeze_ub_tail": ("zero", "keep"),
 }
 
 
@@ -129,6 +132,18 @@ class Config:
         repeat r: ``"offset"``, its element offset in src, ``r*srcRepStride*epb + e``
         (**assumed**, A25; what the vendor's A2 and 950 implementations compute) or
         ``"repeat"``, ``r*lanes + e``. The two differ only when srcRepStride is not 8.
+      squeeze_status: what ``asc_squeeze_with_status`` / ``asc_squeeze_v2`` leave in AR (the
+        "有效数据大小" ``asc_get_squeeze_status`` reads): ``"bytes"``, this call's selected
+        elements times sizeof(T) (**assumed**, A45: set, not added; the seed's AR counts bytes)
+        or ``"elements"``, their number.
+      squeeze_ub_mask: how ``asc_squeeze``'s UB form reads its compare mask src1:
+        ``"elements"`` (**assumed**, A46: src1 element e of a repeat, read through src1's
+        strides like src0, selects src0's element e when it is nonzero; the page sizes src1
+        like src0) or ``"bits"`` (src1 is a bit mask as ``asc_reduce``'s: lane e of repeat r
+        is bit ``e % bits(T)`` of src1 element ``r*src1_repeat_stride*epb + e // bits(T)``).
+      squeeze_ub_tail: the dst elements of a repeat of ``asc_squeeze``'s UB form after its n
+        packed ones: ``"zero"`` (**assumed**, A47: written 0, as the register form's
+        "剩余位置元素置为0") or ``"keep"`` (not written).
       ub_bytes: usable Unified Buffer size in bytes, at most 256 KiB.
     """
 
@@ -154,6 +169,9 @@ class Config:
     masked_extreme: str = "skip"
     reduce_empty: str = "nop"
     reduce_max_index: str = "offset"
+    squeeze_status: str = "bytes"
+    squeeze_ub_mask: str = "elements"
+    squeeze_ub_tail: str = "zero"
     ub_bytes: int = UB_BYTES
 
     def __post_init__(self):

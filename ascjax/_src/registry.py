@@ -53,9 +53,18 @@ class Instruction:
         them too)."""
         names = []
         for name in (self.ascend, *self.aliases):
-            stem, _, widths = name.partition("_b8/")
-            names += [name] if not widths else [f"{stem}_b{w}" for w in ("8", "16", "32")]
+            stem, widths = width_family(name)
+            names += [f"{stem}_b{w}" for w in widths] if widths else [name]
         return tuple(names + [f"AscendC::{n}" for n in names if not n.startswith("asc_")])
+
+
+def width_family(name: str) -> tuple[str, tuple[str, ...]]:
+    """``("asc_create_mask", ("8", "16", "32"))`` for a width family written
+    ``asc_create_mask_b8/b16/b32`` (one name per element width), ``(name, ())`` otherwise."""
+    match = re.fullmatch(r"(.*?)_b(\d+)((?:/b\d+)+)", name)
+    if not match:
+        return name, ()
+    return match[1], (match[2], *match[3].split("/b")[1:])
 
 
 def python_name(vendor: str, class_library: frozenset = frozenset()) -> str:
@@ -272,6 +281,19 @@ INSTRUCTIONS: dict[str, Instruction] = {
                     _squeeze.squeeze_and_storeunalign, "7", "asc_squeeze_and_storeunalign.md",
                     ("dtype",), tuple((t,) for t in _squeeze.SQUEEZE_TYPES),
                     {"hifloat8_t": ("A10",)}),
+        Instruction("squeeze", "asc_squeeze", _squeeze.squeeze, "7", None, ("T", "form"),
+                    tuple((t, "register (950)") for t in _squeeze.REGISTER_SQUEEZE_TYPES)
+                    + tuple((t, "UB (A2, A3)") for t in _squeeze.UB_SQUEEZE_TYPES),
+                    {t: ("A46", "A47", "A48") for t in _squeeze.UB_SQUEEZE_TYPES}),
+        Instruction("squeeze_with_status", "asc_squeeze_with_status",
+                    _squeeze.squeeze_with_status, "7", None, ("T",),
+                    tuple((t,) for t in _squeeze.REGISTER_SQUEEZE_TYPES),
+                    {t: ("A45",) for t in _squeeze.REGISTER_SQUEEZE_TYPES},
+                    aliases=("asc_squeeze_v2",)),
+        Instruction("unsqueeze", "asc_unsqueeze", _squeeze.unsqueeze, "7", None, ("T",),
+                    tuple((t,) for t in _squeeze.UNSQUEEZE_TYPES)),
+        Instruction("get_mask_spr", "asc_get_mask_spr_b16/b32", _squeeze.get_mask_spr, "masks",
+                    None, ("width",), (("b16/b32",),)),
         Instruction("create_mask", "asc_create_mask_b8/b16/b32", create_mask, "2", None,
                     ("width",), (("b8/b16/b32",),), {"b8/b16/b32": ("A1", "A2")}),
         Instruction("update_mask", "asc_update_mask_b8/b16/b32", update_mask, "2", None,
@@ -453,6 +475,22 @@ ASSUMPTIONS = (
     ("A29", ("SetVectorMask / asc_set_vector_mask with a mask of 0 on Atlas A2/A3 (\"treated as "
      "a NOP\"): the registers hold 0 and the vector instructions that read them do nothing"),
      'Config(zero_vector_mask="ignored") (the setter itself does nothing)'),
+    ("A45", ("asc_squeeze_with_status / asc_squeeze_v2 leave in AR this call's selected bytes "
+     "(elements x sizeof(T); set, not added to the AR before): the page's \"有效数据大小\" that "
+     "asc_storeunalign_postupdate uses as its store offset, in the seed's unit of AR"),
+     'Config(squeeze_status="elements")'),
+    ("A46", ("asc_squeeze on UB: src1 (\"比较掩码\") is read element by element through its "
+     "block/repeat strides like src0, and a nonzero element selects src0's element (the page's "
+     "example sizes src1 like src0)"),
+     ('Config(squeeze_ub_mask="bits") (a bit mask, bit e of the repeat\'s src1 words, as '
+      'asc_reduce)')),
+    ("A47", ("asc_squeeze on UB: a repeat's selected elements fill its dst lanes 0.. in order "
+     "(through dst's strides) and its other dst lanes are written 0, as the register form's "
+     "\"剩余位置元素置为0\""),
+     'Config(squeeze_ub_tail="keep")'),
+    ("A48", ("asc_squeeze on UB reads every element of a repeat: the vector mask (MaskState) "
+     "takes no part (the page names no mask; vreducev2's page: \"该接口中MASK被忽略\")"),
+     "none (clear src1's elements to leave lanes out)"),
 )
 
 

@@ -74,10 +74,15 @@ from ._reduce_register import reg_reduce as reg_reduce
 from ._reduce_register import reg_reduce_data_block as reg_reduce_data_block
 from ._scalar import add as add
 from ._squeeze import SqueezeState as SqueezeState
+from ._squeeze import get_mask_spr as get_mask_spr
 from ._squeeze import get_squeeze_status as get_squeeze_status
+from ._squeeze import squeeze as squeeze
 from ._squeeze import squeeze_and_storeunalign as squeeze_and_storeunalign
 from ._squeeze import squeeze_and_storeunalign_finalize as squeeze_and_storeunalign_finalize
 from ._squeeze import squeeze_and_storeunalign_init as squeeze_and_storeunalign_init
+from ._squeeze import squeeze_ub as squeeze_ub
+from ._squeeze import squeeze_with_status as squeeze_with_status
+from ._squeeze import unsqueeze as unsqueeze
 from ._vector_mask import MaskState as MaskState
 from ._vector_mask import asc_set_mask_count as asc_set_mask_count
 from ._vector_mask import asc_set_mask_norm as asc_set_mask_norm
@@ -113,6 +118,7 @@ __all__ = [
     "decode",
     "encode",
     "gather",
+    "get_mask_spr",
     "get_reduce_max_cnt",
     "get_reduce_min_cnt",
     "get_reduce_repeat_max_min_spr",
@@ -141,15 +147,19 @@ __all__ = [
     "set_mask_count",
     "set_mask_norm",
     "set_vector_mask",
+    "squeeze",
     "squeeze_and_storeunalign",
     "squeeze_and_storeunalign_finalize",
     "squeeze_and_storeunalign_init",
+    "squeeze_ub",
+    "squeeze_with_status",
     "storealign",
     "sum_adjacent_tree",
     "sum_kahan",
     "sum_numpy_pairwise",
     "sum_repeats",
     "sum_sequential",
+    "unsqueeze",
     "update_mask",
     "value_grid",
     "whole_reduce_sum",

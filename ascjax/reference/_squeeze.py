@@ -91,3 +91,104 @@ def squeeze_and_storeunalign_finalize(ub: Any, dst_addr: int, state: SqueezeStat
     if state.pending:
         ub[p_end - state.pending:p_end] = np.frombuffer(_pending_bytes(dst_addr, state), np.uint8)
     return ub, SqueezeState(state.ar, 0, state.tail)
+
+
+# --- the compaction family on registers (Ascend 950) and asc_squeeze on UB (Atlas A2/A3) ----
+
+def _register(src: Any, mask: Any, dtype: Any, where: str):
+    src = np.asarray(src)
+    width = lane_bytes(format_name(src, dtype))
+    lanes = VL_BYTES // width
+    if src.shape != (lanes,):
+        raise ValueError(f"{where}: src must be ({lanes},), got {src.shape}")
+    return src, width, lanes, element_mask(mask, lanes, width, where)
+
+
+def _squeeze_register(src: Any, mask: Any, dtype: Any, where: str):
+    """dst bits and the number of selected lanes, one lane at a time."""
+    src, width, lanes, active = _register(src, mask, dtype, where)
+    bits = src.view(UINT[width])
+    out = np.zeros(lanes, UINT[width])
+    n = 0
+    for i in range(lanes):
+        if active[i]:                   # the n-th selected lane goes to dst lane n
+            out[n] = bits[i]
+            n += 1
+    return out.view(src.dtype), n, width
+
+
+def squeeze(*args: Any, dtype: Any = None, config: Config | None = None):
+    """Reference ``asc_squeeze``: ``(src, mask)`` on a register, or the UB form's ten
+    arguments (``squeeze_ub``)."""
+    if len(args) == 2:
+        return _squeeze_register(args[0], args[1], dtype, "squeeze")[0]
+    return squeeze_ub(*args, config=config)
+
+
+def squeeze_with_status(src: Any, mask: Any, *, dtype: Any = None,
+                        config: Config | None = None):
+    """Reference ``asc_squeeze_with_status``: (dst, AR), AR this call's selected bytes (A45)
+    or elements (``squeeze_status="elements"``)."""
+    config = config or Config()
+    dst, n, width = _squeeze_register(src, mask, dtype, "squeeze_with_status")
+    return dst, np.int32(n * (width if config.squeeze_status == "bytes" else 1))
+
+
+def unsqueeze(dst: Any, mask: Any, *, dtype: Any = None, config: Config | None = None):
+    """Reference ``asc_unsqueeze``: dst[0] = 0, dst[i] = dst[i-1] + mask[i-1] (page's figure),
+    modulo 2^bits in the lane type."""
+    del config
+    dst, width, lanes, active = _register(dst, mask, dtype, "unsqueeze")
+    out = np.zeros(lanes, UINT[width])
+    for i in range(1, lanes):
+        out[i] = (int(out[i - 1]) + int(active[i - 1])) % 2 ** (8 * width)
+    return out.view(dst.dtype)
+
+
+def get_mask_spr(dtype: Any, *, state: Any = None, config: Config | None = None):
+    """Reference ``asc_get_mask_spr_b16/b32``: b16 copies each of the 128 bits MASK1:MASK0
+    into 2 mask bits, b32 each of MASK0's 64 bits into 4; the power-on SPR is all ones."""
+    del config
+    high, low = (2**64 - 1, 2**64 - 1) if state is None else (state.high, state.low)
+    width = int(dtype[1:]) // 8 if dtype in ("b16", "b32") else lane_bytes(format_name(
+        np.zeros(0, np.uint8), dtype))
+    spr = (high << 64 | low) if width == 2 else low
+    out = np.zeros(VL_BYTES, bool)
+    for byte in range(VL_BYTES):
+        out[byte] = bool(spr >> (byte // width) & 1)
+    return out
+
+
+def squeeze_ub(dst: Any, src0: Any, src1: Any, repeat: int, dst_block_stride: int,
+               src0_block_stride: int, src1_block_stride: int, dst_repeat_stride: int,
+               src0_repeat_stride: int, src1_repeat_stride: int, *,
+               config: Config | None = None):
+    """Reference ``asc_squeeze`` on UB: per repeat, the selected src0 elements (src1 nonzero,
+    A46, or src1's bits) in order to dst lanes 0.., the rest 0 (A47) or kept; strides in
+    DataBlocks of 32 bytes."""
+    config = config or Config()
+    dst = np.array(dst, copy=True)
+    src0, src1 = np.asarray(src0), np.asarray(src1)
+    bits = 8 * dst.itemsize
+    lanes, epb = VL_BYTES * 8 // bits, BLOCK_BYTES * 8 // bits
+
+    def at(r, e, block, rep):
+        return (r * rep + (e // epb) * block) * epb + e % epb
+
+    for r in range(repeat):
+        selected = []
+        for e in range(lanes):
+            if config.squeeze_ub_mask == "elements":
+                take = src1[at(r, e, src1_block_stride, src1_repeat_stride)] != 0
+            else:
+                word = src1[r * src1_repeat_stride * epb + e // bits]
+                take = (int(word) >> (e % bits)) & 1 == 1
+            if take:
+                selected.append(src0[at(r, e, src0_block_stride, src0_repeat_stride)])
+        for e in range(lanes):
+            where = at(r, e, dst_block_stride, dst_repeat_stride)
+            if e < len(selected):
+                dst[where] = selected[e]
+            elif config.squeeze_ub_tail == "zero":
+                dst[where] = 0
+    return dst

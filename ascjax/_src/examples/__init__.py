@@ -11,6 +11,7 @@ from . import (
     reduce_sum_datablock,
     reduce_tensor_minmax,
     squeeze_and_storeunalign,
+    squeeze_family,
     vector_mask,
 )
 
@@ -19,6 +20,7 @@ EXAMPLES = {
     "pair_reduce_sum": pair_reduce_sum.main,
     "gather": gather.main,
     "squeeze_and_storeunalign": squeeze_and_storeunalign.main,
+    "squeeze": squeeze_family.main,
     "reduce_register": reduce_register.main,
     "reduce_tensor_minmax": reduce_tensor_minmax.main,
     "reduce_max": reduce_max_min.main_max,

@@ -1,4 +1,7 @@
-"""``asc_squeeze_and_storeunalign`` and its init / finalize / status calls (SPEC 7).
+"""``asc_squeeze_and_storeunalign`` and its init / finalize / status calls (SPEC 7); the
+compaction family around it: ``asc_squeeze`` (register and UB forms), ``asc_squeeze_with_status``
+(``asc_squeeze_v2``), ``asc_unsqueeze`` and ``asc_get_mask_spr_b16/b32`` (vendor pages
+c-reg/asc_squeeze*.md, asc_unsqueeze.md, asc_get_mask_spr.md, c-memory/asc_squeeze.md).
 
 The hidden registers become an explicit ``SqueezeState``: AR (bytes stored since init), the
 number of bytes pending in the 32-byte unaligned register, and that register, whose byte for
@@ -17,15 +20,33 @@ import numpy as np
 from jax import lax
 
 from ..config import Config, resolve_config
-from ..formats import DATABLOCK_BYTES, VL_BYTES
+from ..formats import DATABLOCK_BYTES, VL_BYTES, resolve
 from ..numerics.bits import U32, from_bits, to_bits
-from .lanes import check_register, check_supported, kernel, resolve_dtypes, runtime_check
+from .lanes import (
+    check_int,
+    check_product,
+    check_register,
+    check_supported,
+    kernel,
+    resolve_dtypes,
+    runtime_check,
+)
 from .masks import element_mask
 from .memory import check_ub, to_bytes
+from .repeat import repeat_offsets
+from .vector_mask import MaskState, resolve_state
 
 SQUEEZE_TYPES = ("int4b_t", "int8_t", "uint8_t", "fp4x2_e2m1_t", "fp4x2_e1m2_t", "fp8_e8m0_t",
                  "fp8_e5m2_t", "fp8_e4m3fn_t", "hifloat8_t", "int16_t", "uint16_t", "half",
                  "bfloat16_t", "int32_t", "uint32_t", "float")
+# asc_squeeze / asc_squeeze_with_status / asc_squeeze_v2 on registers (their pages: no 4-bit row).
+REGISTER_SQUEEZE_TYPES = ("int8_t", "uint8_t", "hifloat8_t", "fp8_e8m0_t", "fp8_e5m2_t",
+                          "fp8_e4m3fn_t", "int16_t", "uint16_t", "half", "bfloat16_t", "int32_t",
+                          "uint32_t", "float")
+UNSQUEEZE_TYPES = ("int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t", "uint32_t")
+# asc_squeeze on UB (vreduce), Atlas A2 / A3 only.
+UB_SQUEEZE_TYPES = ("uint16_t", "uint32_t")
+UB_SQUEEZE_PRODUCTS = ("A3", "A2")
 _WINDOW = VL_BYTES + DATABLOCK_BYTES  # bytes one call can touch, from floor32(dst_addr + AR)
 
 
@@ -183,12 +204,272 @@ def squeeze_register(src1: Any, squeeze_mask: Any, *, dtype: Any = None) -> jax.
 
     ``dst``: the elements of ``src1`` selected by ``squeeze_mask``, packed into the low lanes in
     source order, other lanes 0; bits unchanged. For bulk validation of the register part.
+    It takes the seed's types (4-bit pairs included); ``asc_squeeze``'s register form is
+    ``squeeze(src, mask)`` (the same kernel, its page's types, Ascend 950 only).
     """
     where = "squeeze_register"
     fmt = resolve_dtypes(src1, dtype, where=where, arg="src1")
     check_supported(fmt, SQUEEZE_TYPES, where=where, arg="src1 dtype")
     src1 = check_register(src1, fmt, where=where, arg="src1")
     return _squeeze(fmt, src1, element_mask(squeeze_mask, fmt, where=where, arg="squeeze_mask"))
+
+
+def _register_form(where: str, src: Any, mask: Any, dtype: Any, config: Config | None):
+    check_product(config, ("950",), where)
+    fmt = resolve_dtypes(src, dtype, where=where, arg="src")
+    check_supported(fmt, REGISTER_SQUEEZE_TYPES, where=where, arg="src dtype")
+    src = check_register(src, fmt, where=where, arg="src")
+    return fmt, src, element_mask(mask, fmt, where=where, arg="mask")
+
+
+_UB_FORM = ("dst", "src0", "src1", "repeat", "dst_block_stride", "src0_block_stride",
+            "src1_block_stride", "dst_repeat_stride", "src0_repeat_stride", "src1_repeat_stride")
+
+
+def squeeze(*args: Any, dtype: Any = None, config: Config | None = None) -> jax.Array:
+    """``asc_squeeze``: the C name's two overloads, told apart by their arguments as C++ does.
+
+    * Registers (Ascend 950), ``squeeze(src, mask)``: returns dst, the elements of ``src``
+      that ``mask`` selects copied in order to the low lanes, every other lane 0 (page
+      c-reg/asc_squeeze). Bits are moved unchanged; AR is not touched (that is
+      ``squeeze_with_status``). Types: ``REGISTER_SQUEEZE_TYPES`` (``dtype=`` names a
+      byte-stored one). Differentiable in ``src``: the cotangent of dst lane j goes back to the
+      j-th selected lane.
+    * UB (Atlas A2/A3), ``squeeze(dst, src0, src1, repeat, dst_block_stride,
+      src0_block_stride, src1_block_stride, dst_repeat_stride, src0_repeat_stride,
+      src1_repeat_stride)``: returns the new dst; see ``squeeze_ub``.
+
+    ``squeeze_register`` is the register part of ``squeeze_and_storeunalign`` (the same kernel,
+    with that seed's types, 4-bit pairs included, and no product check).
+
+    >>> import numpy as np, ascjax
+    >>> x = np.arange(64, dtype=np.float32)
+    >>> ascjax.squeeze(x, ascjax.create_mask("PAT_M4", "float"))[:4].tolist()
+    [0.0, 4.0, 8.0, 12.0]
+    """
+    if len(args) == 2:
+        fmt, src, active = _register_form("squeeze", *args, dtype, config)
+        return _squeeze(fmt, src, active)
+    if len(args) == len(_UB_FORM):
+        if dtype is not None:
+            raise TypeError("squeeze: dtype= belongs to the register form (src, mask); the UB "
+                            "form's T is its tensors' dtype")
+        return squeeze_ub(*args, config=config)
+    raise TypeError(f"squeeze: got {len(args)} positional arguments; the forms are (src, mask) "
+                    f"on registers and ({', '.join(_UB_FORM)}) on UB")
+
+
+def squeeze_with_status(src: Any, mask: Any, *, dtype: Any = None,
+                        config: Config | None = None) -> tuple[jax.Array, jax.Array]:
+    """``asc_squeeze_with_status(dst, src, mask)`` (and the deprecated ``asc_squeeze_v2``).
+
+    Returns ``(dst, ar)``: dst as ``squeeze``'s register form, and the value the call leaves in
+    the AR register, the "有效数据大小" of this call that ``asc_get_squeeze_status`` reads and
+    ``asc_storeunalign_postupdate`` uses as its store offset: the selected elements times
+    sizeof(T) in bytes (int32, one per register; A45: set, not added to the previous AR;
+    ``Config(squeeze_status="elements")`` counts elements). AR is the register the seed's
+    ``SqueezeState.ar`` holds: ``state._replace(ar=ar)`` is the state a following
+    ``squeeze_and_storeunalign`` would see (its pending bytes are untouched).
+    """
+    where = "squeeze_with_status"
+    config = resolve_config(config)
+    fmt, src, active = _register_form(where, src, mask, dtype, config)
+    n = jnp.count_nonzero(active, axis=-1).astype(jnp.int32)
+    return _squeeze(fmt, src, active), n * (fmt.width if config.squeeze_status == "bytes" else 1)
+
+
+def _unsqueeze_bits(spec, active):
+    fmt, shape = spec
+    # dst[0] = 0, dst[i] = dst[i-1] + mask[i-1]: the exclusive prefix count; the last mask
+    # bit enters no lane. Counted on the mask as 32-bit words (the words before a lane's word,
+    # then the lane's lower bits in it): elementwise popcounts, which XLA vectorizes, where a
+    # cumsum is several times slower on CPU. Exact; narrowed modulo 2^bits to the lane type.
+    lanes = active.shape[-1]
+    n_words = lanes // 32
+    words = jnp.bitwise_or.reduce(
+        active.reshape(active.shape[:-1] + (n_words, 32)).astype(U32) << jnp.arange(32, dtype=U32),
+        axis=-1)
+    per_word = lax.population_count(words).astype(jnp.int32)
+    before = [jnp.zeros(per_word.shape[:-1], jnp.int32)]
+    for w in range(1, n_words):
+        before.append(before[-1] + per_word[..., w - 1])
+    below = (np.uint32(1) << np.arange(32, dtype=np.uint32)) - np.uint32(1)
+    within = lax.population_count(words[..., None] & below).astype(jnp.int32)
+    counts = (within + jnp.stack(before, axis=-1)[..., None]).reshape(active.shape)
+    counts = jnp.broadcast_to(counts, shape)
+    return from_bits(counts.astype(U32).astype(f"uint{fmt.bits}"), fmt)
+
+
+_unsqueeze = kernel(_unsqueeze_bits)
+
+
+def unsqueeze(dst: Any, mask: Any, *, dtype: Any = None,
+              config: Config | None = None) -> jax.Array:
+    """``asc_unsqueeze(dst, mask)``: returns the new dst, the unsqueeze (decompression) indices
+    of ``mask``: lane 0 is 0 and lane i the number of mask 1s among lanes 0..i-1
+    (``dst[i] = dst[i-1] + mask[i-1]``); the top lane's mask bit is counted nowhere. Every lane
+    is written, so dst's old bits only give the type (page c-reg/asc_unsqueeze; Ascend 950).
+    Integer types ``UNSQUEEZE_TYPES``; an int8_t count past 127 wraps as the bits do.
+
+    ``squeeze``'s selected lanes come back to their places by a gather of the squeezed
+    register at these indices, masked by the same mask.
+    """
+    where = "unsqueeze"
+    check_product(config, ("950",), where)
+    fmt = resolve_dtypes(dst, dtype, where=where, arg="dst")
+    check_supported(fmt, UNSQUEEZE_TYPES, where=where, arg="dst dtype")
+    dst = check_register(dst, fmt, where=where, arg="dst")
+    active = element_mask(mask, fmt, where=where, arg="mask")
+    shape = jnp.broadcast_shapes(dst.shape, active.shape)
+    return _unsqueeze((fmt, shape), active)
+
+
+def get_mask_spr(dtype: Any, *, state: MaskState | None = None,
+                 config: Config | None = None) -> jax.Array:
+    """``asc_get_mask_spr_b16()`` / ``asc_get_mask_spr_b32()``: the mask SPR {MASK1, MASK0}
+    as a ``vector_bool`` (hardware form, bool ``(256,)``), formatted by data type.
+
+    The SPR is the vector mask registers that ``set_vector_mask`` / ``asc_set_vector_mask``
+    write outside a vector function: ``state`` (an ``ascjax.MaskState``; None: the power-on
+    state, every bit 1). ``dtype`` picks the form (``"b16"``, ``"b32"`` or a 16- / 32-bit
+    type): b16 reads all 128 bits ``high:low`` and copies each into 2 mask bits, b32 reads the
+    64 bits of ``low`` and copies each into 4 (page). The words' bits are read as they are,
+    whatever the state's mode (a Counter-mode count is returned as its binary).
+    """
+    where = "get_mask_spr"
+    check_product(config, ("950",), where)
+    state = resolve_state(state, where, "state")
+    width = int(dtype[1:]) // 8 if dtype in ("b8", "b16", "b32") else resolve(
+        dtype, where=where).width
+    if width not in (2, 4):
+        raise TypeError(f"{where}: dtype {dtype!r} is {8 * width}-bit; the forms are "
+                        f"asc_get_mask_spr_b16 and asc_get_mask_spr_b32 (\"b16\" / \"b32\" or "
+                        f"a 16- / 32-bit type)")
+    bits = (state.high << 64 | state.low) if width == 2 else state.low
+    lanes = VL_BYTES // width
+    elements = np.array([bits >> j & 1 for j in range(lanes)], bool)
+    return jnp.asarray(np.repeat(elements, width))
+
+
+# --- asc_squeeze on UB (Atlas A2 / A3) ------------------------------------------------------
+
+class _UbPlan(NamedTuple):
+    """Static form of a UB squeeze: T, repeats, the six strides and the two readings."""
+
+    fmt: Any
+    repeats: int
+    dst_block: int
+    src0_block: int
+    src1_block: int
+    dst_repeat: int
+    src0_repeat: int
+    src1_repeat: int
+    mask_reading: str
+    tail: str
+
+    def reads0(self):
+        return repeat_offsets(self.fmt, self.repeats, self.src0_block, self.src0_repeat)
+
+    def writes(self):
+        return repeat_offsets(self.fmt, self.repeats, self.dst_block, self.dst_repeat)
+
+    def mask_reads(self):
+        """``(element offsets, bit)`` of src1 each lane's selection comes from."""
+        if self.mask_reading == "elements":
+            offsets = repeat_offsets(self.fmt, self.repeats, self.src1_block, self.src1_repeat)
+            return offsets, None
+        lane = np.arange(self.fmt.lanes)
+        first = np.arange(self.repeats)[:, None] * self.src1_repeat * self.fmt.per_block
+        return first + lane // self.fmt.bits, np.broadcast_to(lane % self.fmt.bits,
+                                                              (self.repeats, self.fmt.lanes))
+
+    def later_same(self):
+        """``(lanes, lanes)``: lane e' > e of a repeat writes the same dst element as lane e
+        (a dst block stride of 0); the same in every repeat."""
+        w = self.writes()[0] if self.repeats else np.zeros(self.fmt.lanes, int)
+        lane = np.arange(w.size)
+        return (w[None, :] == w[:, None]) & (lane[None, :] > lane[:, None])
+
+
+def _ub_squeeze_bits(plan: _UbPlan, dst, src0, src1):
+    x = src0[..., plan.reads0()]
+    offsets, bit = plan.mask_reads()
+    m = src1[..., offsets]
+    active = (m != 0) if bit is None else ((m >> bit.astype(m.dtype)) & 1) != 0
+    source, count = _source_lanes(active)
+    lane = jnp.arange(plan.fmt.lanes)
+    packed = jnp.where(lane < count[..., None], jnp.take_along_axis(x, source, axis=-1),
+                       jnp.zeros((), x.dtype))
+    writes = lane < count[..., None] if plan.tail == "keep" else jnp.ones(packed.shape, bool)
+    later = jnp.asarray(plan.later_same())
+
+    def step(d, xs):
+        vals, w, addr = xs
+        # Lanes in order, so a later lane writing the same element wins; only the survivor of
+        # each element adds its difference, the others add 0 (integer adds: exact, any order).
+        survive = w & ~jnp.any(later & w[..., None, :], axis=-1)
+        old = d[..., addr]
+        return d.at[..., addr].add(jnp.where(survive, vals - old, jnp.zeros((), d.dtype))), None
+
+    out, _ = lax.scan(step, dst, (jnp.moveaxis(packed, -2, 0), jnp.moveaxis(writes, -2, 0),
+                                  jnp.asarray(plan.writes(), jnp.int32)))
+    return out
+
+
+_ub_squeeze = kernel(_ub_squeeze_bits)
+
+
+def squeeze_ub(dst: Any, src0: Any, src1: Any, repeat: int, dst_block_stride: int,
+               src0_block_stride: int, src1_block_stride: int, dst_repeat_stride: int,
+               src0_repeat_stride: int, src1_repeat_stride: int, *,
+               config: Config | None = None) -> jax.Array:
+    """``asc_squeeze`` on UB (Atlas A2/A3; vreduce): compress the vector src0 under the compare
+    mask src1 into dst. Returns the new dst.
+
+    ``dst``, ``src0``, ``src1``: 1-D uint16 / uint32 tensors (the UB from each operand's
+    address on; leading axes batch). Repeat r reads src0's 256 bytes through the strides (in
+    DataBlocks, ``repeat_offsets``), selects element e where src1's element e of the repeat,
+    read the same way through its strides, is nonzero (A46; ``Config(squeeze_ub_mask="bits")``
+    reads src1 as a bit mask), and writes the selected elements in order to lanes 0.. of the
+    repeat's dst, through dst's strides; the repeat's other dst lanes are written 0 (A47;
+    ``Config(squeeze_ub_tail="keep")`` leaves them). Every element of a repeat takes part: no
+    vector mask (A48). Repeats run in order; a later write to an element wins. ``repeat`` and
+    the strides are uint8_t, [0, 255]; repeat 0 leaves dst unchanged. An element read or
+    written past a tensor's end is a ValueError naming the repeat, the lane and the element.
+    """
+    where = "squeeze_ub"
+    config = check_product(config, UB_SQUEEZE_PRODUCTS, where)
+    fmts = [resolve_dtypes(x, None, where=where, arg=n)
+            for x, n in ((dst, "dst"), (src0, "src0"), (src1, "src1"))]
+    for f, n in zip(fmts, ("dst", "src0", "src1"), strict=True):
+        check_supported(f, UB_SQUEEZE_TYPES, where=where, arg=f"{n} dtype")
+    if len({f.name for f in fmts}) != 1:
+        raise TypeError(f"{where}: dst, src0 and src1 must have one type, got "
+                        f"{[f.name for f in fmts]}")
+    fmt = fmts[0]
+    arrays = [jnp.asarray(x) for x in (dst, src0, src1)]
+    for x, n in zip(arrays, ("dst", "src0", "src1"), strict=True):
+        if x.ndim == 0:
+            raise ValueError(f"{where}: {n} must be a UB tensor (..., n), got a scalar")
+    ints = [check_int(v, 0, 255, where=where, arg=n)
+            for v, n in zip((repeat, dst_block_stride, src0_block_stride, src1_block_stride,
+                             dst_repeat_stride, src0_repeat_stride, src1_repeat_stride),
+                            _UB_FORM[3:], strict=True)]
+    plan = _UbPlan(fmt, *ints, config.squeeze_ub_mask, config.squeeze_ub_tail)
+    if not plan.repeats:
+        return arrays[0]
+    offsets, _ = plan.mask_reads()
+    for name, table, size in (("src0", plan.reads0(), arrays[1].shape[-1]),
+                              ("src1", offsets, arrays[2].shape[-1]),
+                              ("dst", plan.writes(), arrays[0].shape[-1])):
+        if table.max() >= size:
+            r, e = (int(i[0]) for i in np.nonzero(table >= size))
+            verb = "writes" if name == "dst" else "reads"
+            raise ValueError(f"{where}: {name} has {size} elements but repeat {r} lane {e} "
+                             f"{verb} element {int(table[r, e])}; the tensor is too short")
+    batch = jnp.broadcast_shapes(*(x.shape[:-1] for x in arrays))
+    dst, src0, src1 = (jnp.broadcast_to(x, batch + x.shape[-1:]) for x in arrays)
+    return _ub_squeeze(plan, dst, src0, src1)
 
 
 @functools.partial(jax.jit, static_argnums=(0, 1))
