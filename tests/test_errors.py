@@ -208,3 +208,17 @@ def test_64_bit_inputs_are_refused_not_narrowed(dtype):
 def test_batch_shapes_that_do_not_broadcast_name_the_arguments(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_a_jitted_address_fault_is_reported_once(caplog):
+    """Issue 15: JAX logged a second full traceback ("jax.debug.callback failed") before the
+    error itself; the fault is now raised once, its message at the end of JAX's error."""
+    src, index = np.arange(16, dtype=np.float32), np.full(64, 20, np.uint32)
+    run = jax.jit(lambda s, i: ascjax.gather(s, i, ALL32))
+    with caplog.at_level("ERROR"), pytest.raises(Exception) as error:
+        jax.block_until_ready(run(src, index))
+    assert str(error.value).rstrip().endswith(
+        "an active index lane reads element 20 but src has 16 elements (the hardware raises an "
+        "address exception)")
+    assert "AddressFault" in str(error.value)
+    assert not [r for r in caplog.records if "callback failed" in r.getMessage()]

@@ -4,6 +4,7 @@ gradients."""
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -308,9 +309,24 @@ def runtime_check(bad, message: Callable[[Any], str], detail, *, mode: str = "ra
 
     def report(any_bad, value):
         if bool(any_bad):
-            raise IndexError(message(np.asarray(value).item()))
+            raise AddressFault(message(np.asarray(value).item()))
 
     jax.debug.callback(report, jnp.any(bad), detail)
+
+
+class AddressFault(IndexError):
+    """An access the hardware faults on, found while a jitted computation ran."""
+
+
+class _QuietAddressFaults:
+    """Drops JAX's logged copy of an ``AddressFault``'s traceback ("jax.debug.callback
+    failed"): the exception itself still reaches the caller, once."""
+
+    def filter(self, record) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], AddressFault))
+
+
+logging.getLogger("jax._src.debugging").addFilter(_QuietAddressFaults())
 
 
 # --- max / min: where the extreme of the active lanes is ------------------------------------
