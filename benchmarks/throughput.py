@@ -258,7 +258,7 @@ def _tensor_cases(dtype) -> list[Case]:
     ]
 
 
-# --- gather ------------------------------------------------------------------------------------
+# --- asc_gather --------------------------------------------------------------------------------
 
 def _gather_case(dtype, index_dtype) -> Case:
     lanes = 256 // np.dtype(index_dtype).itemsize
@@ -273,14 +273,14 @@ def _gather_case(dtype, index_dtype) -> Case:
 
     def literal(index, mask):
         for i, m in zip(index, mask, strict=True):
-            reference.gather(table, i, m)
+            reference.asc_gather(table, i, m)
 
     def limit(index, mask):
         return jnp.where(mask, index, 0).astype(np.dtype(f"uint{8 * np.dtype(dtype).itemsize}"))
 
-    return Case(f"gather/{np.dtype(dtype).name}<-{np.dtype(index_dtype).name}",
+    return Case(f"asc_gather/{np.dtype(dtype).name}<-{np.dtype(index_dtype).name}",
                 np.dtype(dtype).itemsize, make,
-                lambda index, mask: ascjax.gather(table, index, mask),  # range check on
+                lambda index, mask: ascjax.asc_gather(table, index, mask),  # range check on
                 limit, golden, literal,
                 lambda d: _nbytes(d) + d["index"].shape[0] * lanes * np.dtype(dtype).itemsize)
 

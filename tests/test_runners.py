@@ -376,7 +376,7 @@ def test_help_lists_vendor_arguments_and_only_the_config_fields_read(capsys):
                                                                         "repeat_reduce_sum")
     datablock = _help(capsys, "reduce_sum_datablock")
     assert "--int-overflow" in datablock and "--vl-overflow" in datablock
-    gather = _help(capsys, "gather")
+    gather = _help(capsys, "asc_gather")
     assert "--masked-lanes" not in gather and "--int-overflow" not in gather
     assert "--ub-bytes" in _help(capsys, "squeeze_and_storeunalign")
 

@@ -43,6 +43,8 @@ _CHOICES = {
     "masked_extreme": ("skip", "fill"),
     "reduce_empty": ("nop", "raise"),
     "reduce_max_index": ("offset", "repeat"),
+    "gather_empty": ("nop", "raise"),
+    "gather_offsets": ("repeat", "dst"),
 }
 
 
@@ -129,6 +131,13 @@ class Config:
         repeat r: ``"offset"``, its element offset in src, ``r*srcRepStride*epb + e``
         (**assumed**, A25; what the vendor's A2 and 950 implementations compute) or
         ``"repeat"``, ``r*lanes + e``. The two differ only when srcRepStride is not 8.
+      gather_empty: Gather / asc_gather (UB) with count 0 or repeatTime 0 on a product whose
+        page does not call it a NOP (all but Atlas A2/A3): ``"nop"`` (dst unchanged,
+        **assumed**, A31) or ``"raise"`` (a ValueError).
+      gather_offsets: which srcOffset element lane e of repeat r of Gather's mask/repeat form
+        (and asc_gather's repeat form) reads: ``"repeat"`` (**assumed**, A30: ``r*lanes + e``,
+        the offsets consumed one register's lanes per repeat) or ``"dst"`` (the element at the
+        lane's dst position, ``r*dstRepStride*epb + e``). They differ when dstRepStride != 8.
       ub_bytes: usable Unified Buffer size in bytes, at most 256 KiB.
     """
 
@@ -154,6 +163,8 @@ class Config:
     masked_extreme: str = "skip"
     reduce_empty: str = "nop"
     reduce_max_index: str = "offset"
+    gather_empty: str = "nop"
+    gather_offsets: str = "repeat"
     ub_bytes: int = UB_BYTES
 
     def __post_init__(self):

@@ -4,7 +4,7 @@ Each ``main()`` prints what the seed program prints and returns True when it pas
 """
 
 from . import (
-    gather,
+    asc_gather,
     pair_reduce_sum,
     reduce_max_min,
     reduce_register,
@@ -17,7 +17,7 @@ from . import (
 EXAMPLES = {
     "reduce_sum_datablock": reduce_sum_datablock.main,
     "pair_reduce_sum": pair_reduce_sum.main,
-    "gather": gather.main,
+    "asc_gather": asc_gather.main,
     "squeeze_and_storeunalign": squeeze_and_storeunalign.main,
     "reduce_register": reduce_register.main,
     "reduce_tensor_minmax": reduce_tensor_minmax.main,

@@ -21,11 +21,10 @@ import numpy as np
 
 from ..cli_options import Option, ascend_type, byte_address, config_from_options
 from ..formats import FORMATS, resolve
-from ..isa.gather import gather
+from ..isa.gather import GATHER_TYPES, asc_gather
 from ..isa.lanes import REDUCE_TYPES, check_int
 from ..isa.reduce_tensor import ORDERS, REDUCE_SUM_METHODS
 from ..isa.squeeze import squeeze_sequence, squeeze_window
-from ..registry import INSTRUCTIONS
 from .binio import BinFileError, check_output_paths, read_bin
 from .engine import CHUNK, Output, Plan, execute
 from .families import (
@@ -69,26 +68,30 @@ def _first(out: tuple) -> np.ndarray:
 
 # --- the instructions no family fits: their own plans --------------------------------------
 
+def _column(rows: tuple, k: int) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(row[k] for row in rows))
+
+
 def _gather_index_type(dst: str, src: str, given: str | None) -> str:
     """The index type: as given, or the only one the registry's rows allow for (dst, src)."""
     if given is not None:
         return given
-    table = INSTRUCTIONS["gather"].types
+    table = GATHER_TYPES
     rows = [r[2] for r in table if r[:2] == (dst, src)]
     if not rows:
         pairs = ", ".join(sorted({f"{d}<-{s}" for d, s, _ in table}))
-        raise TypeError(f"gather: dst={dst} from src={src} is not in the seed's table; "
+        raise TypeError(f"asc_gather: dst={dst} from src={src} is not in the seed's table; "
                         f"supported dst<-src: {pairs}")
     if len(rows) != 1:
-        raise TypeError(f"gather: give --index-dtype, one of {rows} for dst={dst}, src={src}")
+        raise TypeError(f"asc_gather: give --index-dtype, one of {rows} for dst={dst}, src={src}")
     return rows[0]
 
 
 def _plan_gather(opts: dict) -> Plan:
-    src_fmt = resolve(opts["dtype"], where="gather")
-    dst_fmt = resolve(opts.get("dst_dtype") or src_fmt.name, where="gather", arg="dst_dtype")
+    src_fmt = resolve(opts["dtype"], where="asc_gather")
+    dst_fmt = resolve(opts.get("dst_dtype") or src_fmt.name, where="asc_gather", arg="dst_dtype")
     idx_fmt = resolve(_gather_index_type(dst_fmt.name, src_fmt.name, opts.get("index_dtype")),
-                      where="gather", arg="index_dtype")
+                      where="asc_gather", arg="index_dtype")
     data = read_bin(opts["src"], src_fmt, arg="--src")
     if data.size == 0:
         raise BinFileError(f"--src {opts['src']}: the file is empty; it holds the UB data the "
@@ -97,7 +100,7 @@ def _plan_gather(opts: dict) -> Plan:
     config = config_from_options(opts)
 
     def call(i, m, s):
-        return gather(s, i, m, dtype=src_fmt.name, dst_dtype=dst_fmt.name, config=config)
+        return asc_gather(s, i, m, dtype=src_fmt.name, dst_dtype=dst_fmt.name, config=config)
 
     return masked_registers(opts, index, idx_fmt, call, [Output(opts["out"], dst_fmt, _first)],
                              data=[data])
@@ -198,15 +201,15 @@ FAMILIES = {
 
 RUNNERS: dict[str, Runner] = {name: family.runner(name) for name, family in FAMILIES.items()}
 RUNNERS |= {r.name: r for r in (
-    Runner("gather", (
+    Runner("asc_gather", (
         Option("src", "UB data from the source address on (.bin)", required=True),
         Option("dtype", "src type", ascend_type, required=True,
-               choices=type_choices("gather", 1)),
+               choices=_column(GATHER_TYPES, 1)),
         Option("index", "index registers (.bin)", required=True),
         Option("index_dtype", "index type (default: the one the seed's table allows)",
-               ascend_type, choices=type_choices("gather", 2)),
+               ascend_type, choices=_column(GATHER_TYPES, 2)),
         Option("dst_dtype", "dst type (default: the src type)", ascend_type,
-               choices=type_choices("gather", 0)),
+               choices=_column(GATHER_TYPES, 0)),
         *MASK_OPTIONS, OUT), _plan_gather, inputs=("src", "index", "mask")),
     Runner("squeeze_and_storeunalign", (
         Option("src", "src1 registers (.bin)", required=True),

@@ -18,7 +18,7 @@ def gather_vf(ub, output, input_):
     """``__simd_vf__ gather_vf``: index = the input itself, all lanes active."""
     mask = asc.create_mask(asc.PAT_ALL, "uint16_t")
     index = asc.loadalign(ub, input_, "uint16_t")
-    dst = asc.gather(asc.ub_view(ub, input_, "uint16_t"), index, mask)
+    dst = asc.asc_gather(asc.ub_view(ub, input_, "uint16_t"), index, mask)
     return asc.storealign(ub, output, dst, mask)
 
 
