@@ -94,7 +94,7 @@ def _byte_gather(where: str, dst: Any, src: Any, src_offset: Any, base: int, arg
     if not 0 <= base < 2**32 or base % size:
         raise ValueError(f"{where}: src_base_addr {base} must be a multiple of {size}")
     narrow = config.product in ("950", "200I/500 A2")
-    limit = 2 ** (8 * size + 8) - 1 if narrow and size <= 2 else 2**32 - 1
+    limit = {1: 2**16 - 1, 2: 2**17 - 1}.get(size, 2**32 - 1) if narrow else 2**32 - 1
     nop = config.product in ("A2", "A3")
     lanes_written = []                  # (lane number, src_offset element, dst element)
     if len(args) == 1:

@@ -65,8 +65,8 @@ OFFSET_MAX = 2**32 - 1
 
 def offset_limit(fmt: Format, product: str) -> int:
     """The largest byte offset the product takes for T."""
-    if product in NARROW_OFFSETS and fmt.bits <= 16:
-        return 2 ** (fmt.bits + 8) - 1
+    if product in NARROW_OFFSETS:
+        return {8: 2**16 - 1, 16: 2**17 - 1}.get(fmt.bits, OFFSET_MAX)
     return OFFSET_MAX
 
 
@@ -122,16 +122,13 @@ class GatherPlan:
         where, lanes = self.where, np.nonzero(self.active)[0]
         if not lanes.size:
             return
-        top = int(self.targets[lanes].max())
-        if top >= self.n_dst:
-            raise ValueError(f"{where}: dst has {self.n_dst} elements but lane "
-                             f"{int(lanes[np.argmax(self.targets[lanes])])} writes element "
-                             f"{top}; the LocalTensor is too short")
-        top = int(self.offsets[lanes].max())
-        if top >= n_offsets:
-            raise ValueError(f"{where}: src_offset has {n_offsets} elements but lane "
-                             f"{int(lanes[np.argmax(self.offsets[lanes])])} reads "
-                             f"src_offset[{top}]; the LocalTensor is too short")
+        for name, at, size in (("dst", self.targets, self.n_dst),
+                               ("src_offset", self.offsets, n_offsets)):
+            past = lanes[at[lanes] >= size]
+            if past.size:       # the first lane past the end
+                raise ValueError(f"{where}: {name} has {size} elements but lane {past[0]} "
+                                 f"{'writes' if name == 'dst' else 'reads'} {name}"
+                                 f"[{at[past[0]]}]; the LocalTensor is too short")
 
 
 def _elements(plan: GatherPlan, off):
