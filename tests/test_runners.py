@@ -522,3 +522,39 @@ def test_work_space_length_and_a_bool_template(tmp_path, monkeypatch, capsys):
     assert "--cal-index {False,True} calIndex (also find the index: true/false): one of " \
            "False, True (default False)" in text
     assert "--shared-tmp-buffer-len SHARED_TMP_BUFFER_LEN sharedTmpBuffer: elements" in text
+
+
+# --- the gathers ------------------------------------------------------------------------------
+
+def test_gather_runner_matches_the_function(tmp_path):
+    """``ascjax run gather``: two LocalTensors per file, both call forms, srcBaseAddr."""
+    rng = np.random.default_rng(3)
+    src = rng.standard_normal((2, 200)).astype(np.float16)
+    offsets = (rng.integers(0, 190, (2, 256)) * 2).astype(np.uint32)
+    dst = rng.standard_normal((2, 300)).astype(np.float16)
+    paths = _files(tmp_path, src=src, off=offsets, dst=dst)
+    out = str(tmp_path / "o.bin")
+    common = {"src": paths["src"], "dtype": "half", "src_offset": paths["off"], "tensors": 2,
+              "dst": paths["dst"], "src_base_addr": 20, "out": out}
+    for form, args in (({"count": 250}, (250,)),
+                       ({"mask": "0xF0F0,0x1", "repeat_time": 2, "dst_rep_stride": 9},
+                        ([0xF0F0, 0x1], 2, 9))):
+        ascjax.run_bin("gather", **common, **form)
+        got = np.fromfile(out, np.float16).reshape(2, 300)
+        for k in range(2):
+            want = np.asarray(ascjax.gather(dst[k], src[k], offsets[k], 20, *args))
+            np.testing.assert_array_equal(got[k].view(np.uint16), want.view(np.uint16))
+    with pytest.raises(TypeError, match="gather: give --count, or --mask --repeat-time"):
+        ascjax.run_bin("gather", **common)
+
+
+def test_reg_gather_runner_matches_the_function(tmp_path):
+    rng = np.random.default_rng(4)
+    data = rng.standard_normal(500).astype(np.float32)
+    index = rng.integers(0, 500, (3, 64)).astype(np.uint32)
+    paths = _files(tmp_path, src=data, index=index)
+    out = str(tmp_path / "o.bin")
+    ascjax.run_bin("reg_gather", src=paths["src"], dtype="float", index=paths["index"], out=out)
+    got = np.fromfile(out, np.float32).reshape(3, 64)
+    want = np.stack([np.asarray(ascjax.reg_gather(data, i, np.ones(64, bool))) for i in index])
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))

@@ -212,6 +212,16 @@ def _empty(where: str, config: Config, arg: str) -> None:
                          f"{config.product!r}")
 
 
+def _unchanged(fmt: Format, dst, src, src_offset):
+    """A NOP: dst itself, or (batched src / src_offset) dst's bits broadcast to the call's
+    batch shape. Not jitted: XLA's CPU code for a fused bfloat16 output, and a bfloat16
+    broadcast, flush subnormals, so the bits are broadcast as integers and bitcast alone."""
+    batch = jnp.broadcast_shapes(dst.shape[:-1], src.shape[:-1], src_offset.shape[:-1])
+    if dst.shape[:-1] == batch:
+        return dst
+    return from_bits(jnp.broadcast_to(to_bits(dst, fmt), batch + dst.shape[-1:]), fmt)
+
+
 def tensor_gather(where: str, dst: Any, src: Any, src_offset: Any, base: int, args: tuple,
                   table: dict, config: Config | None, *, mask_state: Any = None,
                   repeat_form: str = "mask") -> jax.Array:
@@ -221,7 +231,10 @@ def tensor_gather(where: str, dst: Any, src: Any, src_offset: Any, base: int, ar
     (``repeat_form="mask"``, Gather) or ``(dst_repeat_stride, repeat)`` under ``mask_state``
     (``repeat_form="state"``, the C API).
     """
-    config, fmt, dst, src = setup(where, dst, src, table, config)
+    config, fmt, _, _ = setup(where, dst, src, table, config)
+    # The arrays as given: an eager broadcast of a bfloat16 array flushes its subnormals on
+    # CPU, so batch axes are broadcast on bit patterns (in the kernel, or ``_unchanged``).
+    dst, src = jnp.asarray(dst), jnp.asarray(src)
     src_offset = _check_offset_tensor(src_offset, where)
     base = check_int(base, 0, OFFSET_MAX, where=where, arg="src_base_addr")
     if base % fmt.width:
@@ -236,7 +249,7 @@ def tensor_gather(where: str, dst: Any, src: Any, src_offset: Any, base: int, ar
                               f"{src_offset.shape[-1]} of src_offset)")
         if count == 0:
             _empty(where, config, "count")
-            return dst
+            return _unchanged(fmt, dst, src, src_offset)
         plan = GatherPlan(count=count, **common)
     else:
         if fmt.name in FIRST_N_ONLY.get(config.product, ()):
@@ -257,7 +270,7 @@ def tensor_gather(where: str, dst: Any, src: Any, src_offset: Any, base: int, ar
                                               is_set_mask, state)
         if repeats == 0:
             _empty(where, config, "repeat_time" if repeat_form == "mask" else "repeat")
-            return dst
+            return _unchanged(fmt, dst, src, src_offset)
         plan = GatherPlan(repeats=repeats, lanes=mfmt.lanes, mask=tuple(active.tolist()),
                           mask_count=mcount, dst_rep_stride=stride,
                           offsets_by=config.gather_offsets, **common)
