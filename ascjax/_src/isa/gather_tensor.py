@@ -141,30 +141,47 @@ def _elements(plan: GatherPlan, off):
     return element, ok
 
 
+def _pick(off, index: np.ndarray):
+    """``off[..., index]`` for a static index: a slice where the index is a contiguous run
+    (the usual layout; XLA's CPU gather is far slower than a slice)."""
+    if index.size and (index == index[0] + np.arange(index.size)).all():
+        return off[..., int(index[0]):int(index[0]) + index.size]
+    return jnp.take(off, index, axis=-1)
+
+
+_WHY = ("is not a multiple of sizeof({t}) = {size} (A33)",
+        "exceeds the largest offset {limit} this product takes for {t}",
+        "reads past the end of src ({n} {t} elements from its start, srcBaseAddr {base}; the "
+        "hardware raises an address exception)")
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _faults(plan: GatherPlan, src_offset):
+    """Per fault kind (misaligned, beyond the product's range, past src): whether an active
+    lane has it, the first such lane and its offset; one compiled call."""
+    lanes = np.nonzero(plan.active)[0]
+    off = _pick(src_offset, plan.offsets[lanes]).astype(jnp.uint32).reshape(-1)
+    size = plan.fmt.width
+    room = plan.n_src * size - plan.base     # bytes of src from srcBaseAddr on
+    out = []
+    for bad in (off % np.uint32(size) != 0, off > np.uint32(plan.limit),
+                off >= np.uint32(max(room, 0))):
+        first = jnp.argmax(bad)
+        out.append((jnp.any(bad), jnp.asarray(lanes, jnp.int32)[first % lanes.size], off[first]))
+    return out
+
+
 def check_offsets(plan: GatherPlan, src_offset, mode: str) -> None:
     """The value-dependent faults of the active lanes, each naming the first lane and its
     offset (lanes numbered in processing order: repeat r's lane e is ``r*lanes + e``)."""
-    lanes = np.nonzero(plan.active)[0]
-    if mode == "ignore" or not lanes.size:
+    if mode == "ignore" or not plan.active.any():
         return
-    off = src_offset[..., plan.offsets[lanes]].astype(jnp.uint32)
-    size, where = plan.fmt.width, plan.where
-    room = plan.n_src * size - plan.base     # bytes of src from srcBaseAddr on
-    faults = (
-        (off % np.uint32(size) != 0,
-         f"is not a multiple of sizeof({plan.fmt.name}) = {size} (A33)"),
-        (off > np.uint32(plan.limit),
-         f"exceeds the largest offset {plan.limit} this product takes for {plan.fmt.name}"),
-        ((off >= np.uint32(max(room, 0))) if room > 0 else jnp.ones(off.shape, bool),
-         (f"reads past the end of src ({plan.n_src} {plan.fmt.name} elements from its start, "
-          f"srcBaseAddr {plan.base}; the hardware raises an address exception)")),
-    )
-    for bad, why in faults:
-        flat = bad.reshape(-1)
-        first = jnp.argmax(flat)
-        lane = jnp.asarray(lanes, jnp.int32)[first % lanes.size]
-        runtime_check(bad, lambda n, o, why=why: f"{where}: active lane {n} has srcOffset {o} "
-                      f"bytes, which {why}", (lane, off.reshape(-1)[first]), mode=mode)
+    fmt = plan.fmt
+    for (bad, lane, off), why in zip(_faults(plan, src_offset), _WHY, strict=True):
+        why = why.format(t=fmt.name, size=fmt.width, limit=plan.limit, n=plan.n_src,
+                         base=plan.base)
+        runtime_check(bad, lambda n, o, why=why: f"{plan.where}: active lane {n} has srcOffset "
+                      f"{o} bytes, which {why}", (lane, off), mode=mode)
 
 
 def _values(plan: GatherPlan, data, off):
@@ -172,7 +189,7 @@ def _values(plan: GatherPlan, data, off):
     lane writes it or the read is out of range), and where a lane writes."""
     final = plan.final
     written = final >= 0
-    o = jnp.take(off, plan.offsets[np.where(written, final, 0)], axis=-1).astype(jnp.uint32)
+    o = _pick(off, plan.offsets[np.where(written, final, 0)]).astype(jnp.uint32)
     element, ok = _elements(plan, o)
     ok = ok & written
     batch = jnp.broadcast_shapes(data.shape[:-1], o.shape[:-1])
