@@ -151,8 +151,8 @@ def _pick(off, index: np.ndarray):
 
 _WHY = ("is not a multiple of sizeof({t}) = {size} (A33)",
         "exceeds the largest offset {limit} this product takes for {t}",
-        "reads past the end of src ({n} {t} elements from its start, srcBaseAddr {base}; the "
-        "hardware raises an address exception)")
+        ("reads past the end of src ({n} {t} elements from its start, srcBaseAddr {base}; the "
+         "hardware raises an address exception)"))
 
 
 @functools.partial(jax.jit, static_argnums=0)
