@@ -150,6 +150,9 @@ def test_the_old_register_signature_points_to_asc_gather():
         ascjax.gather(src, idx, np.ones(64, bool))
     with pytest.raises(TypeError, match="got dst_dtype.*now ascjax.asc_gather"):
         ascjax.gather(src, idx, np.ones(64, bool), dst_dtype="float")
+    with pytest.raises(TypeError, match=r"gather: unexpected keyword argument\(s\) "
+                                        r"\['mask_state'\]"):
+        ascjax.gather(src, src, idx, 0, 4, mask_state=None)
 
 
 def test_static_errors():
@@ -234,17 +237,20 @@ def test_inactive_lanes_are_never_checked():
     np.testing.assert_array_equal(np.asarray(ascjax.gather(dst, src, off, 0, 1)), out)
 
 
-def test_bad_offset_under_jit():
+@pytest.mark.parametrize("offset, why", [(1000, "reads past the end"), (6, "not a multiple")])
+def test_bad_offset_under_jit(offset, why):
     src = np.arange(16, dtype=np.float32)
     off = (np.arange(8) * 4).astype(np.uint32)
-    off[2] = 1000
+    off[2] = offset
     dst = np.zeros(8, np.float32)
-    with pytest.raises(Exception, match="active lane 2 has srcOffset 1000 bytes"):
+    with pytest.raises(Exception, match=f"active lane 2 has srcOffset {offset} bytes, .*{why}"):
         jax.jit(lambda o: ascjax.gather(dst, src, o, 0, 8))(off).block_until_ready()
     checked = checkify.checkify(jax.jit(lambda o: ascjax.gather(
         dst, src, o, 0, 8, config=Config(out_of_range="checkify"))))
     err, _ = checked(off)
-    assert "active lane 2 has srcOffset 1000 bytes" in err.get()
+    assert f"active lane 2 has srcOffset {offset} bytes" in err.get()
+    if offset != 1000:
+        return
     out = jax.jit(lambda o: ascjax.gather(dst, src, o, 0, 8,
                                           config=Config(out_of_range="ignore")))(off)
     assert np.asarray(out)[2] == 0 and np.asarray(out)[3] == 3   # the lane reads 0

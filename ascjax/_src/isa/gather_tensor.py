@@ -314,6 +314,10 @@ def gather(dst: Any, src: Any, src_offset: Any, *args: Any, config: Config | Non
     {forms}
     """
     where = "gather"
+    unknown = sorted(set(legacy) - {"dst_dtype", "dtype"})
+    if unknown:
+        raise TypeError(f"{where}: unexpected keyword argument(s) {unknown}; Gather takes "
+                        f"config= only")
     if legacy or not args:
         given = ", ".join(legacy) if legacy else "3 positional arguments"
         raise TypeError(f"gather is AscendC::Gather on LocalTensors: gather(dst, src, src_offset, "
