@@ -29,7 +29,9 @@ from ascjax._src.isa.codecs import decode as decode
 from ascjax._src.isa.codecs import encode as encode
 from ascjax._src.isa.codecs import pack_nibbles as pack_nibbles
 from ascjax._src.isa.codecs import unpack_nibbles as unpack_nibbles
-from ascjax._src.isa.gather import gather as gather
+from ascjax._src.isa.gather import asc_gather as asc_gather
+from ascjax._src.isa.gather import reg_gather as reg_gather
+from ascjax._src.isa.gather_tensor import gather as gather
 from ascjax._src.isa.masks import Pattern as Pattern
 from ascjax._src.isa.masks import create_mask as create_mask
 from ascjax._src.isa.masks import update_mask as update_mask

@@ -2,8 +2,8 @@
 
 Every function returns a ``matplotlib.figure.Figure`` (built without pyplot: importing this
 module or drawing changes no global matplotlib state; notebooks show the figure). The names
-and arguments mirror the instructions: ``ascjax.viz.gather(src, index, mask)`` draws what
-``ascjax.gather(src, index, mask)`` does, with the values the instruction returns.
+and arguments mirror the instructions: ``ascjax.viz.asc_gather(src, index, mask)`` draws what
+``ascjax.asc_gather(src, index, mask)`` does, with the values the instruction returns.
 
 >>> import numpy as np, ascjax
 >>> from ascjax import viz
@@ -12,13 +12,13 @@ and arguments mirror the instructions: ``ascjax.viz.gather(src, index, mask)`` d
 """
 
 from ascjax._src.viz.compaction import squeeze_register, unsqueeze_register
-from ascjax._src.viz.gather import gather
+from ascjax._src.viz.gather import asc_gather
 from ascjax._src.viz.mask import mask
 from ascjax._src.viz.pair import pair_reduce_sum
 from ascjax._src.viz.register import register
 from ascjax._src.viz.squeeze import squeeze_and_storeunalign
 from ascjax._src.viz.tree import reduce_sum_datablock, summation_tree
 
-__all__ = ["gather", "mask", "pair_reduce_sum", "reduce_sum_datablock", "register",
+__all__ = ["asc_gather", "mask", "pair_reduce_sum", "reduce_sum_datablock", "register",
            "squeeze_and_storeunalign", "squeeze_register", "summation_tree",
            "unsqueeze_register"]

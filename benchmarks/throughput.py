@@ -258,7 +258,7 @@ def _tensor_cases(dtype) -> list[Case]:
     ]
 
 
-# --- gather ------------------------------------------------------------------------------------
+# --- asc_gather --------------------------------------------------------------------------------
 
 def _gather_case(dtype, index_dtype) -> Case:
     lanes = 256 // np.dtype(index_dtype).itemsize
@@ -273,16 +273,46 @@ def _gather_case(dtype, index_dtype) -> Case:
 
     def literal(index, mask):
         for i, m in zip(index, mask, strict=True):
-            reference.gather(table, i, m)
+            reference.asc_gather(table, i, m)
 
     def limit(index, mask):
         return jnp.where(mask, index, 0).astype(np.dtype(f"uint{8 * np.dtype(dtype).itemsize}"))
 
-    return Case(f"gather/{np.dtype(dtype).name}<-{np.dtype(index_dtype).name}",
+    return Case(f"asc_gather/{np.dtype(dtype).name}<-{np.dtype(index_dtype).name}",
                 np.dtype(dtype).itemsize, make,
-                lambda index, mask: ascjax.gather(table, index, mask),  # range check on
+                lambda index, mask: ascjax.asc_gather(table, index, mask),  # range check on
                 limit, golden, literal,
                 lambda d: _nbytes(d) + d["index"].shape[0] * lanes * np.dtype(dtype).itemsize)
+
+
+# --- gather: AscendC::Gather on LocalTensors (byte offsets, first-n form) ----------------------
+
+def _tensor_gather_case(dtype) -> Case:
+    """Gather(dst, src, srcOffset, 0, count) on LocalTensors of 8 registers of dst each, from a
+    4096-element src per tensor, by random aligned byte offsets."""
+    dtype = np.dtype(dtype)
+    count = 8 * 256 // dtype.itemsize
+
+    def make(n):
+        tensors = max(n // 8, 1)
+        offsets = RNG.integers(0, 4096, (tensors, count)) * dtype.itemsize
+        return {"dst": np.zeros((tensors, count), dtype), "src": _random(dtype, (tensors, 4096)),
+                "src_offset": offsets.astype(np.uint32)}
+
+    def golden(dst, src, src_offset):
+        return np.take_along_axis(src, (src_offset // dtype.itemsize).astype(np.intp), -1)
+
+    def literal(dst, src, src_offset):
+        for d, s, o in zip(dst, src, src_offset, strict=True):
+            reference.gather(d, s, o, 0, count)
+
+    def limit(dst, src, src_offset):
+        return jnp.take_along_axis(src, (src_offset // dtype.itemsize).astype(jnp.int32), -1)
+
+    return Case(f"gather/{dtype.name}", dtype.itemsize, make,
+                lambda dst, src, src_offset: ascjax.gather(dst, src, src_offset, 0, count),
+                limit, golden, literal,
+                lambda d: d["src_offset"].nbytes + 3 * d["dst"].nbytes)
 
 
 # --- squeeze: the register part (dst), as the bulk validation uses it ---------------------------
@@ -336,6 +366,7 @@ CASES = [
     _reduce_case(np.int32, np.int32), _reduce_case(np.int16, np.int32),
     _pair_case(np.float32), _pair_case(np.float16),
     _gather_case(np.float32, np.uint32), _gather_case(np.float16, np.uint16),
+    _tensor_gather_case(np.float32), _tensor_gather_case(np.float16),
     _squeeze_case(np.float32), _squeeze_case(np.float16), _squeeze_case(np.uint8),
     _unsqueeze_case(np.uint32), _unsqueeze_case(np.uint16),
     *[_register_group_case(name, dtype, group, kind, index)

@@ -115,16 +115,16 @@ def test_gather_widening_and_index_type_from_the_registry(tmp_path):
     mask = (RNG.random((9, 128)) < 0.5).astype(np.uint8)
     for name, arr in (("src", data), ("index", index), ("mask", mask)):
         arr.tofile(tmp_path / f"{name}.bin")
-    ascjax.run_bin("gather", src=str(tmp_path / "src.bin"), dtype="int8_t",
+    ascjax.run_bin("asc_gather", src=str(tmp_path / "src.bin"), dtype="int8_t",
                    dst_dtype="int16_t", index=str(tmp_path / "index.bin"),
                    mask=str(tmp_path / "mask.bin"), out=str(tmp_path / "out.bin"))
     got = ascjax.read_bin(tmp_path / "out.bin", "int16_t", registers=True)
-    want = _loop(lambda i, m: ascjax.gather(data, i, m.astype(bool), dst_dtype="int16_t"),
+    want = _loop(lambda i, m: ascjax.asc_gather(data, i, m.astype(bool), dst_dtype="int16_t"),
                  index, mask)
     assert np.array_equal(got, want)
     with pytest.raises(TypeError, match=r"give --index-dtype, one of "
                                         r"\['uint16_t', 'uint32_t'\]"):
-        ascjax.run_bin("gather", src=str(tmp_path / "src.bin"), dtype="half",
+        ascjax.run_bin("asc_gather", src=str(tmp_path / "src.bin"), dtype="half",
                        index=str(tmp_path / "index.bin"), out=str(tmp_path / "x.bin"))
 
 
@@ -221,7 +221,7 @@ from ascjax._src.cli import main
 assert len(jax.devices()) == 4, jax.devices()
 d = sys.argv[1]
 codes = [
-    main(["run", "gather", "--src", d + "/g_src.bin", "--dtype", "float", "--index",
+    main(["run", "asc_gather", "--src", d + "/g_src.bin", "--dtype", "float", "--index",
           d + "/g_idx.bin", "--mask", d + "/g_mask.bin", "--out", d + "/g4.bin", "--chunk", "8"]),
     main(["run", "squeeze_and_storeunalign", "--src", d + "/s_src.bin", "--dtype", "float",
           "--pattern", "PAT_M3", "--group", "2", "--out", d + "/s4.bin", "--ub-out",
@@ -243,7 +243,7 @@ def test_bits_identical_on_one_and_four_devices(tmp_path):
     _random("float", (10, 64)).tofile(tmp_path / "s_src.bin")
     one = [main(["run", "reduce_sum_datablock", "--src", d + "/src.bin", "--dtype", "half",
                  "--out", d + "/r1.bin", "--chunk", "16"]),
-           main(["run", "gather", "--src", d + "/g_src.bin", "--dtype", "float", "--index",
+           main(["run", "asc_gather", "--src", d + "/g_src.bin", "--dtype", "float", "--index",
                  d + "/g_idx.bin", "--mask", d + "/g_mask.bin", "--out", d + "/g1.bin"]),
            main(["run", "squeeze_and_storeunalign", "--src", d + "/s_src.bin", "--dtype",
                  "float", "--pattern", "PAT_M3", "--group", "2", "--out", d + "/s1.bin",
@@ -294,7 +294,7 @@ def test_cli_run_guards_against_user_mistakes(tmp_path, capsys):
         (squeeze + ["--out", str(src)], 2, "this output file is also an input"),
         (squeeze + ["--out", out, "--ub-out", out], 2, "named for two outputs of one run"),
         (squeeze + ["--out", out, "--devices", "99"], 2, "--devices 99: this process sees"),
-        (["run", "gather", "--src", str(src), "--dtype", "float", "--index", str(src),
+        (["run", "asc_gather", "--src", str(src), "--dtype", "float", "--index", str(src),
           "--dst-dtype", "half", "--out", out], 2, "dst=half from src=float is not in the seed"),
     ]
     for args, code, message in cases:
@@ -305,7 +305,7 @@ def test_cli_run_guards_against_user_mistakes(tmp_path, capsys):
         assert exit_info.value.code == 2
         assert "is not a positive integer" in capsys.readouterr().err
     (tmp_path / "empty.bin").write_bytes(b"")
-    assert main(["run", "gather", "--src", str(tmp_path / "empty.bin"), "--dtype", "float",
+    assert main(["run", "asc_gather", "--src", str(tmp_path / "empty.bin"), "--dtype", "float",
                  "--index", str(src), "--index-dtype", "uint32_t", "--out", out]) == 2
     assert "the file is empty" in capsys.readouterr().err
     assert sorted(os.listdir(tmp_path)) == ["empty.bin", "src.bin"]

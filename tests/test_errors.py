@@ -78,24 +78,25 @@ def test_pair_reduce_sum_errors(call, error, match):
 def test_gather_errors():
     src = np.arange(10, dtype=np.float32)
     idx = np.zeros(64, np.uint32)
-    with pytest.raises(TypeError, match=r"gather: \(dst=float, src=float, index=uint16_t\) is "
+    with pytest.raises(TypeError, match=r"asc_gather: \(dst=float, src=float, index=uint16_t\) is "
                        r"not a supported combination"):
-        ascjax.gather(src, np.zeros(128, np.uint16), ALL16)
+        ascjax.asc_gather(src, np.zeros(128, np.uint16), ALL16)
     with pytest.raises(TypeError, match="dst=int16_t, src=uint8_t"):
-        ascjax.gather(np.zeros(4, np.uint8), np.zeros(128, np.uint16), ALL16, dst_dtype="int16_t")
-    with pytest.raises(ValueError, match="gather: src must be 1-D"):
-        ascjax.gather(src.reshape(2, 5), idx, ALL32)
+        ascjax.asc_gather(np.zeros(4, np.uint8), np.zeros(128, np.uint16), ALL16,
+                          dst_dtype="int16_t")
+    with pytest.raises(ValueError, match="asc_gather: src must be 1-D"):
+        ascjax.asc_gather(src.reshape(2, 5), idx, ALL32)
     with pytest.raises(TypeError, match="but hifloat8_t is stored as uint8"):
-        ascjax.gather(src, idx, ALL32, dtype="hifloat8_t")
+        ascjax.asc_gather(src, idx, ALL32, dtype="hifloat8_t")
     bad = idx.copy()
     bad[3] = 10
-    with pytest.raises(IndexError, match="gather: an active index lane reads element 10 but src "
-                       "has 10 elements"):
-        ascjax.gather(src, bad, ALL32)
+    with pytest.raises(IndexError, match="asc_gather: an active index lane reads element 10 but "
+                       "src has 10 elements"):
+        ascjax.asc_gather(src, bad, ALL32)
     big = idx.copy()
     big[0] = 2**32 - 1  # far past the end: no wrap-around to a valid element
     with pytest.raises(IndexError, match="reads element 4294967295"):
-        ascjax.gather(src, big, ALL32)
+        ascjax.asc_gather(src, big, ALL32)
 
 
 def test_gather_out_of_range_under_jit():
@@ -103,15 +104,15 @@ def test_gather_out_of_range_under_jit():
     idx = np.zeros(64, np.uint32)
     idx[5] = 12
     with pytest.raises(jax.errors.JaxRuntimeError, match="reads element 12 but src has 10"):
-        jax.jit(ascjax.gather)(src, idx, ALL32).block_until_ready()
-    checked = checkify.checkify(jax.jit(lambda s, i, m: ascjax.gather(
+        jax.jit(ascjax.asc_gather)(src, idx, ALL32).block_until_ready()
+    checked = checkify.checkify(jax.jit(lambda s, i, m: ascjax.asc_gather(
         s, i, m, config=ascjax.Config(out_of_range="checkify"))))
     err, _ = checked(src, idx, ALL32)
     assert "reads element 12 but src has 10" in err.get()
     err, _ = checked(src, np.zeros(64, np.uint32), ALL32)
     assert err.get() is None
     ignore = ascjax.Config(out_of_range="ignore")
-    out = jax.jit(lambda s, i, m: ascjax.gather(s, i, m, config=ignore))(src, idx, ALL32)
+    out = jax.jit(lambda s, i, m: ascjax.asc_gather(s, i, m, config=ignore))(src, idx, ALL32)
     assert float(out[5]) == 0 and float(out[6]) == 0
 
 
@@ -156,8 +157,8 @@ def test_unknown_dtype_names_the_table():
     with pytest.raises(TypeError, match=r"update_mask: unknown dtype 'fp16'; supported Ascend "
                        r"types: int8_t, uint8_t"):
         ascjax.update_mask(3, "fp16")
-    with pytest.raises(TypeError, match="gather: unknown dtype 'hif8'"):
-        ascjax.gather(jnp.zeros(4, jnp.uint8), np.zeros(128, np.uint16), ALL16, dtype="hif8")
+    with pytest.raises(TypeError, match="asc_gather: unknown dtype 'hif8'"):
+        ascjax.asc_gather(jnp.zeros(4, jnp.uint8), np.zeros(128, np.uint16), ALL16, dtype="hif8")
 
 
 def test_squeeze_traced_misaligned_dst_addr_raises_when_run():

@@ -13,7 +13,8 @@ import ascjax
 from ascjax import FORMATS
 
 RNG = np.random.default_rng(3)
-GATHER = [row for row in ascjax.INSTRUCTIONS["gather"].types if row[0] == row[1]]
+GATHER = [row[1:] for row in ascjax.INSTRUCTIONS["asc_gather"].types
+          if row[0] == "UB -> register" and row[1] == row[2]]
 SQUEEZE = [row[0] for row in ascjax.INSTRUCTIONS["squeeze_and_storeunalign"].types]
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 
@@ -47,7 +48,7 @@ def test_gather_moves_every_code_unchanged(dst, src, idx, variant):
     index = index.reshape(-1, lanes).astype(FORMATS[idx].storage_dtype)
     mask = RNG.random(index.shape) < 0.8
     mask[0] = True
-    out = variant(lambda s, i, m: ascjax.gather(s, i, m, dtype=src))(as_storage(data, src),
+    out = variant(lambda s, i, m: ascjax.asc_gather(s, i, m, dtype=src))(as_storage(data, src),
                                                                      index, mask)
     want = np.where(mask, data[index.astype(np.int64)], 0).astype(data.dtype)
     if FORMATS[src].width < FORMATS[idx].width:  # value i lands in element 2i

@@ -47,7 +47,7 @@ def test_pair_reduce_sum_grads():
 def test_gather_grads_scatter_add():
     src = RNG.standard_normal(20).astype(np.float32)
     index = RNG.integers(0, 20, 64).astype(np.uint32)
-    f = lambda s: ascjax.gather(s, index, MASK32)
+    f = lambda s: ascjax.asc_gather(s, index, MASK32)
     check_grads(f, (src,), order=1, modes=("fwd", "rev"), atol=1e-2, rtol=1e-2)
     g = jax.grad(lambda s: jnp.sum(f(s)))(src)
     np.testing.assert_array_equal(np.asarray(g), np.bincount(index[MASK32], minlength=20))

@@ -139,9 +139,9 @@ def test_gather_zero_extends_and_spreads():
     index[:3] = [1, 0, 2]
     mask = np.zeros(128, bool)
     mask[:3] = True
-    wide = np.asarray(ascjax.gather(src, index, mask, dst_dtype="int16_t"))
+    wide = np.asarray(ascjax.asc_gather(src, index, mask, dst_dtype="int16_t"))
     assert wide.dtype == np.int16 and wide[:4].tolist() == [216, 40, 7, 0]
-    same = np.asarray(ascjax.gather(src, index, mask))
+    same = np.asarray(ascjax.asc_gather(src, index, mask))
     assert same.dtype == np.int8 and same.shape == (256,)
     assert same[:7].tolist() == [-40, 0, 40, 0, 7, 0, 0]
 
@@ -151,7 +151,7 @@ def test_gather_inactive_lanes_are_zero_and_unchecked():
     index = np.full(64, 10**6, np.uint32)
     index[5] = 3
     mask = np.arange(64) == 5
-    out = np.asarray(ascjax.gather(src, index, mask))
+    out = np.asarray(ascjax.asc_gather(src, index, mask))
     assert out[5] == 3 and np.delete(out, 5).tolist() == [0] * 63
 
 
@@ -159,13 +159,13 @@ def test_gather_moves_bits_of_bfloat16_and_fp8():
     raw = RNG.integers(0, 2**16, 300, dtype=np.uint32).astype(np.uint16)
     src = raw.view(ml_dtypes.bfloat16)
     index = RNG.integers(0, 300, 64, dtype=np.uint32)
-    out = ascjax.gather(src, index, ALL["b32"])
+    out = ascjax.asc_gather(src, index, ALL["b32"])
     got = bits(out).reshape(64, 2)
     np.testing.assert_array_equal(got[:, 0], raw[index])
     assert not got[:, 1].any()
     f8 = RNG.integers(0, 256, 300, dtype=np.uint32).astype(np.uint8)
     idx16 = RNG.integers(0, 300, 128, dtype=np.uint32).astype(np.uint16)
-    out8 = ascjax.gather(f8.view(ml_dtypes.float8_e4m3fn), idx16, ALL["b16"])
+    out8 = ascjax.asc_gather(f8.view(ml_dtypes.float8_e4m3fn), idx16, ALL["b16"])
     np.testing.assert_array_equal(bits(out8)[0::2], f8[idx16])
 
 
@@ -223,7 +223,7 @@ CASES = {
     "reduce_sum_datablock/half": (lambda x, m: ascjax.reduce_sum_datablock(x, m), np.float16, 128),
     "reduce_sum_datablock/float": (lambda x, m: ascjax.reduce_sum_datablock(x, m), np.float32, 64),
     "reduce_sum_datablock/int16": (lambda x, m: ascjax.reduce_sum_datablock(x, m), np.int16, 128),
-    "gather/half": (lambda x, m: ascjax.gather(GATHER_SRC, x, m), np.uint16, 128),
+    "gather/half": (lambda x, m: ascjax.asc_gather(GATHER_SRC, x, m), np.uint16, 128),
     "squeeze/float": (lambda x, m: ascjax.squeeze_and_storeunalign(
         jnp.zeros(512, jnp.uint8), 4, ascjax.squeeze_and_storeunalign_init(), x, m)[:2],
         np.float32, 64),

@@ -297,7 +297,7 @@ def _gather_kwargs(combo) -> dict:
 
 @functools.cache
 def _jit_gather(combo):
-    return jax.jit(functools.partial(ascjax.gather, **_gather_kwargs(combo)))
+    return jax.jit(functools.partial(ascjax.asc_gather, **_gather_kwargs(combo)))
 
 
 def _gather_inputs(rng, combo, batch: int, p_special: float):
@@ -315,7 +315,7 @@ def _gather_inputs(rng, combo, batch: int, p_special: float):
 
 
 def _gather_reference(src, index, mask, combo):
-    return _stack([reference.gather(src, i, m, **_gather_kwargs(combo))
+    return _stack([reference.asc_gather(src, i, m, **_gather_kwargs(combo))
                    for i, m in zip(index, mask, strict=True)])
 
 
@@ -347,11 +347,11 @@ def test_gather_forms_agree(combo):
     kw = _gather_kwargs(combo)
     want = _gather_reference(src, index, mask, combo)
     jf = _jit_gather(combo)
-    assert_bits_equal(ascjax.gather(src, index, hw, **kw), want, "eager, hardware mask")
+    assert_bits_equal(ascjax.asc_gather(src, index, hw, **kw), want, "eager, hardware mask")
     assert_bits_equal(jf(src, index, hw), want, "jit, hardware mask")
     assert_bits_equal(_stack([jf(src, i, m) for i, m in zip(index, mask, strict=True)]), want,
                       "one at a time")
-    vf = jax.jit(jax.vmap(functools.partial(ascjax.gather, **kw), in_axes=(None, 0, 0)))
+    vf = jax.jit(jax.vmap(functools.partial(ascjax.asc_gather, **kw), in_axes=(None, 0, 0)))
     assert_bits_equal(vf(src, index, mask), want, "vmap")
 
 
@@ -362,12 +362,12 @@ def test_gather_active_lane_out_of_range_raises(combo):
     mask = np.ones_like(mask[0])
     index = rng.integers(0, N_SRC, mask.size).astype(combo[2].removesuffix("_t"))
     index[5] = N_SRC
-    for impl in (ascjax.gather, reference.gather):
+    for impl in (ascjax.asc_gather, reference.asc_gather):
         with pytest.raises(IndexError):
             impl(src, index, mask, **_gather_kwargs(combo))
     mask[5] = False                            # the same lane, inactive: fine, reads 0
-    assert_bits_equal(ascjax.gather(src, index, mask, **_gather_kwargs(combo)),
-                      reference.gather(src, index, mask, **_gather_kwargs(combo)), "inactive")
+    assert_bits_equal(ascjax.asc_gather(src, index, mask, **_gather_kwargs(combo)),
+                      reference.asc_gather(src, index, mask, **_gather_kwargs(combo)), "inactive")
 
 
 # ------------------------------------------------------------------ squeeze_and_storeunalign

@@ -54,7 +54,7 @@ def test_examples_pass_and_print_success(capsys):
 
 
 def test_cli_examples_and_help(capsys):
-    assert cli_main(["examples", "gather"]) == 0
+    assert cli_main(["examples", "asc_gather"]) == 0
     assert "[Success] asc_gather completed." in capsys.readouterr().out
     assert cli_main(["examples", "nope"]) == 2
     assert cli_main([]) == 0

@@ -690,8 +690,7 @@ def _ub(rng):
     return rng.integers(0, 256, UB_SIZE, dtype=np.uint8)
 
 
-def _gather_arrays(rng, row, static):
-    n_src = static[0]
+def _seed_gather_arrays(rng, row, n_src):
     _, src, index = row
     lanes = lanes_of(index)
     m = masks(rng, (lanes,), 8)
@@ -702,14 +701,91 @@ def _gather_arrays(rng, row, static):
     return _values(rng, src, n_src), idx, m
 
 
-def _gather_call(f, a, s, c):
-    dst, src, _ = s[1]
+def _seed_gather_call(f, a, row, c):
+    dst, src, _ = row
     kw = {"dst_dtype": dst} if dst != src else {}
     return (f(*a, config=c, **kw, **_kw(src)),)
 
 
+def _byte_static(rng, name, product, c_api):
+    """A byte-offset gather's static: (base, args, mask_state, n_dst, n_src, n_off, lanes)
+    for the first-n form or the repeat form (its mask argument, or a drawn hardware mask for
+    the C API), sized so every active lane stays inside dst / src_offset."""
+    size = lane_bytes(name)
+    narrow8 = size == 1 and product in ("950", "200I/500 A2")
+    lanes = 128 if narrow8 else 256 // size
+    n_src = int(rng.integers(1, 400))
+    base = 0 if c_api else size * int(rng.choice([0, 0, 1, int(rng.integers(0, n_src))]))
+    state = None
+    if rng.integers(2) or (narrow8 and product == "950"):
+        count = int(rng.choice([0, 1, lanes, int(rng.integers(1, 3 * lanes))]))
+        args, n_dst, n_off = (count,), count, count
+    else:
+        repeats = int(rng.choice([0, 1, 2, 3, 5]))
+        stride = int(rng.choice([0, 1, 3, 8, 9]))
+        if c_api:
+            state, rows = _c_mask_state(rng, lanes, repeats)
+            args = (stride, repeats)
+        else:
+            mask = _repeat_mask(rng, lanes)
+            rows = np.broadcast_to(_active(mask, lanes), (repeats, lanes))
+            args = (mask, repeats, stride)
+        r, e = np.nonzero(rows)
+        targets = r * stride * (32 // size) + e
+        n_dst = int(targets.max(initial=-1)) + 1
+        n_off = max(n_dst, int((r * lanes + e).max(initial=-1)) + 1)
+    return (base, args, state, n_dst + int(rng.integers(0, 8)),
+            n_src + base // size, n_off + int(rng.integers(0, 8)), lanes)
+
+
+def _byte_arrays(rng, name, static):
+    base, _, _, n_dst, n_src, n_off, _ = static
+    size = lane_bytes(name)
+    first = base // size                 # elements before srcBaseAddr
+    element = rng.integers(first, n_src, n_off) - first
+    element[rng.random(n_off) < 0.1] = n_src - 1 - first     # the last element src holds
+    # (src, dst, src_offset): src first, the operand the batch shares (a batch of dst
+    # broadcast from one would go through a bfloat16 broadcast, which flushes subnormals).
+    return (_values(rng, name, n_src), _values(rng, name, n_dst),
+            (element * size).astype(np.uint32))
+
+
+def _asc_gather_draw(rng, row, config):
+    form = row[0]
+    if form == "UB -> register":
+        return (form, int(rng.integers(1, 600)), row[1:]), config
+    if form == "register":
+        return (form, row[1]), config
+    product = str(rng.choice(["A2", "A3"]))
+    return (form, _byte_static(rng, row[1], product, True)), config.replace(product=product)
+
+
+def _asc_gather_arrays(rng, row, static):
+    if static[0] == "UB -> register":
+        return _seed_gather_arrays(rng, row[1:], static[1])
+    if static[0] == "register":
+        name, index = row[1], row[3]
+        lanes = lanes_of(name)
+        top = np.iinfo(storage(index)).max
+        # In-register indices and ones past the register (they wrap: i % lanes).
+        idx = np.where(rng.random(lanes) < 0.7, rng.integers(0, lanes, lanes),
+                       rng.integers(0, top + 1, lanes, dtype=np.uint64))
+        return _values(rng, name, lanes), idx.astype(storage(index))
+    return _byte_arrays(rng, row[1], static[1])
+
+
+def _asc_gather_call(f, a, s, c):
+    if s[0] == "UB -> register":
+        return _seed_gather_call(f, a, s[2], c)
+    if s[0] == "register":
+        return (f(*a, config=c, **_kw(s[1])),)
+    _, args, state, *_ = s[1]
+    return (f(a[1], a[0], a[2], *args, mask_state=state, config=c),)
+
+
 def _gather_draw(rng, row, config):
-    return (int(rng.integers(1, 600)), row), config
+    product = str(rng.choice(_products(row)))
+    return _byte_static(rng, row[0], product, False), config.replace(product=product)
 
 
 RECORDS = {r.name: r for r in (
@@ -831,8 +907,17 @@ RECORDS = {r.name: r for r in (
     Record("asc_set_vector_mask", draw=_asc_set_vector_mask_draw, arrays=lambda rng, row, s: (),
            call=lambda f, a, s, c: _state_bits(f(s[0], s[1], state=s[2], config=c)),
            configs=_readings({"zero_vector_mask": "ignored"}), modes=("eager", "jit")),
-    Record("gather", draw=_gather_draw, arrays=_gather_arrays,
-           call=_gather_call,
+    Record("asc_gather", draw=_asc_gather_draw, arrays=_asc_gather_arrays,
+           call=_asc_gather_call,
+           configs=lambda row: ([Config(), Config(gather_offsets="dst")] if row[0] == "UB -> UB"
+                                else [Config()]), shared=(0,)),
+    Record("gather", draw=_gather_draw,
+           arrays=lambda rng, row, s: _byte_arrays(rng, row[0], s),
+           call=lambda f, a, s, c: (f(a[1], a[0], a[2], s[0], *s[1], config=c),),
+           configs=_readings({"gather_offsets": "dst"}), shared=(0,)),
+    Record("reg_gather", draw=lambda rng, row, c: ((int(rng.integers(1, 600)), row), c),
+           arrays=lambda rng, row, s: _seed_gather_arrays(rng, row, s[0]),
+           call=lambda f, a, s, c: _seed_gather_call(f, a, s[1], c),
            configs=_readings(), shared=(0,)),
     Record("squeeze_and_storeunalign",
            draw=lambda rng, row, c: ((int(rng.integers(0, 65 // lane_bytes(row[0])))

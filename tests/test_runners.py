@@ -376,7 +376,7 @@ def test_help_lists_vendor_arguments_and_only_the_config_fields_read(capsys):
                                                                         "repeat_reduce_sum")
     datablock = _help(capsys, "reduce_sum_datablock")
     assert "--int-overflow" in datablock and "--vl-overflow" in datablock
-    gather = _help(capsys, "gather")
+    gather = _help(capsys, "asc_gather")
     assert "--masked-lanes" not in gather and "--int-overflow" not in gather
     assert "--ub-bytes" in _help(capsys, "squeeze_and_storeunalign")
 
@@ -549,3 +549,37 @@ def test_squeeze_family_runners_equal_the_python_calls(tmp_path, capsys):
                           np.stack([np.asarray(ascjax.unsqueeze(r, m4)) for r in u]))
     help_text = _help(capsys, "squeeze_with_status")
     assert "--ar-out" in help_text and "--squeeze-status" in help_text
+# --- the gathers ------------------------------------------------------------------------------
+
+def test_gather_runner_matches_the_function(tmp_path):
+    """``ascjax run gather``: two LocalTensors per file, both call forms, srcBaseAddr."""
+    rng = np.random.default_rng(3)
+    src = rng.standard_normal((2, 200)).astype(np.float16)
+    offsets = (rng.integers(0, 190, (2, 256)) * 2).astype(np.uint32)
+    dst = rng.standard_normal((2, 300)).astype(np.float16)
+    paths = _files(tmp_path, src=src, off=offsets, dst=dst)
+    out = str(tmp_path / "o.bin")
+    common = {"src": paths["src"], "dtype": "half", "src_offset": paths["off"], "tensors": 2,
+              "dst": paths["dst"], "src_base_addr": 20, "out": out}
+    for form, args in (({"count": 250}, (250,)),
+                       ({"mask": "0xF0F0,0x1", "repeat_time": 2, "dst_rep_stride": 9},
+                        ([0xF0F0, 0x1], 2, 9))):
+        ascjax.run_bin("gather", **common, **form)
+        got = np.fromfile(out, np.float16).reshape(2, 300)
+        for k in range(2):
+            want = np.asarray(ascjax.gather(dst[k], src[k], offsets[k], 20, *args))
+            np.testing.assert_array_equal(got[k].view(np.uint16), want.view(np.uint16))
+    with pytest.raises(TypeError, match="gather: give --count, or --mask --repeat-time"):
+        ascjax.run_bin("gather", **common)
+
+
+def test_reg_gather_runner_matches_the_function(tmp_path):
+    rng = np.random.default_rng(4)
+    data = rng.standard_normal(500).astype(np.float32)
+    index = rng.integers(0, 500, (3, 64)).astype(np.uint32)
+    paths = _files(tmp_path, src=data, index=index)
+    out = str(tmp_path / "o.bin")
+    ascjax.run_bin("reg_gather", src=paths["src"], dtype="float", index=paths["index"], out=out)
+    got = np.fromfile(out, np.float32).reshape(3, 64)
+    want = np.stack([np.asarray(ascjax.reg_gather(data, i, np.ones(64, bool))) for i in index])
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))

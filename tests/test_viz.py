@@ -146,13 +146,13 @@ def test_gather_every_combination(row):
     idx_fmt = FORMATS[idx_name]
     index = np.random.default_rng(4).integers(0, 300, idx_fmt.lanes).astype(idx_fmt.storage_dtype)
     mask = ascjax.create_mask("PAT_M3", idx_name)
-    fig = viz.gather(src, index, mask, dst_dtype=dst_name, dtype=src_name, lanes=(2, 14))
+    fig = viz.asc_gather(src, index, mask, dst_dtype=dst_name, dtype=src_name, lanes=(2, 14))
     rendered(fig)
     arrows = [t for t in fig.axes[1].texts if isinstance(t, Annotation)]
     assert len(arrows) == int(np.asarray(ascjax.create_mask("PAT_M3", idx_name))[
         ::idx_fmt.width][2:14].sum())
     if FORMATS[dst_name].kind != "float":
-        out = np.asarray(ascjax.gather(src, index, mask, dst_dtype=dst_name, dtype=src_name))
+        out = np.asarray(ascjax.asc_gather(src, index, mask, dst_dtype=dst_name, dtype=src_name))
         for gid, text in texts(fig, "dst:").items():
             assert int(text) == int(out[int(gid.split(":")[1])])
 

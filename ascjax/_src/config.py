@@ -46,6 +46,8 @@ _CHOICES = {
     "squeeze_status": ("bytes", "elements"),
     "squeeze_ub_mask": ("elements", "bits"),
     "squeeze_ub_tail": ("zero", "keep"),
+    "gather_empty": ("nop", "raise"),
+    "gather_offsets": ("repeat", "dst"),
 }
 
 
@@ -144,6 +146,13 @@ class Config:
       squeeze_ub_tail: the dst elements of a repeat of ``asc_squeeze``'s UB form after its n
         packed ones: ``"zero"`` (**assumed**, A47: written 0, as the register form's
         "剩余位置元素置为0") or ``"keep"`` (not written).
+      gather_empty: Gather / asc_gather (UB) with count 0 or repeatTime 0 on a product whose
+        page does not call it a NOP (all but Atlas A2/A3): ``"nop"`` (dst unchanged,
+        **assumed**, A31) or ``"raise"`` (a ValueError).
+      gather_offsets: which srcOffset element lane e of repeat r of Gather's mask/repeat form
+        (and asc_gather's repeat form) reads: ``"repeat"`` (**assumed**, A30: ``r*lanes + e``,
+        the offsets consumed one register's lanes per repeat) or ``"dst"`` (the element at the
+        lane's dst position, ``r*dstRepStride*epb + e``). They differ when dstRepStride != 8.
       ub_bytes: usable Unified Buffer size in bytes, at most 256 KiB.
     """
 
@@ -172,6 +181,8 @@ class Config:
     squeeze_status: str = "bytes"
     squeeze_ub_mask: str = "elements"
     squeeze_ub_tail: str = "zero"
+    gather_empty: str = "nop"
+    gather_offsets: str = "repeat"
     ub_bytes: int = UB_BYTES
 
     def __post_init__(self):

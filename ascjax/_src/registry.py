@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable
 
 from .isa import gather as _gather
+from .isa import gather_tensor as _gtensor
 from .isa import memory as _memory
 from .isa import reduce_register as _register
 from .isa import reduce_register_minmax as _rminmax
@@ -127,6 +128,14 @@ def _extreme_assumed(table: dict) -> dict:
     return {t: ("A19",) + _MAX_MIN + ("A25", "A26", "A27") if t in ("half", "float") else
             ("A25", "A26", "A27")
             for t, _ in _extreme_rows(table)}
+
+
+def _asc_gather_rows() -> tuple:
+    """(form, dst, src, index) rows of every asc_gather form: from the UB into a register (the
+    seed's table 1), register to register, UB to UB (byte offsets, uint32)."""
+    return (tuple(("UB -> register", *row) for row in _gather.GATHER_TYPES)
+            + tuple(("register", t, t, i) for t, i in _gather.REGISTER_GATHER_TYPES.items())
+            + tuple(("UB -> UB", t, t, "uint32_t") for t in _gtensor.UB_GATHER_TYPES["A2"]))
 
 
 INSTRUCTIONS: dict[str, Instruction] = {
@@ -275,8 +284,16 @@ INSTRUCTIONS: dict[str, Instruction] = {
                     "masks", "asc_set_vector_mask.md", ("state", "products"),
                     (("mask words", ", ".join(_vmask.C_API_PRODUCTS)),),
                     {"mask words": ("A29",)}),
-        Instruction("gather", "asc_gather", _gather.gather, "6", "asc_gather.md",
-                    ("dst", "src", "index"), _gather.GATHER_TYPES),
+        Instruction("asc_gather", "asc_gather", _gather.asc_gather, "6", "asc_gather.md",
+                    ("form", "dst", "src", "index"), _asc_gather_rows(),
+                    {"UB -> UB": ("A30", "A31", "A33")},
+                    aliases=("asc_gather_sync",)),
+        Instruction("gather", "Gather", _gtensor.gather, "-", "Gather.md", ("T", "products"),
+                    _extreme_rows(_gtensor.GATHER_TYPES),
+                    {t: ("A30", "A31", "A33") + (("A32",) if t in ("int8_t", "uint8_t") else ())
+                     for t, _ in _extreme_rows(_gtensor.GATHER_TYPES)}),
+        Instruction("reg_gather", "Reg::Gather", _gather.reg_gather, "6", "离散搬入（Gather）.md",
+                    ("dst", "src", "index"), _gather.REG_GATHER_TYPES),
         Instruction("squeeze_and_storeunalign", "asc_squeeze_and_storeunalign",
                     _squeeze.squeeze_and_storeunalign, "7", "asc_squeeze_and_storeunalign.md",
                     ("dtype",), tuple((t,) for t in _squeeze.SQUEEZE_TYPES),
@@ -491,6 +508,23 @@ ASSUMPTIONS = (
     ("A48", ("asc_squeeze on UB reads every element of a repeat: the vector mask (MaskState) "
      "takes no part (the page names no mask; vreducev2's page: \"该接口中MASK被忽略\")"),
      "none (clear src1's elements to leave lanes out)"),
+    ("A30", ("Gather's mask/repeat form and asc_gather's (UB) repeat form: lane e of repeat r "
+     "reads srcOffset[r * lanes + e] (one register's lanes of offsets per repeat, as the page's "
+     "example consumes them) and writes dst[r * dstRepStride * epb + e]; repeats run in order, "
+     "so where dstRepStride < 8 makes them overlap the later write wins"),
+     'Config(gather_offsets="dst") (the offset at the lane\'s dst position)'),
+    ("A31", ("Gather / asc_gather (UB) with count 0 or repeatTime 0 leave dst unchanged on every "
+     "product (a NOP on Atlas A2/A3 as the page says; the 950 page says a NOP is not "
+     "guaranteed, the others are silent)"),
+     'Config(gather_empty="raise")'),
+    ("A32", ("Gather's mask/repeat form with 8-bit T on Atlas 200I/500 A2 (4 DataBlocks a repeat, "
+     "page): the mask governs the repeat's 128 lanes (continuous mode [1, 128], two uint64 "
+     "words in bit mode) and lane e of repeat r writes dst[r * dstRepStride * 32 + e]"),
+     "none"),
+    ("A33", ("A srcOffset or srcBaseAddr that is not a multiple of sizeof(T) is an error (the "
+     "page: \"unexpected behaviour\", data misplaced without a fault); an active lane's offset is "
+     "checked like an address past the UB (Config.out_of_range), srcBaseAddr at trace time"),
+     "none"),
 )
 
 

@@ -25,7 +25,9 @@ from ._codecs import decode as decode
 from ._codecs import encode as encode
 from ._codecs import library_type as library_type
 from ._codecs import value_grid as value_grid
+from ._gather import asc_gather as asc_gather
 from ._gather import gather as gather
+from ._gather import reg_gather as reg_gather
 from ._masks import create_mask as create_mask
 from ._masks import update_mask as update_mask
 from ._memory import copy_gm2ub_align as copy_gm2ub_align
@@ -98,6 +100,7 @@ __all__ = [
     "ReduceSpr",
     "SqueezeState",
     "add",
+    "asc_gather",
     "asc_pair_reduce_sum",
     "asc_reduce_max",
     "asc_reduce_min",
@@ -137,6 +140,7 @@ __all__ = [
     "reduce_repeat",
     "reduce_sum",
     "reduce_sum_datablock",
+    "reg_gather",
     "reg_pair_reduce_elem",
     "reg_reduce",
     "reg_reduce_data_block",

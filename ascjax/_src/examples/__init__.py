@@ -4,6 +4,7 @@ Each ``main()`` prints what the seed program prints and returns True when it pas
 """
 
 from . import (
+    asc_gather,
     gather,
     pair_reduce_sum,
     reduce_max_min,
@@ -18,7 +19,11 @@ from . import (
 EXAMPLES = {
     "reduce_sum_datablock": reduce_sum_datablock.main,
     "pair_reduce_sum": pair_reduce_sum.main,
+    "asc_gather": asc_gather.main,
     "gather": gather.main,
+    "asc_gather_ub": gather.main_ub,
+    "asc_gather_register": gather.main_register,
+    "reg_gather": gather.main_reg,
     "squeeze_and_storeunalign": squeeze_and_storeunalign.main,
     "squeeze": squeeze_family.main,
     "reduce_register": reduce_register.main,

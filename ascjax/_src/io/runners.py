@@ -21,11 +21,11 @@ import numpy as np
 
 from ..cli_options import Option, ascend_type, byte_address, config_from_options
 from ..formats import FORMATS, resolve
-from ..isa.gather import gather
+from ..isa.gather import GATHER_TYPES, REG_GATHER_TYPES, asc_gather, reg_gather
+from ..isa.gather_tensor import gather
 from ..isa.lanes import REDUCE_TYPES, check_int
 from ..isa.reduce_tensor import ORDERS, REDUCE_SUM_METHODS
 from ..isa.squeeze import squeeze_sequence, squeeze_window
-from ..registry import INSTRUCTIONS
 from .binio import BinFileError, check_output_paths, read_bin
 from .engine import CHUNK, Output, Plan, execute
 from .families import (
@@ -39,7 +39,9 @@ from .families import (
     integer,
     mask_input,
     masked_registers,
+    parse_mask,
     registers,
+    tensors,
     type_choices,
 )
 
@@ -69,26 +71,31 @@ def _first(out: tuple) -> np.ndarray:
 
 # --- the instructions no family fits: their own plans --------------------------------------
 
-def _gather_index_type(dst: str, src: str, given: str | None) -> str:
-    """The index type: as given, or the only one the registry's rows allow for (dst, src)."""
+def _column(rows: tuple, k: int) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(row[k] for row in rows))
+
+
+def _gather_index_type(dst: str, src: str, given: str | None, table: tuple = GATHER_TYPES,
+                       where: str = "asc_gather") -> str:
+    """The index type: as given, or the only one the table's rows allow for (dst, src)."""
     if given is not None:
         return given
-    table = INSTRUCTIONS["gather"].types
     rows = [r[2] for r in table if r[:2] == (dst, src)]
     if not rows:
         pairs = ", ".join(sorted({f"{d}<-{s}" for d, s, _ in table}))
-        raise TypeError(f"gather: dst={dst} from src={src} is not in the seed's table; "
+        raise TypeError(f"{where}: dst={dst} from src={src} is not in its table; "
                         f"supported dst<-src: {pairs}")
     if len(rows) != 1:
-        raise TypeError(f"gather: give --index-dtype, one of {rows} for dst={dst}, src={src}")
+        raise TypeError(f"{where}: give --index-dtype, one of {rows} for dst={dst}, src={src}")
     return rows[0]
 
 
-def _plan_gather(opts: dict) -> Plan:
-    src_fmt = resolve(opts["dtype"], where="gather")
-    dst_fmt = resolve(opts.get("dst_dtype") or src_fmt.name, where="gather", arg="dst_dtype")
-    idx_fmt = resolve(_gather_index_type(dst_fmt.name, src_fmt.name, opts.get("index_dtype")),
-                      where="gather", arg="index_dtype")
+def _plan_gather(opts: dict, table: tuple = GATHER_TYPES, function=asc_gather,
+                 where: str = "asc_gather") -> Plan:
+    src_fmt = resolve(opts["dtype"], where=where)
+    dst_fmt = resolve(opts.get("dst_dtype") or src_fmt.name, where=where, arg="dst_dtype")
+    idx_fmt = resolve(_gather_index_type(dst_fmt.name, src_fmt.name, opts.get("index_dtype"),
+                                         table, where), where=where, arg="index_dtype")
     data = read_bin(opts["src"], src_fmt, arg="--src")
     if data.size == 0:
         raise BinFileError(f"--src {opts['src']}: the file is empty; it holds the UB data the "
@@ -97,10 +104,52 @@ def _plan_gather(opts: dict) -> Plan:
     config = config_from_options(opts)
 
     def call(i, m, s):
-        return gather(s, i, m, dtype=src_fmt.name, dst_dtype=dst_fmt.name, config=config)
+        return function(s, i, m, dtype=src_fmt.name, dst_dtype=dst_fmt.name, config=config)
 
     return masked_registers(opts, index, idx_fmt, call, [Output(opts["out"], dst_fmt, _first)],
                              data=[data])
+
+
+def _plan_tensor_gather(opts: dict) -> Plan:
+    """Gather over files of LocalTensors: src, srcOffset and dst, one row per call."""
+    where = "gather"
+    fmt = resolve(opts["dtype"], where=where)
+    src = tensors(opts["src"], fmt, opts["tensors"], "--src")
+    offsets = tensors(opts["src_offset"], FORMATS["uint32_t"], opts["tensors"], "--src-offset")
+    if opts.get("dst") is not None:
+        dst = tensors(opts["dst"], fmt, opts["tensors"], "--dst")
+    else:
+        length = opts["dst_len"] if opts.get("dst_len") is not None else offsets.shape[1]
+        dst = np.zeros((len(src), length), fmt.storage_dtype)
+    if opts.get("count") is not None:
+        if any(opts.get(a) is not None for a in ("mask", "repeat_time")):
+            raise TypeError(f"{where}: give --count, or --mask --repeat-time [--dst-rep-stride]")
+        args = (opts["count"],)
+    elif opts.get("mask") is not None and opts.get("repeat_time") is not None:
+        args = (parse_mask(opts["mask"], where), opts["repeat_time"], opts["dst_rep_stride"])
+    else:
+        raise TypeError(f"{where}: give --count, or --mask --repeat-time [--dst-rep-stride]")
+    config = config_from_options(opts)
+
+    def fn(d, s, o):
+        return (gather(d, s, o, opts["src_base_addr"], *args, config=config),)
+
+    rows = max(-(-src.shape[1] // fmt.lanes), -(-dst.shape[1] // fmt.lanes), 1)
+    return Plan(fn, [dst, src, offsets], [], [Output(opts["out"], fmt, _first)],
+                unit="tensors", row_registers=rows)
+
+
+def _gather_runner(name: str, table: tuple, function, what: str) -> Runner:
+    return Runner(name, (
+        Option("src", "UB data from the source address on (.bin)", required=True),
+        Option("dtype", "src type", ascend_type, required=True, choices=_column(table, 1)),
+        Option("index", "index registers (.bin)", required=True),
+        Option("index_dtype", f"index type (default: the one {what} allows)",
+               ascend_type, choices=_column(table, 2)),
+        Option("dst_dtype", "dst type (default: the src type)", ascend_type,
+               choices=_column(table, 0)),
+        *MASK_OPTIONS, OUT),
+        lambda opts: _plan_gather(opts, table, function, name), inputs=("src", "index", "mask"))
 
 
 def _plan_squeeze(opts: dict) -> Plan:
@@ -202,16 +251,26 @@ FAMILIES = {
 
 RUNNERS: dict[str, Runner] = {name: family.runner(name) for name, family in FAMILIES.items()}
 RUNNERS |= {r.name: r for r in (
+    _gather_runner("asc_gather", GATHER_TYPES, asc_gather, "the seed's table"),
+    _gather_runner("reg_gather", REG_GATHER_TYPES, reg_gather, "Reg::Gather's table"),
     Runner("gather", (
-        Option("src", "UB data from the source address on (.bin)", required=True),
-        Option("dtype", "src type", ascend_type, required=True,
-               choices=type_choices("gather", 1)),
-        Option("index", "index registers (.bin)", required=True),
-        Option("index_dtype", "index type (default: the one the seed's table allows)",
-               ascend_type, choices=type_choices("gather", 2)),
-        Option("dst_dtype", "dst type (default: the src type)", ascend_type,
-               choices=type_choices("gather", 0)),
-        *MASK_OPTIONS, OUT), _plan_gather, inputs=("src", "index", "mask")),
+        Option("src", "src LocalTensor(s) (.bin)", required=True),
+        Option("dtype", "T (the src and dst type)", ascend_type, required=True,
+               choices=type_choices("gather")),
+        Option("src_offset", "srcOffset LocalTensor(s): uint32 byte offsets (.bin)",
+               required=True),
+        Option("tensors", "the src, src-offset (and dst) files hold this many LocalTensors",
+               int, 1),
+        Option("dst", "initial dst LocalTensor(s) (.bin); default zeros"),
+        Option("dst_len", "elements of each zero dst when no --dst (default: src-offset "
+               "length)", int),
+        Option("src_base_addr", "srcBaseAddr (bytes)", integer, 0),
+        Option("count", "count: the first-n form (lanes i < count)", integer),
+        Option("mask", "mask (with --repeat-time): an int (continuous mode) or comma-separated "
+               "uint64 words (bit mode)"),
+        Option("repeat_time", "repeatTime (with --mask)", integer),
+        Option("dst_rep_stride", "dstRepStride (32-byte DataBlocks)", integer, 8),
+        OUT), _plan_tensor_gather, inputs=("src", "src_offset", "dst")),
     Runner("squeeze_and_storeunalign", (
         Option("src", "src1 registers (.bin)", required=True),
         Option("dtype", "type", ascend_type, required=True,

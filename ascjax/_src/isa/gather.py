@@ -1,4 +1,10 @@
-"""``asc_gather`` from the UB (SPEC 6): data movement, so every bit is kept."""
+"""Register gathers (SPEC 6): ``asc_gather`` from the UB (the seed) and from a vector register,
+``Reg::Gather`` (``reg_gather``) on the same kernel, and ``asc_gather``'s one entry point for
+all its forms (the UB -> UB forms live in ``gather_tensor``). Data movement: every bit is kept.
+
+``Reg::Gather``'s int64_t / uint64_t rows (RegTraitNumOne / NumTwo) are not emulated (no 64-bit
+arrays with x64 off).
+"""
 
 from __future__ import annotations
 
@@ -12,7 +18,8 @@ from jax import lax
 from ..config import Config, resolve_config
 from ..formats import Format, resolve
 from ..numerics.bits import from_bits, to_bits
-from .lanes import check_register, kernel, resolve_dtypes, runtime_check
+from .gather_tensor import UB_FORMS, ub_gather
+from .lanes import check_product, check_register, kernel, resolve_dtypes, runtime_check
 from .masks import element_mask
 
 # (dst, src, index) rows of the seed's table 1.
@@ -29,12 +36,30 @@ GATHER_TYPES = (
     ("float", "float", "uint32_t"),
 )
 
+# Reg::Gather (its table 3, the int64_t / uint64_t rows left out).
+REG_GATHER_TYPES = (
+    ("int16_t", "int8_t", "uint16_t"), ("int16_t", "int16_t", "uint16_t"),
+    ("uint16_t", "uint8_t", "uint16_t"), ("uint16_t", "uint16_t", "uint16_t"),
+    ("half", "half", "uint16_t"), ("bfloat16_t", "bfloat16_t", "uint16_t"),
+    ("int32_t", "int32_t", "uint32_t"), ("uint32_t", "uint32_t", "uint32_t"),
+    ("float", "float", "uint32_t"),
+)
+# asc_gather from a vector register (c-reg page): T -> the index type of T's width.
+REGISTER_GATHER_TYPES = {
+    **{t: "uint8_t" for t in ("int8_t", "uint8_t", "hifloat8_t", "fp8_e8m0_t", "fp8_e5m2_t",
+                              "fp8_e4m3fn_t")},
+    **{t: "uint16_t" for t in ("int16_t", "uint16_t", "half", "bfloat16_t")},
+    **{t: "uint32_t" for t in ("int32_t", "uint32_t")},
+}
+REGISTER_PRODUCTS = ("950",)
 
-def _check_combination(dst: Format, src: Format, index: Format, where: str) -> None:
-    if (dst.name, src.name, index.name) not in GATHER_TYPES:
-        rows = "\n  ".join(f"dst={d}, src={s}, index={i}" for d, s, i in GATHER_TYPES)
+
+def _check_combination(dst: Format, src: Format, index: Format, where: str,
+                       table: tuple = GATHER_TYPES, page: str = "seed table 1") -> None:
+    if (dst.name, src.name, index.name) not in table:
+        rows = "\n  ".join(f"dst={d}, src={s}, index={i}" for d, s, i in table)
         raise TypeError(f"{where}: (dst={dst.name}, src={src.name}, index={index.name}) is not a "
-                        f"supported combination; supported (seed table 1):\n  {rows}")
+                        f"supported combination; supported ({page}):\n  {rows}")
 
 
 def _check_range(index, active, n_src: int, mode: str, where: str):
@@ -95,26 +120,9 @@ def _linear(spec: _Spec, t, index, active):
 _gather = kernel(_forward, _linear, num_diff=1)
 
 
-def gather(src: Any, index: Any, mask: Any, *, dst_dtype: Any = None, dtype: Any = None,
-           config: Config | None = None) -> jax.Array:
-    """``asc_gather(dst, src, index, mask)``: ``dst[i] = src[index[i]]`` on active lanes, else 0.
-
-    ``src`` is a 1-D array holding the UB contents from the (32-byte aligned) source address
-    onward, in the source type; name the type with ``dtype=`` when its storage is ambiguous
-    (``"hifloat8_t"`` is stored as uint8). ``index`` is a uint16 ``(..., 128)`` or uint32
-    ``(..., 64)`` register of element offsets; ``mask`` is read per index lane (hardware form
-    ``(..., 256)`` or ``(..., index lanes)``). ``dst_dtype`` picks the destination type when the
-    seed's table offers several (``"int16_t"`` from int8 src: zero extension, -40 -> 216).
-    When the data is narrower than the index (b8 data, uint16 index; b16 data, uint32 index)
-    value i goes to dst element 2i and odd elements are 0. Bits are moved unchanged (NaN
-    payloads, -0, subnormals). (Ascend C offers the two widening rows only in the reference-
-    output form; a functional port returns dst either way.)
-
-    An active lane at or past the end of ``src`` raises ``IndexError``; under ``jit`` see
-    ``Config.out_of_range``. Inactive lanes are never checked. Differentiable in ``src``
-    (floating types): the cotangent of dst lane i is added to ``src[index[i]]``.
-    """
-    where = "gather"
+def _from_ub(where: str, src: Any, index: Any, mask: Any, dst_dtype: Any, dtype: Any,
+             config: Config | None, table: tuple = GATHER_TYPES,
+             page: str = "seed table 1") -> jax.Array:
     config = resolve_config(config)
     src = jnp.asarray(src)
     if src.ndim != 1:
@@ -124,9 +132,115 @@ def gather(src: Any, index: Any, mask: Any, *, dst_dtype: Any = None, dtype: Any
     index = jnp.asarray(index)
     idx_fmt = resolve(index.dtype, where=where, arg="index.dtype")
     dst_fmt = src_fmt if dst_dtype is None else resolve(dst_dtype, where=where, arg="dst_dtype")
-    _check_combination(dst_fmt, src_fmt, idx_fmt, where)
+    _check_combination(dst_fmt, src_fmt, idx_fmt, where, table, page)
     index = check_register(index, idx_fmt, where=where, arg="index")
     active = element_mask(mask, idx_fmt, where=where)
     _check_range(index, active, src.shape[0], config.out_of_range, where)
     return _gather(_Spec(src_fmt, dst_fmt, idx_fmt), src, index, active)
 
+
+def _wrapped(fmt: Format, index):
+    """The page: an index past the register's lanes counts modulo them."""
+    return index.astype(jnp.int32) % np.int32(fmt.lanes)
+
+
+def _register_forward(fmt: Format, src, index):
+    return from_bits(jnp.take_along_axis(to_bits(src, fmt), _wrapped(fmt, index), axis=-1), fmt)
+
+
+def _register_linear(fmt: Format, t, index):
+    return jnp.take_along_axis(t, _wrapped(fmt, index), axis=-1)
+
+
+_register_gather = kernel(_register_forward, _register_linear, num_diff=1)
+
+
+def _from_register(where: str, src: Any, index: Any, dst_dtype: Any, dtype: Any,
+                   config: Config | None) -> jax.Array:
+    check_product(config, REGISTER_PRODUCTS, where)
+    fmt = resolve_dtypes(jnp.asarray(src), dtype, where=where, arg="src")
+    if dst_dtype is not None and resolve(dst_dtype, where=where, arg="dst_dtype") != fmt:
+        raise TypeError(f"{where}: the register form writes src's type {fmt.name}; dst_dtype="
+                        f"{dst_dtype!r} differs")
+    index = jnp.asarray(index)
+    idx_fmt = resolve(index.dtype, where=where, arg="index.dtype")
+    if REGISTER_GATHER_TYPES.get(fmt.name) != idx_fmt.name:
+        rows = ", ".join(f"{t} by {i}" for t, i in REGISTER_GATHER_TYPES.items())
+        raise TypeError(f"{where}: a {fmt.name} register gathered by a {idx_fmt.name} index is "
+                        f"not a supported register form; supported (c-reg page): {rows}")
+    src = check_register(src, fmt, where=where, arg="src")
+    index = check_register(index, idx_fmt, where=where, arg="index")
+    batch = jnp.broadcast_shapes(src.shape[:-1], index.shape[:-1])
+    return _register_gather(fmt, jnp.broadcast_to(src, batch + src.shape[-1:]),
+                            jnp.broadcast_to(index, batch + index.shape[-1:]))
+
+
+def asc_gather(*args: Any, dst_dtype: Any = None, dtype: Any = None, mask_state: Any = None,
+               config: Config | None = None) -> jax.Array:
+    """``asc_gather`` (and ``asc_gather_sync``), every form the pages give, told apart by the
+    number of arguments as C++ tells its overloads apart.
+
+    Registers (950, c-reg page; the destination register is returned):
+
+    * ``asc_gather(src, index, mask)``, from the UB (the seed): ``dst[i] = src[index[i]]`` on
+      active lanes, else 0. ``src`` is a 1-D array holding the UB contents from the (32-byte
+      aligned) source address onward, in the source type; name the type with ``dtype=`` when its
+      storage is ambiguous (``"hifloat8_t"`` is stored as uint8). ``index`` is a uint16
+      ``(..., 128)`` or uint32 ``(..., 64)`` register of element offsets; ``mask`` is read per
+      index lane (hardware form ``(..., 256)`` or ``(..., index lanes)``). ``dst_dtype`` picks
+      the destination type when the seed's table offers several (``"int16_t"`` from int8 src:
+      zero extension, -40 -> 216). When the data is narrower than the index (b8 data, uint16
+      index; b16 data, uint32 index) value i goes to dst element 2i and odd elements are 0.
+      (Ascend C offers the two widening rows only in the reference-output form; a functional
+      port returns dst either way.) An active lane at or past the end of ``src`` raises
+      ``IndexError``; under ``jit`` see ``Config.out_of_range``. Inactive lanes are never
+      checked.
+    * ``asc_gather(src, index)``, from a vector register: ``dst[i] = src[index[i] % lanes]``
+      (the page: an index past the register wraps), index of T's width (uint8 / uint16 /
+      uint32), no mask.
+
+    UB -> UB (Atlas A2 / A3, c-memory page; ``asc_gather_sync`` is the same call): srcBaseAddr
+    0, offsets in bytes, as ``ascjax.gather``.
+
+    {ub_forms}
+
+    Bits are moved unchanged (NaN payloads, -0, subnormals). Differentiable in ``src`` (and
+    the UB forms' ``dst``), floating types: the cotangent of dst lane i is added to the
+    element it was read from.
+    """
+    where = "asc_gather"
+    if mask_state is not None and len(args) != 5:
+        raise TypeError(f"{where}: mask_state applies to the repeat form (dst, src, src_offset, "
+                        f"dst_repeat_stride, repeat) only")
+    if len(args) in (4, 5):
+        if dst_dtype is not None or dtype is not None:
+            raise TypeError(f"{where}: the UB -> UB forms take T from dst and src; dst_dtype / "
+                            f"dtype apply to the register forms")
+        dst, src, src_offset, *rest = args
+        return ub_gather(dst, src, src_offset, tuple(rest), mask_state, config)
+    if len(args) == 3:
+        return _from_ub(where, *args, dst_dtype, dtype, config)
+    if len(args) == 2:
+        return _from_register(where, *args, dst_dtype, dtype, config)
+    raise TypeError(f"{where}: expected (src, index, mask) or (src, index) (registers), or (dst, "
+                    f"src, src_offset, count) or (dst, src, src_offset, dst_repeat_stride, repeat) "
+                    f"(UB); got {len(args)} positional arguments")
+
+
+asc_gather.__doc__ = asc_gather.__doc__.format(ub_forms=UB_FORMS)
+
+
+def reg_gather(base_addr: Any, index: Any, mask: Any, *, dst_dtype: Any = None,
+               dtype: Any = None, config: Config | None = None) -> jax.Array:
+    """``AscendC::Reg::Gather(dstReg, baseAddr, index, mask)``: ``dstReg[i] =
+    baseAddr[index[i]]`` on active lanes, else 0; the destination register is returned.
+
+    The seed ``asc_gather(src, index, mask)``'s kernel and arguments (``base_addr`` the UB from
+    the base address on; ``dst_dtype`` / ``dtype`` as there) over Reg::Gather's type table
+    (int16_t / uint16_t from int8_t / uint8_t zero-extended; no 8-bit dst, no uint32 index for
+    16-bit data). 950 only.
+    """
+    where = "reg_gather"
+    check_product(config, REGISTER_PRODUCTS, where)
+    return _from_ub(where, base_addr, index, mask, dst_dtype, dtype, config, REG_GATHER_TYPES,
+                    "Reg::Gather table 3")

@@ -289,29 +289,34 @@ def resolve_dtypes(x, dtype, *, where: str, arg: str) -> Format:
     return fmt
 
 
-def runtime_check(bad, message: Callable[[Any], str], detail, *, mode: str = "raise") -> None:
+def runtime_check(bad, message: Callable[..., str], detail, *, mode: str = "raise") -> None:
     """A fault that depends on values (an address past the UB): ``bad`` is a bool array.
 
     Concrete values raise ``IndexError`` at once. Under ``jit`` (values unknown to Python):
     ``mode="raise"`` raises from a host callback when the computation runs, ``"checkify"``
     emits a ``checkify.check`` (the caller wraps with ``checkify.checkify``), ``"ignore"`` checks
-    nothing. ``message(detail)`` builds the text from ``detail``, an array reduced from the data.
+    nothing. ``message(detail)`` builds the text from ``detail``, an array reduced from the data;
+    a tuple of such arrays (a lane and its offset) is passed as ``message(*detail)``.
     """
     if mode == "ignore":
         return
-    if not isinstance(bad, jax.core.Tracer) and not isinstance(detail, jax.core.Tracer):
+    details = detail if isinstance(detail, tuple) else (detail,)
+    if not any(isinstance(x, jax.core.Tracer) for x in (bad, *details)):
         if bool(jnp.any(bad)):
-            raise IndexError(message(np.asarray(detail).item()))
+            raise IndexError(message(*(np.asarray(d).item() for d in details)))
         return
     if mode == "checkify":
-        checkify.check(~jnp.any(bad), message("{detail}"), detail=detail)
+        names = ("detail",) if not isinstance(detail, tuple) else tuple(
+            f"detail{i}" for i in range(len(details)))
+        checkify.check(~jnp.any(bad), message(*(f"{{{n}}}" for n in names)),
+                       **dict(zip(names, details, strict=True)))
         return
 
-    def report(any_bad, value):
+    def report(any_bad, *values):
         if bool(any_bad):
-            raise AddressFault(message(np.asarray(value).item()))
+            raise AddressFault(message(*(np.asarray(v).item() for v in values)))
 
-    jax.debug.callback(report, jnp.any(bad), detail)
+    jax.debug.callback(report, jnp.any(bad), *details)
 
 
 class AddressFault(IndexError):

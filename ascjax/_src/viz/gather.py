@@ -1,4 +1,4 @@
-"""gather: where each lane takes its element from, drawn as arrows."""
+"""asc_gather: where each lane takes its element from, drawn as arrows."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 
 from ..config import Config
 from ..formats import Format, resolve
-from ..isa.gather import gather as _gather
+from ..isa.gather import asc_gather as _gather
 from ..isa.lanes import resolve_dtypes
 from .canvas import ACTIVE, MASKED, MASKED_EDGE, Canvas, palette
 from .values import element_values, labels, lane_mask, one_tensor
@@ -33,22 +33,22 @@ class _Run:
     even: bool
 
 
-def gather(src: Any, index: Any, mask: Any, *, dst_dtype: Any = None, dtype: Any = None,
+def asc_gather(src: Any, index: Any, mask: Any, *, dst_dtype: Any = None, dtype: Any = None,
            lanes: tuple[int, int] = (0, 16), config: Config | None = None) -> Figure:
     """Where ``asc_gather`` takes each lane from. Top: every index lane's source element
     (inactive lanes grey crosses, never read). Bottom: index lanes ``lanes = (first, stop)``
     as arrows from the source elements they read to the dst elements they fill, values as the
     instruction returned them; widening (b8 -> b16, zero extension) and the even-position
     layout (narrow data, wide index: value i in dst element 2i, odd elements 0) are shown.
-    Arguments as for ``ascjax.gather``; ``index`` is one register.
+    Arguments as for ``ascjax.asc_gather``; ``index`` is one register.
 
     >>> import numpy as np, ascjax
     >>> from ascjax import viz
-    >>> fig = viz.gather(np.arange(100, dtype=np.float32),
+    >>> fig = viz.asc_gather(np.arange(100, dtype=np.float32),
     ...                  np.arange(64, dtype=np.uint32)[::-1],
     ...                  ascjax.create_mask("PAT_VL8", "float"))
     """
-    where = "viz.gather"
+    where = "viz.asc_gather"
     out = np.asarray(_gather(src, index, mask, dst_dtype=dst_dtype, dtype=dtype, config=config))
     src_fmt = resolve_dtypes(src, dtype, where=where, arg="src")
     idx = one_tensor(index, where, "index")
