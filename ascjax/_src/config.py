@@ -43,6 +43,10 @@ _CHOICES = {
     "masked_extreme": ("skip", "fill"),
     "reduce_empty": ("nop", "raise"),
     "reduce_max_index": ("offset", "repeat"),
+    "datablock_mask": ("block", "element"),
+    "scatter_duplicates": ("last", "first"),
+    "empty_move": ("nop", "raise"),
+    "scatter_offset": ("repeat", "src"),
 }
 
 
@@ -129,6 +133,19 @@ class Config:
         repeat r: ``"offset"``, its element offset in src, ``r*srcRepStride*epb + e``
         (**assumed**, A25; what the vendor's A2 and 950 implementations compute) or
         ``"repeat"``, ``r*lanes + e``. The two differ only when srcRepStride is not 8.
+      datablock_mask: how the register form of ``asc_gather_datablock`` reads its mask:
+        ``"block"`` (**assumed**, A35: DataBlock k is gathered iff mask bit 4k, b32 element k,
+        is set, as the Reg::GatherB page says of the same instruction; other blocks are 0) or
+        ``"element"`` (element e of T is gathered iff its own mask bit is set, others 0).
+      scatter_duplicates: Scatter with two active elements at one dst offset (the page: "not
+        predictable"): ``"last"`` (**assumed**, A36: the later element in processing order
+        wins) or ``"first"``.
+      empty_move: Gatherb with repeatTime 0, Scatter with count or repeatTime 0, where the
+        page does not call it a NOP (all but Gatherb on Atlas A2/A3): ``"nop"`` (dst
+        unchanged, **assumed**, A37) or ``"raise"`` (a ValueError).
+      scatter_offset: which dstOffset element Scatter's mask form reads for lane e of repeat
+        r: ``"repeat"`` (**assumed**, A38: ``r*lanes + e``, the offsets consumed in order) or
+        ``"src"`` (``r*srcRepStride*epb + e``, the offset beside the src element).
       ub_bytes: usable Unified Buffer size in bytes, at most 256 KiB.
     """
 
@@ -154,6 +171,10 @@ class Config:
     masked_extreme: str = "skip"
     reduce_empty: str = "nop"
     reduce_max_index: str = "offset"
+    datablock_mask: str = "block"
+    scatter_duplicates: str = "last"
+    empty_move: str = "nop"
+    scatter_offset: str = "repeat"
     ub_bytes: int = UB_BYTES
 
     def __post_init__(self):

@@ -263,23 +263,34 @@ def runtime_check(bad, message: Callable[[Any], str], detail, *, mode: str = "ra
     Concrete values raise ``IndexError`` at once. Under ``jit`` (values unknown to Python):
     ``mode="raise"`` raises from a host callback when the computation runs, ``"checkify"``
     emits a ``checkify.check`` (the caller wraps with ``checkify.checkify``), ``"ignore"`` checks
-    nothing. ``message(detail)`` builds the text from ``detail``, an array reduced from the data.
+    nothing. ``message(detail)`` builds the text from ``detail``, an array reduced from the data:
+    a scalar, or a 1-D array of several fields (the message then gets a tuple).
     """
     if mode == "ignore":
         return
     if not isinstance(bad, jax.core.Tracer) and not isinstance(detail, jax.core.Tracer):
         if bool(jnp.any(bad)):
-            raise IndexError(message(np.asarray(detail).item()))
+            raise IndexError(message(_detail_value(detail)))
         return
     if mode == "checkify":
-        checkify.check(~jnp.any(bad), message("{detail}"), detail=detail)
+        if jnp.ndim(detail) == 0:
+            checkify.check(~jnp.any(bad), message("{detail}"), detail=detail)
+        else:  # several fields (a lane and its offset): one placeholder each
+            fields = {f"d{i}": detail[i] for i in range(jnp.shape(detail)[0])}
+            checkify.check(~jnp.any(bad), message(tuple("{" + k + "}" for k in fields)),
+                           **fields)
         return
 
     def report(any_bad, value):
         if bool(any_bad):
-            raise IndexError(message(np.asarray(value).item()))
+            raise IndexError(message(_detail_value(value)))
 
     jax.debug.callback(report, jnp.any(bad), detail)
+
+
+def _detail_value(detail):
+    value = np.asarray(detail)
+    return value.item() if value.ndim == 0 else tuple(value.tolist())
 
 
 # --- max / min: where the extreme of the active lanes is ------------------------------------
