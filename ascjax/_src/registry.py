@@ -488,8 +488,7 @@ ASSUMPTIONS = (
      "Reg::GatherB page says; a block not gathered is 0 in dst (the c-reg page: unselected "
      "elements are zeroed; the Reg page says only \"not updated\"). The c-reg page's "
      "per-element wording is read as the same instruction"),
-     'Config(datablock_mask="element") (asc_gather_datablock: each element of T by its own '
-     'mask bit)'),
+     'Config(datablock_mask="element") (asc_gather_datablock: per element of T)'),
     ("A36", ("Scatter with two active elements at one dst offset (the page: not predictable): "
      "the later element in processing order wins"),
      'Config(scatter_duplicates="first")'),

@@ -185,6 +185,7 @@ def _elements(where: str, fmt: Format, config: Config, args: tuple, n_src: int):
     src_index = r * rep * epb + e
     offset_index = r * lanes + e if config.scatter_offset == "repeat" else src_index
     if src_index.size and src_index.max() >= n_src:
-        raise ValueError(f"{where}: src has {n_src} elements but repeat {int(r[np.argmax(src_index)])} reads "
+        worst = int(np.argmax(src_index))
+        raise ValueError(f"{where}: src has {n_src} elements but repeat {int(r[worst])} reads "
                          f"element {int(src_index.max())}; the LocalTensor is too short")
     return src_index, offset_index, repeats == 0
