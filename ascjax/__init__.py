@@ -31,6 +31,10 @@ from ascjax._src.isa.codecs import pack_nibbles as pack_nibbles
 from ascjax._src.isa.codecs import unpack_nibbles as unpack_nibbles
 from ascjax._src.isa.gather import asc_gather as asc_gather
 from ascjax._src.isa.gather import reg_gather as reg_gather
+from ascjax._src.isa.gather_block import GatherRepeatParams as GatherRepeatParams
+from ascjax._src.isa.gather_block import gather_datablock as gather_datablock
+from ascjax._src.isa.gather_block import gatherb as gatherb
+from ascjax._src.isa.gather_block import reg_gather_b as reg_gather_b
 from ascjax._src.isa.gather_tensor import gather as gather
 from ascjax._src.isa.masks import Pattern as Pattern
 from ascjax._src.isa.masks import create_mask as create_mask
@@ -88,6 +92,7 @@ from ascjax._src.isa.reduce_tensor_minmax import reduce_repeat as reduce_repeat
 from ascjax._src.isa.reduce_tensor_minmax import reduce_spr_reset as reduce_spr_reset
 from ascjax._src.isa.reduce_tensor_minmax import repeat_reduce_max as repeat_reduce_max
 from ascjax._src.isa.reduce_tensor_minmax import repeat_reduce_min as repeat_reduce_min
+from ascjax._src.isa.scatter import scatter as scatter
 from ascjax._src.isa.squeeze import SqueezeState as SqueezeState
 from ascjax._src.isa.squeeze import get_mask_spr as get_mask_spr
 from ascjax._src.isa.squeeze import get_squeeze_status as get_squeeze_status

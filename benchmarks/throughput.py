@@ -313,6 +313,34 @@ def _tensor_gather_case(dtype) -> Case:
                 lambda dst, src, src_offset: ascjax.gather(dst, src, src_offset, 0, count),
                 limit, golden, literal,
                 lambda d: d["src_offset"].nbytes + 3 * d["dst"].nbytes)
+# --- asc_gather_datablock (registers): 8 DataBlocks a register -------------------------------
+
+def _gather_datablock_case(dtype) -> Case:
+    lanes = 256 // np.dtype(dtype).itemsize
+    epb = lanes // 8
+    table = _random(dtype, 4096 * epb)          # 4096 DataBlocks of UB
+
+    def make(n):
+        index = np.zeros((n, 64), np.uint32)
+        index[:, :8] = RNG.integers(0, 4096, (n, 8)) * 32
+        return {"index": index, "mask": RNG.random((n, 256)) < 0.9}
+
+    def golden(index, mask):
+        blocks = table.reshape(-1, epb)[index[:, :8] // 32]            # (n, 8, epb)
+        return np.where(mask[:, 0:32:4, None], blocks, 0).reshape(-1, lanes).astype(dtype)
+
+    def literal(index, mask):
+        for i, m in zip(index, mask, strict=True):
+            reference.gather_datablock(table, i, m)
+
+    def limit(index, mask):    # reads index and mask, writes a register of T's bits
+        bits = jax.lax.bitcast_convert_type(index, np.dtype(f"uint{8 * np.dtype(dtype).itemsize}"))
+        return jnp.where(mask[:, ::256 // lanes], bits.reshape(-1, lanes), 0)
+
+    return Case(f"gather_datablock/{np.dtype(dtype).name}", np.dtype(dtype).itemsize, make,
+                lambda index, mask: ascjax.gather_datablock(table, index, mask),  # range check on
+                limit, golden, literal,
+                lambda d: _nbytes(d) + d["index"].shape[0] * 256)
 
 
 # --- squeeze: the register part (dst), as the bulk validation uses it ---------------------------
@@ -367,6 +395,7 @@ CASES = [
     _pair_case(np.float32), _pair_case(np.float16),
     _gather_case(np.float32, np.uint32), _gather_case(np.float16, np.uint16),
     _tensor_gather_case(np.float32), _tensor_gather_case(np.float16),
+    _gather_datablock_case(np.float32), _gather_datablock_case(np.float16),
     _squeeze_case(np.float32), _squeeze_case(np.float16), _squeeze_case(np.uint8),
     _unsqueeze_case(np.uint32), _unsqueeze_case(np.uint16),
     *[_register_group_case(name, dtype, group, kind, index)

@@ -215,7 +215,7 @@ def test_a_jitted_address_fault_is_reported_once(caplog):
     """Issue 15: JAX logged a second full traceback ("jax.debug.callback failed") before the
     error itself; the fault is now raised once, its message at the end of JAX's error."""
     src, index = np.arange(16, dtype=np.float32), np.full(64, 20, np.uint32)
-    run = jax.jit(lambda s, i: ascjax.gather(s, i, ALL32))
+    run = jax.jit(lambda s, i: ascjax.asc_gather(s, i, ALL32))
     with caplog.at_level("ERROR"), pytest.raises(Exception) as error:
         jax.block_until_ready(run(src, index))
     assert str(error.value).rstrip().endswith(

@@ -788,6 +788,136 @@ def _gather_draw(rng, row, config):
     return _byte_static(rng, row[0], product, False), config.replace(product=product)
 
 
+# --- DataBlock gathers and Scatter ----------------------------------------------------------
+
+def _wild_offsets(rng, n):
+    """uint32 offsets no check would pass (misaligned, huge): only unread elements hold them."""
+    return rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32) | np.uint32(1)
+
+
+def _block_offsets(rng, n, n_blocks):
+    """Byte offsets of DataBlocks inside src: random, or a few (repeats) with the first and
+    the last block."""
+    pool = np.arange(n_blocks) if rng.integers(2) else rng.choice(
+        [0, n_blocks - 1, int(rng.integers(n_blocks))], int(rng.integers(1, 4)))
+    return (rng.choice(pool, n) * 32).astype(np.uint32)
+
+
+def _gatherb_draw(rng, row, config):
+    """(repeats, (blk, rep), src blocks, dst_n, src_n, params as a struct?, unread offsets)."""
+    product = str(rng.choice(_products(row)))
+    nop = product in ("A2", "A3") or config.empty_move == "nop"
+    repeats = int(rng.choice([0, 1, 1, 2, 3, 5, 255] if nop else [1, 2, 3, 5, 255]))
+    blk = int(rng.choice([0, 1, 1, 2, 3, 255])) if repeats < 255 else int(rng.integers(0, 2))
+    rep = int(rng.choice([0, 1, 8, 8, 9, int(rng.integers(0, 20))])) if repeats < 255 else 8
+    epb = 32 // lane_bytes(row[0])
+    last = max(repeats - 1, 0) * rep + 7 * max(blk, 1) + 1 if repeats else 0
+    dst_n = last * epb + int(rng.integers(0, 2 * epb))
+    n_blocks = int(rng.integers(1, 40))
+    src_n = n_blocks * epb + int(rng.integers(0, epb))     # a partial block at the end
+    return (repeats, (blk, rep), n_blocks, max(dst_n, 1), src_n, bool(rng.integers(2)),
+            int(rng.integers(0, 9))), config.replace(product=product)
+
+
+def _gatherb_arrays(rng, row, static):
+    repeats, _, n_blocks, dst_n, src_n, _, extra = static
+    count = 8 * repeats
+    # Offsets past the 8 * repeat_time read are never checked: wild ones.
+    offset = np.concatenate([_block_offsets(rng, count, n_blocks), _wild_offsets(rng, extra)])
+    return _values(rng, row[0], dst_n), _values(rng, row[0], src_n), offset
+
+
+def _gatherb_call(f, a, s, c):
+    params = ascjax.GatherRepeatParams(*s[1]) if s[5] else s[1]
+    return (f(*a, s[0], params, config=c),)
+
+
+def _register_block_draw(rng, row, config):
+    """(type, form, details): the UB form's Gatherb draw, or a register one's (mask form,
+    element reading?, src blocks, src_n)."""
+    if row[1:] == ("UB (A2, A3)",):
+        static, config = _gatherb_draw(rng, (row[0], str(rng.choice(["A2", "A3"]))), config)
+        return (row[0], "ub", static), config
+    form = str(rng.choice(["none", "hardware", "element"]))
+    n_blocks = int(rng.integers(1, 40))
+    src_n = n_blocks * (32 // lane_bytes(row[0])) + int(rng.integers(0, 8))
+    return (row[0], "register", (form, config.datablock_mask == "element", n_blocks, src_n)), \
+        config
+
+
+def _register_block_arrays(rng, row, static):
+    name, kind, st = static
+    if kind == "ub":
+        return _gatherb_arrays(rng, row, st)
+    form, element, n_blocks, src_n = st
+    width = lane_bytes(name)
+    m = masks(rng, (lanes_of(name),), 32 // width)
+    hw = hardware_mask(m, width)
+    if form == "none":
+        read = np.ones(8, bool)
+    elif element:
+        read = m.reshape(8, -1).any(axis=1)
+    else:
+        read = hw[0:32:4]
+    index = _wild_offsets(rng, 64)
+    index[:8] = np.where(read, _block_offsets(rng, 8, n_blocks), index[:8])
+    src = _values(rng, name, src_n)
+    if form == "none":
+        return src, index
+    return src, index, hw if form == "hardware" else m
+
+
+def _register_block_call(f, a, s, c):
+    name, kind, st = s
+    if kind == "ub":
+        blk, rep = st[1]
+        return (f(a[0], a[1], a[2], rep, blk, st[0], config=c),)
+    return (f(*a, config=c, **_kw(name)),)
+
+
+def _reg_gather_b_draw(rng, row, config):
+    """A register draw with a mask (Reg::GatherB takes one), read per DataBlock (its page)."""
+    (name, kind, (_, _, n_blocks, src_n)), config = _register_block_draw(rng, row, config)
+    form = ("hardware", "element")[rng.integers(2)]
+    return (name, kind, (form, False, n_blocks, src_n)), config
+
+
+def _scatter_draw(rng, row, config):
+    """(form args, src_n, dst_n, base, {offset element: drawn?}, n_offsets)."""
+    product = str(rng.choice(_products(row)))
+    name = row[0]
+    w = lane_bytes(name)
+    empty_ok = config.empty_move == "nop"
+    first_n = rng.integers(2) or (product == "950" and w == 1)
+    if first_n:
+        count = int(rng.choice([1, 5, 64, 128, 300] + ([0] if empty_ok else [])))
+        args, src_idx, off_idx = (count,), np.arange(count), np.arange(count)
+    else:
+        lanes = 128 if w == 1 else lanes_of(name)
+        repeats = int(rng.choice([1, 2, 3] + ([0] if empty_ok else [])))
+        mask, rep = _repeat_mask(rng, lanes), int(rng.integers(0, 12))
+        r, e = np.nonzero(np.broadcast_to(_active(mask, lanes), (repeats, lanes)))
+        src_idx = r * rep * (32 // w) + e
+        off_idx = r * lanes + e if config.scatter_offset == "repeat" else src_idx
+        args = (mask, repeats, rep)
+    base = int(rng.integers(0, 9)) * w
+    dst_n = base // w + int(rng.integers(1, 400))
+    src_n = int(src_idx.max(initial=0)) + 1 + int(rng.integers(0, 20))
+    n_off = int(max(off_idx.max(initial=0) + 1, len(off_idx))) + int(rng.integers(0, 20))
+    return (args, src_n, dst_n, base, tuple(sorted(set(off_idx.tolist()))), n_off), \
+        config.replace(product=product)
+
+
+def _scatter_arrays(rng, row, static):
+    _, src_n, dst_n, base, used, n_off = static
+    w = lane_bytes(row[0])
+    targets = np.arange(base // w, dst_n)
+    if rng.integers(2):                 # few targets: duplicates (A36)
+        targets = rng.choice(targets, int(rng.integers(1, 4)))
+    offset = _wild_offsets(rng, n_off)
+    offset[list(used)] = (rng.choice(targets, len(used)) * w - base).astype(np.uint32)
+    return _values(rng, row[0], dst_n), _values(rng, row[0], src_n), offset
+
 RECORDS = {r.name: r for r in (
     Record("reduce_sum_datablock",
            draw=lambda rng, row, c: (bool(rng.integers(2)), c),   # hardware-form mask?
@@ -919,6 +1049,18 @@ RECORDS = {r.name: r for r in (
            arrays=lambda rng, row, s: _seed_gather_arrays(rng, row, s[0]),
            call=lambda f, a, s, c: _seed_gather_call(f, a, s[1], c),
            configs=_readings(), shared=(0,)),
+    Record("gatherb", draw=_gatherb_draw, arrays=_gatherb_arrays, call=_gatherb_call,
+           configs=_readings({"empty_move": "raise"})),
+    Record("gather_datablock", draw=_register_block_draw, arrays=_register_block_arrays,
+           call=_register_block_call, shared=(0,),
+           configs=lambda row: [Config()] + ([Config(datablock_mask="element")]
+                                             if row[1] != "UB (A2, A3)" else [])),
+    Record("reg_gather_b", draw=_reg_gather_b_draw, arrays=_register_block_arrays,
+           call=_register_block_call, configs=_readings(), shared=(0,)),
+    Record("scatter", draw=_scatter_draw, arrays=_scatter_arrays,
+           call=lambda f, a, s, c: (f(*a, s[3], *s[0], config=c),),
+           configs=_readings({"scatter_duplicates": "first"}, {"empty_move": "raise"},
+                             {"scatter_offset": "src"})),
     Record("squeeze_and_storeunalign",
            draw=lambda rng, row, c: ((int(rng.integers(0, 65 // lane_bytes(row[0])))
                                       * lane_bytes(row[0]), row[0]), c),

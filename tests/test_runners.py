@@ -583,3 +583,44 @@ def test_reg_gather_runner_matches_the_function(tmp_path):
     got = np.fromfile(out, np.float32).reshape(3, 64)
     want = np.stack([np.asarray(ascjax.reg_gather(data, i, np.ones(64, bool))) for i in index])
     np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+# --- DataBlock gathers and Scatter: their own plans ---------------------------------------------
+
+def test_gatherb_and_scatter_runners_equal_the_python_calls(tmp_path):
+    src = _random("half", (3, 128))
+    dst = _random("half", (3, 288))
+    offset = (RNG.integers(0, 8, (3, 16)) * 32).astype(np.uint32)
+    paths = _files(tmp_path, src=src, dst=dst, offset=offset)
+    ascjax.run_bin("gatherb", src=paths["src"], dtype="half", dst=paths["dst"], tensors=3,
+                   offset=paths["offset"], repeat_time=2, dst_blk_stride=1, dst_rep_stride=10,
+                   out=str(tmp_path / "g.bin"))
+    want = _loop(lambda d, s, o: ascjax.gatherb(d, s, o, 2, (1, 10)), dst, src, offset)
+    got = ascjax.read_bin(str(tmp_path / "g.bin"), "half").reshape(3, -1)
+    assert np.array_equal(_bits(got), _bits(want))
+
+    dst_offset = np.stack([RNG.permutation(288)[:128] * 2 for _ in range(3)]).astype(np.uint32)
+    paths = _files(tmp_path, dst_offset=dst_offset)
+    for form, call in (({"count": 100}, lambda d, s, o: ascjax.scatter(d, s, o, 0, 100)),
+                       ({"mask": "0x0F0F,0x1", "repeat_time": 1, "src_rep_stride": 8},
+                        lambda d, s, o: ascjax.scatter(d, s, o, 0, [0x0F0F, 0x1], 1, 8))):
+        out = str(tmp_path / "s.bin")
+        main(["run", "scatter", "--src", str(tmp_path / "src.bin"), "--dtype", "half",
+              "--dst", str(tmp_path / "dst.bin"), "--tensors", "3", "--dst-offset",
+              paths["dst_offset"], "--out", out,
+              *[x for k, v in form.items() for x in ("--" + k.replace("_", "-"), str(v))]])
+        want = _loop(call, dst, src, dst_offset)
+        assert np.array_equal(_bits(ascjax.read_bin(out, "half").reshape(3, -1)), _bits(want))
+
+
+@pytest.mark.parametrize("name", ["reg_gather_b", "gather_datablock"])
+def test_register_block_gather_runners_equal_the_python_calls(tmp_path, name):
+    data = _random("bfloat16_t", (512,))
+    index = np.zeros((4, 64), np.uint32)
+    index[:, :8] = RNG.integers(0, 32, (4, 8)) * 32
+    mask = (RNG.random((4, 128)) < 0.5).astype(np.uint8)
+    paths = _files(tmp_path, src=data, index=index, mask=mask)
+    out = str(tmp_path / "out.bin")
+    ascjax.run_bin(name, src=paths["src"], dtype="bfloat16_t", index=paths["index"],
+                   mask=paths["mask"], out=out)
+    f = getattr(ascjax, name)
+    want = _loop(lambda i, m: f(data, i, m.astype(bool)), index, mask)
+    assert np.array_equal(_bits(ascjax.read_bin(out, "bfloat16_t").reshape(4, -1)), _bits(want))

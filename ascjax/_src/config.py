@@ -48,6 +48,10 @@ _CHOICES = {
     "squeeze_ub_tail": ("zero", "keep"),
     "gather_empty": ("nop", "raise"),
     "gather_offsets": ("repeat", "dst"),
+    "datablock_mask": ("block", "element"),
+    "scatter_duplicates": ("last", "first"),
+    "empty_move": ("nop", "raise"),
+    "scatter_offset": ("repeat", "src"),
 }
 
 
@@ -153,6 +157,19 @@ class Config:
         (and asc_gather's repeat form) reads: ``"repeat"`` (**assumed**, A30: ``r*lanes + e``,
         the offsets consumed one register's lanes per repeat) or ``"dst"`` (the element at the
         lane's dst position, ``r*dstRepStride*epb + e``). They differ when dstRepStride != 8.
+      datablock_mask: how the register form of ``asc_gather_datablock`` reads its mask:
+        ``"block"`` (**assumed**, A35: DataBlock k is gathered iff mask bit 4k, b32 element k,
+        is set, as the Reg::GatherB page says of the same instruction; other blocks are 0) or
+        ``"element"`` (element e of T is gathered iff its own mask bit is set, others 0).
+      scatter_duplicates: Scatter with two active elements at one dst offset (the page: "not
+        predictable"): ``"last"`` (**assumed**, A36: the later element in processing order
+        wins) or ``"first"``.
+      empty_move: Gatherb with repeatTime 0, Scatter with count or repeatTime 0, where the
+        page does not call it a NOP (all but Gatherb on Atlas A2/A3): ``"nop"`` (dst
+        unchanged, **assumed**, A37) or ``"raise"`` (a ValueError).
+      scatter_offset: which dstOffset element Scatter's mask form reads for lane e of repeat
+        r: ``"repeat"`` (**assumed**, A38: ``r*lanes + e``, the offsets consumed in order) or
+        ``"src"`` (``r*srcRepStride*epb + e``, the offset beside the src element).
       ub_bytes: usable Unified Buffer size in bytes, at most 256 KiB.
     """
 
@@ -183,6 +200,10 @@ class Config:
     squeeze_ub_tail: str = "zero"
     gather_empty: str = "nop"
     gather_offsets: str = "repeat"
+    datablock_mask: str = "block"
+    scatter_duplicates: str = "last"
+    empty_move: str = "nop"
+    scatter_offset: str = "repeat"
     ub_bytes: int = UB_BYTES
 
     def __post_init__(self):

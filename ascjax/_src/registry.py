@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable
 
 from .isa import gather as _gather
+from .isa import gather_block as _gblock
 from .isa import gather_tensor as _gtensor
 from .isa import memory as _memory
 from .isa import reduce_register as _register
@@ -17,6 +18,7 @@ from .isa import reduce_register_minmax as _rminmax
 from .isa import reduce_tensor as _tensor
 from .isa import reduce_tensor_index as _index
 from .isa import reduce_tensor_minmax as _tminmax
+from .isa import scatter as _scatter
 from .isa import squeeze as _squeeze
 from .isa import vector_mask as _vmask
 from .isa.masks import create_mask, update_mask
@@ -121,6 +123,19 @@ def _extreme_rows(table: dict) -> tuple:
     names = sorted(dict.fromkeys(t for ts in table.values() for t in ts),
                    key=lambda t: (t not in ("half", "float"), t))
     return tuple((t, ", ".join(p for p, ts in table.items() if t in ts)) for t in names)
+
+
+def _product_rows(table: dict) -> tuple:
+    """(T, products) rows in table order: every type some product takes."""
+    names = dict.fromkeys(t for ts in table.values() for t in ts)
+    return tuple((t, ", ".join(p for p, ts in table.items() if t in ts)) for t in names)
+
+
+def _datablock_rows() -> tuple:
+    """(T, form) rows of asc_gather_datablock: the register form's types, then the UB form's."""
+    ub = dict.fromkeys(t for ts in _gblock.UB_TYPES.values() for t in ts)
+    return (tuple((t, "register (950)") for t in _gblock.REGISTER_TYPES)
+            + tuple((t, "UB (A2, A3)") for t in ub))
 
 
 def _extreme_assumed(table: dict) -> dict:
@@ -294,6 +309,21 @@ INSTRUCTIONS: dict[str, Instruction] = {
                      for t, _ in _extreme_rows(_gtensor.GATHER_TYPES)}),
         Instruction("reg_gather", "Reg::Gather", _gather.reg_gather, "6", "离散搬入（Gather）.md",
                     ("dst", "src", "index"), _gather.REG_GATHER_TYPES),
+        Instruction("gatherb", "Gatherb", _gblock.gatherb, "-", "Gatherb(ISASI).md",
+                    ("T", "products"), _product_rows(_gblock.GATHERB_TYPES),
+                    {t: ("A37",) for ts in _gblock.GATHERB_TYPES.values() for t in ts}),
+        Instruction("gather_datablock", "asc_gather_datablock", _gblock.gather_datablock, "-",
+                    "asc_gather_datablock.md", ("T", "form"), _datablock_rows(),
+                    {**{t: ("A35",) for t in _gblock.REGISTER_TYPES},
+                     **{t: ("A35", "A39") for ts in _gblock.UB_TYPES.values() for t in ts}},
+                    aliases=("asc_gather_datablock_sync",)),
+        Instruction("reg_gather_b", "Reg::GatherB", _gblock.reg_gather_b, "-", "GatherB.md",
+                    ("T",), tuple((t,) for t in _gblock.REGISTER_TYPES),
+                    {t: ("A35",) for t in _gblock.REGISTER_TYPES}, aliases=("GatherB",)),
+        Instruction("scatter", "Scatter", _scatter.scatter, "-", "Scatter(ISASI).md",
+                    ("T", "products"), _product_rows(_scatter.SCATTER_TYPES),
+                    {t: ("A36", "A37", "A38") for ts in _scatter.SCATTER_TYPES.values()
+                     for t in ts}),
         Instruction("squeeze_and_storeunalign", "asc_squeeze_and_storeunalign",
                     _squeeze.squeeze_and_storeunalign, "7", "asc_squeeze_and_storeunalign.md",
                     ("dtype",), tuple((t,) for t in _squeeze.SQUEEZE_TYPES),
@@ -492,22 +522,6 @@ ASSUMPTIONS = (
     ("A29", ("SetVectorMask / asc_set_vector_mask with a mask of 0 on Atlas A2/A3 (\"treated as "
      "a NOP\"): the registers hold 0 and the vector instructions that read them do nothing"),
      'Config(zero_vector_mask="ignored") (the setter itself does nothing)'),
-    ("A45", ("asc_squeeze_with_status / asc_squeeze_v2 leave in AR this call's selected bytes "
-     "(elements x sizeof(T); set, not added to the AR before): the page's \"有效数据大小\" that "
-     "asc_storeunalign_postupdate uses as its store offset, in the seed's unit of AR"),
-     'Config(squeeze_status="elements")'),
-    ("A46", ("asc_squeeze on UB: src1 (\"比较掩码\") is read element by element through its "
-     "block/repeat strides like src0, and a nonzero element selects src0's element (the page's "
-     "example sizes src1 like src0)"),
-     ('Config(squeeze_ub_mask="bits") (a bit mask, bit e of the repeat\'s src1 words, as '
-      'asc_reduce)')),
-    ("A47", ("asc_squeeze on UB: a repeat's selected elements fill its dst lanes 0.. in order "
-     "(through dst's strides) and its other dst lanes are written 0, as the register form's "
-     "\"剩余位置元素置为0\""),
-     'Config(squeeze_ub_tail="keep")'),
-    ("A48", ("asc_squeeze on UB reads every element of a repeat: the vector mask (MaskState) "
-     "takes no part (the page names no mask; vreducev2's page: \"该接口中MASK被忽略\")"),
-     "none (clear src1's elements to leave lanes out)"),
     ("A30", ("Gather's mask/repeat form and asc_gather's (UB) repeat form: lane e of repeat r "
      "reads srcOffset[r * lanes + e] (one register's lanes of offsets per repeat, as the page's "
      "example consumes them) and writes dst[r * dstRepStride * epb + e]; repeats run in order, "
@@ -525,6 +539,43 @@ ASSUMPTIONS = (
      "page: \"unexpected behaviour\", data misplaced without a fault); an active lane's offset is "
      "checked like an address past the UB (Config.out_of_range), srcBaseAddr at trace time"),
      "none"),
+    ("A35", ("The register DataBlock gathers (asc_gather_datablock's register form, "
+     "Reg::GatherB) gather DataBlock k iff mask bit 4k (b32 element k) is set, as the "
+     "Reg::GatherB page says; a block not gathered is 0 in dst (the c-reg page: unselected "
+     "elements are zeroed; the Reg page says only \"not updated\"). The c-reg page's "
+     "per-element wording is read as the same instruction"),
+     'Config(datablock_mask="element") (asc_gather_datablock: per element of T)'),
+    ("A36", ("Scatter with two active elements at one dst offset (the page: not predictable): "
+     "the later element in processing order wins"),
+     'Config(scatter_duplicates="first")'),
+    ("A37", ("Gatherb with repeatTime 0 and Scatter with count or repeatTime 0 leave dst "
+     "unchanged on every product (a NOP, as the Gatherb page says for Atlas A2/A3; the 950 "
+     "pages say a NOP is not guaranteed, the others are silent)"),
+     'Config(empty_move="raise")'),
+    ("A38", ("Scatter's mask form: lane e of repeat r reads dstOffset[r*lanes + e] (the offsets "
+     "consumed in order, whatever srcRepStride); an 8-bit repeat (4 DataBlocks, the page) is "
+     "128 elements under a 128-lane mask (a count in [1, 128] or two uint64 words)"),
+     'Config(scatter_offset="src") (dstOffset[r*srcRepStride*epb + e])'),
+    ("A39", ("asc_gather_datablock's UB form is Gatherb's instruction: a dst_block_stride of 0 is "
+     "taken as 1 (Gatherb's note for Atlas A2/A3), repeat in [0, 255] and strides in their "
+     "prototype types' ranges (uint16_t dst_repeat_stride, uint8_t dst_block_stride)"),
+     "none"),
+    ("A45", ("asc_squeeze_with_status / asc_squeeze_v2 leave in AR this call's selected bytes "
+     "(elements x sizeof(T); set, not added to the AR before): the page's \"有效数据大小\" that "
+     "asc_storeunalign_postupdate uses as its store offset, in the seed's unit of AR"),
+     'Config(squeeze_status="elements")'),
+    ("A46", ("asc_squeeze on UB: src1 (\"比较掩码\") is read element by element through its "
+     "block/repeat strides like src0, and a nonzero element selects src0's element (the page's "
+     "example sizes src1 like src0)"),
+     ('Config(squeeze_ub_mask="bits") (a bit mask, bit e of the repeat\'s src1 words, as '
+      'asc_reduce)')),
+    ("A47", ("asc_squeeze on UB: a repeat's selected elements fill its dst lanes 0.. in order "
+     "(through dst's strides) and its other dst lanes are written 0, as the register form's "
+     "\"剩余位置元素置为0\""),
+     'Config(squeeze_ub_tail="keep")'),
+    ("A48", ("asc_squeeze on UB reads every element of a repeat: the vector mask (MaskState) "
+     "takes no part (the page names no mask; vreducev2's page: \"该接口中MASK被忽略\")"),
+     "none (clear src1's elements to leave lanes out)"),
 )
 
 

@@ -28,6 +28,9 @@ from ._codecs import value_grid as value_grid
 from ._gather import asc_gather as asc_gather
 from ._gather import gather as gather
 from ._gather import reg_gather as reg_gather
+from ._gather_block import gather_datablock as gather_datablock
+from ._gather_block import gatherb as gatherb
+from ._gather_block import reg_gather_b as reg_gather_b
 from ._masks import create_mask as create_mask
 from ._masks import update_mask as update_mask
 from ._memory import copy_gm2ub_align as copy_gm2ub_align
@@ -75,6 +78,7 @@ from ._reduce_register import reg_pair_reduce_elem as reg_pair_reduce_elem
 from ._reduce_register import reg_reduce as reg_reduce
 from ._reduce_register import reg_reduce_data_block as reg_reduce_data_block
 from ._scalar import add as add
+from ._scatter import scatter as scatter
 from ._squeeze import SqueezeState as SqueezeState
 from ._squeeze import get_mask_spr as get_mask_spr
 from ._squeeze import get_squeeze_status as get_squeeze_status
@@ -121,6 +125,8 @@ __all__ = [
     "decode",
     "encode",
     "gather",
+    "gather_datablock",
+    "gatherb",
     "get_mask_spr",
     "get_reduce_max_cnt",
     "get_reduce_min_cnt",
@@ -141,6 +147,7 @@ __all__ = [
     "reduce_sum",
     "reduce_sum_datablock",
     "reg_gather",
+    "reg_gather_b",
     "reg_pair_reduce_elem",
     "reg_reduce",
     "reg_reduce_data_block",
@@ -148,6 +155,7 @@ __all__ = [
     "repeat_reduce_min",
     "repeat_reduce_sum",
     "reset_mask",
+    "scatter",
     "set_mask_count",
     "set_mask_norm",
     "set_vector_mask",

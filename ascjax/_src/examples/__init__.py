@@ -6,6 +6,7 @@ Each ``main()`` prints what the seed program prints and returns True when it pas
 from . import (
     asc_gather,
     gather,
+    gather_block,
     pair_reduce_sum,
     reduce_max_min,
     reduce_register,
@@ -31,4 +32,9 @@ EXAMPLES = {
     "reduce_max": reduce_max_min.main_max,
     "reduce_min": reduce_max_min.main_min,
     "vector_mask": vector_mask.main,
+    "gatherb": gather_block.main_gatherb,
+    "gather_datablock": gather_block.main_gather_datablock,
+    "gather_datablock_register": gather_block.main_gather_datablock_register,
+    "reg_gather_b": gather_block.main_reg_gather_b,
+    "scatter": gather_block.main_scatter,
 }

@@ -22,9 +22,11 @@ import numpy as np
 from ..cli_options import Option, ascend_type, byte_address, config_from_options
 from ..formats import FORMATS, resolve
 from ..isa.gather import GATHER_TYPES, REG_GATHER_TYPES, asc_gather, reg_gather
+from ..isa.gather_block import gather_datablock, gatherb, reg_gather_b
 from ..isa.gather_tensor import gather
 from ..isa.lanes import REDUCE_TYPES, check_int
 from ..isa.reduce_tensor import ORDERS, REDUCE_SUM_METHODS
+from ..isa.scatter import scatter
 from ..isa.squeeze import squeeze_sequence, squeeze_window
 from .binio import BinFileError, check_output_paths, read_bin
 from .engine import CHUNK, Output, Plan, execute
@@ -203,6 +205,101 @@ def _plan_squeeze(opts: dict) -> Plan:
     return Plan(fn, groups, shared, outputs, unit="groups", row_registers=group)
 
 
+# --- DataBlock gathers and Scatter: a third input (byte offsets, an index register) ----------
+
+def _plan_block_register(name: str, function):
+    """Reg::GatherB / asc_gather_datablock's register form: index registers (uint32) and masks
+    as rows, the UB data from the source address whole on every device."""
+    def plan(opts: dict) -> Plan:
+        fmt = resolve(opts["dtype"], where=name)
+        data = read_bin(opts["src"], fmt, arg="--src")
+        if data.size == 0:
+            raise BinFileError(f"--src {opts['src']}: the file is empty; it holds the UB data "
+                               f"the index reads")
+        index = registers(opts["index"], FORMATS["uint32_t"], "--index")
+        config = config_from_options(opts)
+
+        # The mask options read a mask of T's lanes (or the 32-byte hardware form).
+        batched, shared, to_mask = mask_input(opts, fmt, len(index), fmt.name)
+
+        def fn(i, *rest):
+            m, rest = (rest[0], rest[1:]) if batched else (rest[-1], rest[:-1])
+            return function(rest[0], i, to_mask(m), dtype=fmt.name, config=config)
+
+        return Plan(fn, [index, *batched], [data, *shared], [Output(opts["out"], fmt, _first)])
+    return plan
+
+
+def _tensor_files(name: str, opts: dict, offset_arg: str):
+    """(T, dst, src, offsets) LocalTensor rows: --tensors of each per file, dst zeros of
+    --dst-len (default src's length) when no --dst."""
+    fmt = resolve(opts["dtype"], where=name)
+    count = opts["tensors"]
+    src = tensors(opts["src"], fmt, count, "--src")
+    if opts.get("dst") is not None:
+        dst = tensors(opts["dst"], fmt, count, "--dst")
+    else:
+        length = opts["dst_len"] if opts.get("dst_len") is not None else src.shape[1]
+        dst = np.zeros((len(src), length), fmt.storage_dtype)
+    flag = "--" + offset_arg.replace("_", "-")
+    offsets = tensors(opts[offset_arg], FORMATS["uint32_t"], count, flag)
+    return fmt, dst, src, offsets
+
+
+def _plan_gatherb(opts: dict) -> Plan:
+    fmt, dst, src, offset = _tensor_files("gatherb", opts, "offset")
+    config = config_from_options(opts)
+    params = (opts["dst_blk_stride"], opts["dst_rep_stride"])
+
+    def fn(d, s, o):
+        return gatherb(d, s, o, opts["repeat_time"], params, config=config)
+
+    rows = max(-(-src.shape[1] // fmt.lanes), -(-dst.shape[1] // fmt.lanes))
+    return Plan(fn, [dst, src, offset], [], [Output(opts["out"], fmt, _first)], unit="tensors",
+                row_registers=rows)
+
+
+def _plan_scatter(opts: dict) -> Plan:
+    where = "scatter"
+    fmt, dst, src, offset = _tensor_files(where, opts, "dst_offset")
+    config = config_from_options(opts)
+    if opts.get("count") is not None:
+        if any(opts.get(a) is not None for a in ("mask", "repeat_time")):
+            raise TypeError(f"{where}: give --count, or --mask --repeat-time [--src-rep-stride]")
+        args = (opts["count"],)
+    elif opts.get("mask") is not None and opts.get("repeat_time") is not None:
+        args = (parse_mask(opts["mask"], where), opts["repeat_time"], opts["src_rep_stride"])
+    else:
+        raise TypeError(f"{where}: give --count, or --mask --repeat-time [--src-rep-stride]")
+
+    def fn(d, s, o):
+        return scatter(d, s, o, opts["dst_base_addr"], *args, config=config)
+
+    rows = max(-(-src.shape[1] // fmt.lanes), -(-dst.shape[1] // fmt.lanes))
+    return Plan(fn, [dst, src, offset], [], [Output(opts["out"], fmt, _first)], unit="tensors",
+                row_registers=rows)
+
+
+def _tensor_options(name: str) -> tuple:
+    return (Option("src", "src LocalTensor(s) (.bin)", required=True),
+            Option("dtype", "T (the src and dst type)", ascend_type, required=True,
+                   choices=type_choices(name)),
+            Option("tensors", "each file holds this many LocalTensors", int, 1),
+            Option("dst", "initial dst LocalTensor(s) (.bin); default zeros"),
+            Option("dst_len", "elements of each zero dst when no --dst (default: src length)",
+                   int))
+
+
+def _register_block_options(name: str) -> tuple:
+    return (Option("src", "UB data from the 32-byte aligned source address on (.bin)",
+                   required=True),
+            Option("dtype", "T (the src and dst type)", ascend_type, required=True,
+                   choices=type_choices(name)),
+            Option("index", "uint32 index registers (.bin): byte offsets, the first 8 lanes "
+                   "of each count", required=True),
+            *MASK_OPTIONS, OUT)
+
+
 # --- the table ------------------------------------------------------------------------------
 
 # One line per instruction whose runner a family derives (``families``): the registry name, its
@@ -285,6 +382,34 @@ RUNNERS |= {r.name: r for r in (
         Option("ub_out", "file for the UB bytes [dst_addr, dst_addr + AR) of each group"),
         Option("ar_out", "file for AR (uint32) of each group"),
         OUT), _plan_squeeze, inputs=("src", "mask")),
+    Runner("reg_gather_b", _register_block_options("reg_gather_b"),
+           _plan_block_register("reg_gather_b", reg_gather_b),
+           inputs=("src", "index", "mask")),
+    # The register form (the 950); the UB form (Atlas A2 / A3) is Gatherb's: ascjax run gatherb.
+    Runner("gather_datablock", _register_block_options("gather_datablock"),
+           _plan_block_register("gather_datablock", gather_datablock),
+           inputs=("src", "index", "mask")),
+    Runner("gatherb", (
+        *_tensor_options("gatherb"),
+        Option("offset", "uint32 offset LocalTensor(s) (.bin): byte offsets of the DataBlocks, "
+               "8 per repeat", required=True),
+        Option("repeat_time", "repeatTime", integer, required=True),
+        Option("dst_blk_stride", "GatherRepeatParams.dstBlkStride (DataBlocks; 0 is taken as 1)",
+               integer, 1),
+        Option("dst_rep_stride", "GatherRepeatParams.dstRepStride (DataBlocks)", integer, 8),
+        OUT), _plan_gatherb, inputs=("src", "dst", "offset")),
+    Runner("scatter", (
+        *_tensor_options("scatter"),
+        Option("dst_offset", "uint32 dstOffset LocalTensor(s) (.bin): byte offsets in dst",
+               required=True),
+        Option("dst_base_addr", "dstBaseAddr, bytes from dst's start", integer, 0),
+        Option("count", "count (the first count elements of src); call form --count", integer),
+        Option("mask", "mask: continuous count or uint64 words (0x hex, comma-separated); call "
+               "form --mask --repeat-time --src-rep-stride"),
+        Option("repeat_time", "repeatTime; call form --mask --repeat-time --src-rep-stride",
+               integer),
+        Option("src_rep_stride", "srcRepStride (DataBlocks), default 8", integer, 8),
+        OUT), _plan_scatter, inputs=("src", "dst", "dst_offset")),
 )}
 
 

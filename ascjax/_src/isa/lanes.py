@@ -295,26 +295,33 @@ def runtime_check(bad, message: Callable[..., str], detail, *, mode: str = "rais
     Concrete values raise ``IndexError`` at once. Under ``jit`` (values unknown to Python):
     ``mode="raise"`` raises from a host callback when the computation runs, ``"checkify"``
     emits a ``checkify.check`` (the caller wraps with ``checkify.checkify``), ``"ignore"`` checks
-    nothing. ``message(detail)`` builds the text from ``detail``, an array reduced from the data;
-    a tuple of such arrays (a lane and its offset) is passed as ``message(*detail)``.
+    nothing. ``message(detail)`` builds the text from ``detail``, an array reduced from the data:
+    a scalar, or a 1-D array of several fields (the message then gets a tuple); a tuple of such
+    arrays (a lane and its offset) is passed as ``message(*detail)``.
     """
     if mode == "ignore":
         return
     details = detail if isinstance(detail, tuple) else (detail,)
     if not any(isinstance(x, jax.core.Tracer) for x in (bad, *details)):
         if bool(jnp.any(bad)):
-            raise IndexError(message(*(np.asarray(d).item() for d in details)))
+            raise IndexError(message(*(_detail_value(d) for d in details)))
         return
-    if mode == "checkify":
-        names = ("detail",) if not isinstance(detail, tuple) else tuple(
-            f"detail{i}" for i in range(len(details)))
-        checkify.check(~jnp.any(bad), message(*(f"{{{n}}}" for n in names)),
-                       **dict(zip(names, details, strict=True)))
+    if mode == "checkify":  # one placeholder per field
+        fields, args = {}, []
+        for i, d in enumerate(details):
+            if jnp.ndim(d) == 0:
+                fields[f"d{i}"] = d
+                args.append(f"{{d{i}}}")
+            else:
+                keys = [f"d{i}_{j}" for j in range(jnp.shape(d)[0])]
+                fields.update({k: d[j] for j, k in enumerate(keys)})
+                args.append(tuple("{" + k + "}" for k in keys))
+        checkify.check(~jnp.any(bad), message(*args), **fields)
         return
 
     def report(any_bad, *values):
         if bool(any_bad):
-            raise AddressFault(message(*(np.asarray(v).item() for v in values)))
+            raise AddressFault(message(*(_detail_value(v) for v in values)))
 
     jax.debug.callback(report, jnp.any(bad), *details)
 
@@ -332,6 +339,11 @@ class _QuietAddressFaults:
 
 
 logging.getLogger("jax._src.debugging").addFilter(_QuietAddressFaults())
+
+
+def _detail_value(detail):
+    value = np.asarray(detail)
+    return value.item() if value.ndim == 0 else tuple(value.tolist())
 
 
 # --- max / min: where the extreme of the active lanes is ------------------------------------

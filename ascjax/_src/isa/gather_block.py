@@ -1,0 +1,422 @@
+"""DataBlock gathers: ``Gatherb`` and ``asc_gather_datablock`` (UB -> UB), the register form of
+``asc_gather_datablock`` and ``Reg::GatherB`` (UB -> vector register).
+
+Each moves whole 32-byte DataBlocks of src, found by byte offsets, and keeps every bit (NaN
+payloads, -0, subnormals, the 8-bit and packed 4-bit formats: bytes are moved). An offset must
+be a multiple of 32 (src is 32-byte aligned, so the block it names is aligned) and its block
+must lie inside src; a bad offset of a block that is read raises ``IndexError`` naming the
+instruction, the offset's element and its value (under ``jit`` as ``Config.out_of_range``
+says). Blocks that are not read (masked off) are never checked.
+
+The pages' int64_t / uint64_t rows (Gatherb on the 950 and Atlas 200I/500 A2, the register
+form's b64 rows) are not emulated: JAX runs with 64-bit types off.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+
+from ..config import Config, resolve_config
+from ..formats import BLOCKS_PER_REGISTER, DATABLOCK_BYTES, FORMATS, Format
+from ..numerics.bits import from_bits, to_bits
+from .lanes import (
+    check_int,
+    check_product,
+    check_register,
+    check_supported,
+    kernel,
+    resolve_dtypes,
+    runtime_check,
+)
+from .masks import element_mask
+
+_ALL_WIDTHS = ("int8_t", "uint8_t", "int16_t", "uint16_t", "half", "bfloat16_t", "int32_t",
+               "uint32_t", "float")
+# Gatherb's 数据类型 per product (int64_t / uint64_t not emulated).
+GATHERB_TYPES = {"950": _ALL_WIDTHS, "A3": ("uint16_t", "uint32_t"),
+                 "A2": ("uint16_t", "uint32_t"), "200I/500 A2": _ALL_WIDTHS}
+# asc_gather_datablock on UB (c-memory): uint16_t and uint32_t, Atlas A2 / A3.
+UB_TYPES = {"A3": ("uint16_t", "uint32_t"), "A2": ("uint16_t", "uint32_t")}
+# asc_gather_datablock on registers (c-reg) and Reg::GatherB (b8 / b16 / b32): the 950.
+REGISTER_TYPES = ("int4b_t", "int8_t", "uint8_t", "fp4x2_e2m1_t", "fp4x2_e1m2_t", "hifloat8_t",
+                  "fp8_e8m0_t", "fp8_e5m2_t", "fp8_e4m3fn_t", "int16_t", "uint16_t", "half",
+                  "bfloat16_t", "int32_t", "uint32_t", "float")
+REGISTER_PRODUCTS = ("950",)
+# Products whose Gatherb page calls repeatTime 0 a NOP.
+NOP_PRODUCTS = ("A2", "A3")
+DST_BLK_STRIDE_MAX, DST_REP_STRIDE_MAX = 255, 65535   # uint8_t / uint16_t fields
+
+_U32 = FORMATS["uint32_t"]
+BLOCK_WORDS = DATABLOCK_BYTES // 4
+
+
+class GatherRepeatParams(NamedTuple):
+    """``AscendC::GatherRepeatParams{dstBlkStride, dstRepStride}`` (in DataBlocks; the
+    struct's defaults 1 and 8). Its other fields are deprecated and have no effect (page)."""
+
+    dst_blk_stride: int = 1
+    dst_rep_stride: int = 8
+
+
+# --- offsets: the value-dependent check -----------------------------------------------------
+
+def check_offsets(offsets, read, *, align: int, limit: int, where: str, what: str,
+                  rule: str, mode: str):
+    """Raise (as ``runtime_check``) when a read element of ``offsets`` is not a multiple of
+    ``align`` or exceeds ``limit``; return the bool array of good offsets.
+
+    ``offsets`` uint32 ``(..., n)``; ``read`` bool, broadcastable: the elements that take part.
+    The message names the first bad element (its position in the last axis) and its value.
+    """
+    off = jnp.asarray(offsets).astype(jnp.uint32)
+    if limit < 0:
+        good = jnp.zeros(off.shape, bool)
+    else:
+        good = (off % np.uint32(align) == 0) & (off <= np.uint32(min(limit, 2**32 - 1)))
+    bad = jnp.broadcast_to(read, off.shape) & ~good
+    if mode != "ignore":
+        flat = bad.reshape(-1)
+        k = jnp.argmax(flat)
+        n = off.shape[-1]
+        detail = jnp.stack([(k % n).astype(jnp.uint32), off.reshape(-1)[k]])
+        runtime_check(bad, lambda d: f"{where}: {what} {d[0]} holds byte offset {d[1]}; "
+                      f"{rule} (the hardware raises an address exception)", detail, mode=mode)
+    return good
+
+
+def _fit(x, size: int):
+    """The first ``size`` elements of the last axis, padded with zeros where x is shorter."""
+    if x.shape[-1] >= size:
+        return x[..., :size]
+    return jnp.pad(x, [(0, 0)] * (x.ndim - 1) + [(0, size - x.shape[-1])])
+
+
+def _words(bits):
+    """Bit patterns ``(..., n)`` as little-endian uint32 words ``(..., ceil(n / k))``, k
+    elements a word. The DataBlock moves run on words: XLA's CPU backend computes a gather of
+    bfloat16 values (which the bitcasts would otherwise fold into) in float32, flushing
+    subnormals."""
+    k = 4 // bits.dtype.itemsize
+    if k == 1:
+        return bits
+    bits = _fit(bits, -(-bits.shape[-1] // k) * k)
+    return lax.bitcast_convert_type(bits.reshape(bits.shape[:-1] + (-1, k)), jnp.uint32)
+
+
+def _unwords(words, dtype, n: int):
+    """The first ``n`` bit patterns of ``dtype`` in ``words`` (``_words`` undone)."""
+    if np.dtype(dtype).itemsize == 4:
+        return words[..., :n]
+    bits = lax.bitcast_convert_type(words, dtype)
+    return bits.reshape(bits.shape[:-2] + (-1,))[..., :n]
+
+
+def _blocks(src, epb: int):
+    """src ``(..., n)`` as DataBlocks ``(..., nb + 1, epb)``, a zero block last (what a bad
+    offset reads under ``out_of_range="ignore"``)."""
+    nb = src.shape[-1] // epb + 1
+    s = _fit(src, nb * epb)
+    s = s.at[..., (nb - 1) * epb:].set(jnp.zeros((), s.dtype))
+    return s.reshape(s.shape[:-1] + (nb, epb))
+
+
+def _take_blocks(blocks, index):
+    """``blocks[..., index[..., k], :]`` per batch element: ``(..., K, epb)``."""
+    if blocks.ndim == 2:
+        return blocks[index]
+    batch = jnp.broadcast_shapes(blocks.shape[:-2], index.shape[:-1])
+    b = jnp.broadcast_to(blocks, batch + blocks.shape[-2:]).reshape((-1,) + blocks.shape[-2:])
+    i = jnp.broadcast_to(index, batch + index.shape[-1:]).reshape((-1,) + index.shape[-1:])
+    return jax.vmap(lambda x, j: x[j])(b, i).reshape(batch + index.shape[-1:]
+                                                     + blocks.shape[-1:])
+
+
+def _take_offsets(blocks, offsets, good):
+    """The blocks at byte ``offsets`` ``(..., K, epb)``, the zero block (last) where an offset
+    is bad."""
+    blk = jnp.asarray(offsets).astype(jnp.uint32) // np.uint32(DATABLOCK_BYTES)
+    zero = np.uint32(blocks.shape[-2] - 1)
+    return _take_blocks(blocks, jnp.where(good, blk, zero).astype(jnp.int32))
+
+
+# --- UB -> UB: Gatherb and asc_gather_datablock (c-memory) -----------------------------------
+
+class _UbSpec(NamedTuple):
+    fmt: Format
+    count: int              # offsets read: 8 per repeat
+    sources: tuple          # per dst block 0..len-1: the (i*8 + j) that writes it last, or -1
+    n_src: int
+
+
+def _ub_plan(repeats: int, blk_stride: int, rep_stride: int) -> np.ndarray:
+    """Per dst DataBlock: which gathered block (i*8 + j) is written there last, or -1.
+
+    Block j of repeat i lands at DataBlock ``i*rep_stride + j*blk_stride`` of dst; the writes
+    run in (i, j) order, so a later one to the same block wins (the page's loop).
+    """
+    i, j = np.divmod(np.arange(repeats * BLOCKS_PER_REGISTER), BLOCKS_PER_REGISTER)
+    targets = i * rep_stride + j * blk_stride
+    sources = np.full(int(targets.max(initial=-1)) + 1, -1)
+    sources[targets] = np.arange(targets.size)   # NumPy assigns in order: the last one stays
+    return sources
+
+
+def _ub_move(spec: _UbSpec, dst, src, offset, epb: int):
+    """dst with the gathered blocks written; ``epb`` array elements a DataBlock (8 words, or
+    the type's elements for tangents)."""
+    gathered = _take_offsets(_blocks(src, epb), offset[..., :spec.count],
+                             _good_blocks(spec, offset))
+    sources = np.array(spec.sources, int)
+    span = sources.size * epb
+    batch = jnp.broadcast_shapes(dst.shape[:-1], gathered.shape[:-2])
+    dst = jnp.broadcast_to(dst, batch + dst.shape[-1:])
+    if span == 0:
+        return dst
+    old = dst[..., :span].reshape(batch + (sources.size, epb))
+    new = jnp.where((sources >= 0)[:, None], gathered[..., np.maximum(sources, 0), :], old)
+    return jnp.concatenate([new.reshape(batch + (span,)), dst[..., span:]], axis=-1)
+
+
+def _good_blocks(spec: _UbSpec, offset):
+    limit = spec.n_src * spec.fmt.width - DATABLOCK_BYTES
+    off = jnp.asarray(offset[..., :spec.count]).astype(jnp.uint32)
+    return (off % np.uint32(DATABLOCK_BYTES) == 0) & (off <= np.uint32(max(limit, 0))) & (
+        limit >= 0)
+
+
+def _ub_forward(spec: _UbSpec, dst, src, offset):
+    out = _ub_move(spec, _words(to_bits(dst, spec.fmt)), _words(to_bits(src, spec.fmt)), offset,
+                   BLOCK_WORDS)
+    return from_bits(_unwords(out, spec.fmt.bits_dtype, dst.shape[-1]), spec.fmt)
+
+
+def _ub_linear(spec: _UbSpec, t_dst, t_src, offset):
+    return _ub_move(spec, t_dst, t_src, offset, spec.fmt.per_block)
+
+
+_ub_gather = kernel(_ub_forward, _ub_linear, num_diff=2)
+
+
+def _ub_call(where: str, dst, src, offset, repeat: int, blk_stride: int, rep_stride: int,
+             table: dict, config: Config | None):
+    config = check_product(config, table, where)
+    fmt = resolve_dtypes(src, None, where=where, arg="src")
+    check_supported(fmt, table[config.product], where=where,
+                    arg=f"T on product {config.product!r}")
+    dst_fmt = resolve_dtypes(dst, None, where=where, arg="dst")
+    if dst_fmt != fmt:
+        raise TypeError(f"{where}: dst dtype {dst_fmt.name} differs from src dtype {fmt.name}")
+    dst, src, offset = jnp.asarray(dst), jnp.asarray(src), jnp.asarray(offset)
+    for name, x in (("dst", dst), ("src", src), ("offset", offset)):
+        if x.ndim == 0:
+            raise ValueError(f"{where}: {name} must be a LocalTensor (..., n), got a scalar")
+    if offset.dtype != np.uint32:
+        raise TypeError(f"{where}: offset must be a uint32 LocalTensor (byte offsets), got "
+                        f"dtype {offset.dtype}")
+    repeat = check_int(repeat, 0, 255, where=where, arg="repeat_time")
+    blk_stride = check_int(blk_stride, 0, DST_BLK_STRIDE_MAX, where=where, arg="dst_blk_stride")
+    rep_stride = check_int(rep_stride, 0, DST_REP_STRIDE_MAX, where=where, arg="dst_rep_stride")
+    blk_stride = blk_stride or 1          # the page: dstBlkStride 0 is taken as 1
+    if repeat == 0:
+        if config.empty_move == "raise" and config.product not in NOP_PRODUCTS:
+            raise ValueError(f"{where}: repeat_time=0 is a NOP only on {list(NOP_PRODUCTS)} "
+                             f"(the page); Config(empty_move=\"raise\") rejects it on product "
+                             f"{config.product!r}")
+        batch = jnp.broadcast_shapes(dst.shape[:-1], src.shape[:-1], offset.shape[:-1])
+        return jnp.broadcast_to(dst, batch + dst.shape[-1:])
+    count = repeat * BLOCKS_PER_REGISTER
+    if offset.shape[-1] < count:
+        raise ValueError(f"{where}: offset has {offset.shape[-1]} elements but repeat_time="
+                         f"{repeat} reads {count} (8 DataBlock offsets per repeat)")
+    sources = _ub_plan(repeat, blk_stride, rep_stride)
+    epb = fmt.per_block
+    if sources.size * epb > dst.shape[-1]:
+        raise ValueError(f"{where}: dst has {dst.shape[-1]} elements but the repeats write "
+                         f"DataBlock {sources.size - 1} (elements up to {sources.size * epb - 1})"
+                         f"; the LocalTensor is too short")
+    n_src = src.shape[-1]
+    check_offsets(offset[..., :count], True, align=DATABLOCK_BYTES,
+                  limit=n_src * fmt.width - DATABLOCK_BYTES, where=where, what="offset element",
+                  rule=f"it must be a multiple of 32 and the DataBlock it names must lie inside "
+                  f"src ({n_src * fmt.width} bytes)", mode=config.out_of_range)
+    return _ub_gather(_UbSpec(fmt, count, tuple(sources.tolist()), n_src), dst, src, offset)
+
+
+def _repeat_params(params: Any, where: str) -> tuple[int, int]:
+    if isinstance(params, GatherRepeatParams):
+        return params.dst_blk_stride, params.dst_rep_stride
+    if isinstance(params, (tuple, list)) and len(params) == 2:
+        return params[0], params[1]
+    raise TypeError(f"{where}: repeat_params must be a GatherRepeatParams(dst_blk_stride, "
+                    f"dst_rep_stride) or a pair of ints (C++'s {{dstBlkStride, dstRepStride}}), "
+                    f"got {params!r}")
+
+
+def gatherb(dst: Any, src: Any, offset: Any, repeat_time: int, repeat_params: Any, *,
+            config: Config | None = None) -> jax.Array:
+    """``AscendC::Gatherb(dst, src, offset, repeatTime, repeatParams)``: gather DataBlocks.
+
+    Repeat i, block j copies the 32-byte DataBlock at byte ``offset[i*8 + j]`` of ``src`` to
+    DataBlock ``i*dstRepStride + j*dstBlkStride`` of ``dst`` (a ``dstBlkStride`` of 0 is taken
+    as 1, the page's note), in that order, so a later block written to the same place wins.
+    ``dst`` / ``src`` are 1-D LocalTensors of one type T (from their 32-byte aligned start);
+    ``offset`` a uint32 LocalTensor of at least ``8 * repeat_time`` byte offsets, each a
+    multiple of 32 naming a block inside src. ``repeat_params``: ``GatherRepeatParams`` (or
+    the pair ``(dst_blk_stride, dst_rep_stride)``). Returns the new dst; elements not written
+    keep their bits. repeat_time 0 leaves dst unchanged (A37; ``Config.empty_move``).
+    Differentiable in dst and src (floating T): a block's cotangent flows back to the source
+    block it was copied from.
+    """
+    where = "gatherb"
+    blk, rep = _repeat_params(repeat_params, where)
+    return _ub_call(where, dst, src, offset, repeat_time, blk, rep, GATHERB_TYPES, config)
+
+
+# --- UB -> register: asc_gather_datablock (c-reg) and Reg::GatherB --------------------------
+
+class _RegSpec(NamedTuple):
+    fmt: Format
+    element: bool           # the mask is per element of T (else per DataBlock)
+    n_src: int
+
+
+def _reg_take(spec: _RegSpec, src, index, active, epb: int):
+    """The 8 blocks the index names ``(..., 8 * epb)``, zeros where a block is not read."""
+    good = _good_register(spec, index) & _read_blocks(spec, active)
+    blocks = _take_offsets(_blocks(src, epb), index[..., :BLOCKS_PER_REGISTER], good)
+    return blocks.reshape(blocks.shape[:-2] + (BLOCKS_PER_REGISTER * epb,))
+
+
+def _active_lanes(spec: _RegSpec, active):
+    return active if spec.element else jnp.repeat(active, spec.fmt.per_block, axis=-1)
+
+
+def _read_blocks(spec: _RegSpec, active):
+    """The DataBlocks an active mask reads ``(..., 8)``."""
+    if not spec.element:
+        return active
+    return active.reshape(active.shape[:-1] + (BLOCKS_PER_REGISTER, -1)).any(axis=-1)
+
+
+def _good_register(spec: _RegSpec, index):
+    limit = spec.n_src * spec.fmt.width - DATABLOCK_BYTES
+    off = index[..., :BLOCKS_PER_REGISTER].astype(jnp.uint32)
+    return (off % np.uint32(DATABLOCK_BYTES) == 0) & (off <= np.uint32(max(limit, 0))) & (
+        limit >= 0)
+
+
+def _reg_forward(spec: _RegSpec, src, index, active):
+    fmt = spec.fmt
+    words = _reg_take(spec, _words(to_bits(src, fmt)), index, active, BLOCK_WORDS)
+    # The mask as words of all-ones / zero elements, so no select sees a narrow float.
+    ones = np.array(np.iinfo(fmt.bits_dtype).max, fmt.bits_dtype)
+    keep = _words(jnp.where(_active_lanes(spec, active), ones, np.zeros((), fmt.bits_dtype)))
+    return from_bits(_unwords(words & keep, fmt.bits_dtype, fmt.lanes), fmt)
+
+
+def _reg_linear(spec: _RegSpec, t_src, index, active):
+    values = _reg_take(spec, t_src, index, active, spec.fmt.per_block)
+    return jnp.where(_active_lanes(spec, active), values, jnp.zeros((), values.dtype))
+
+
+_reg_gather = kernel(_reg_forward, _reg_linear, num_diff=1)
+
+
+def _block_mask(mask: Any, fmt: Format, where: str):
+    """DataBlock k is gathered iff mask bit 4k (b32 element k) is set: ``(..., 8)``.
+
+    A per-element mask of T ``(..., lanes)`` stands for the canonical hardware form (A1):
+    bit 4k is element ``4k / sizeof(T)``'s bit.
+    """
+    mask = jnp.asarray(mask)
+    if mask.dtype != jnp.bool_:
+        raise TypeError(f"{where}: mask must be a bool array (hardware form (..., 256) or "
+                        f"per-element form (..., {fmt.lanes})), got dtype {mask.dtype}")
+    if mask.ndim >= 1 and mask.shape[-1] in (256, fmt.lanes):
+        step = 4 if mask.shape[-1] == 256 else 4 // fmt.width
+        return mask[..., 0:BLOCKS_PER_REGISTER * step:step]
+    raise ValueError(f"{where}: mask has shape {mask.shape}; expected (..., 256) (hardware "
+                     f"form) or (..., {fmt.lanes}) (one per {fmt.name} lane)")
+
+
+def _register_call(where: str, src, index, mask, dtype, element: bool, config: Config | None):
+    config = check_product(config, REGISTER_PRODUCTS, where)
+    src = jnp.asarray(src)
+    if src.ndim != 1:
+        raise ValueError(f"{where}: src must be 1-D (the UB from the 32-byte aligned source "
+                         f"address on), got shape {src.shape}")
+    fmt = resolve_dtypes(src, dtype, where=where, arg="src")
+    check_supported(fmt, REGISTER_TYPES, where=where)
+    index = jnp.asarray(index)
+    if index.dtype != np.uint32:
+        raise TypeError(f"{where}: index must be a vector_uint32_t register (byte offsets), got "
+                        f"dtype {index.dtype}")
+    index = check_register(index, _U32, where=where, arg="index")
+    if mask is None:
+        active = np.ones(fmt.lanes if element else BLOCKS_PER_REGISTER, bool)
+    elif element:
+        active = element_mask(mask, fmt, where=where)
+    else:
+        active = _block_mask(mask, fmt, where)
+    spec = _RegSpec(fmt, element, src.shape[0])
+    check_offsets(index[..., :BLOCKS_PER_REGISTER], _read_blocks(spec, jnp.asarray(active)),
+                  align=DATABLOCK_BYTES, limit=src.shape[0] * fmt.width - DATABLOCK_BYTES,
+                  where=where, what="index lane",
+                  rule=f"it must be a multiple of 32 and the DataBlock it names must lie inside "
+                  f"src ({src.shape[0] * fmt.width} bytes)", mode=config.out_of_range)
+    return _reg_gather(spec, src, index, active)
+
+
+def gather_datablock(*args: Any, dtype: Any = None, config: Config | None = None) -> jax.Array:
+    """``asc_gather_datablock`` (and ``asc_gather_datablock_sync``): gather DataBlocks by byte
+    offsets. The two C API forms are told apart by their arguments:
+
+    * registers (c-reg, the 950): ``gather_datablock(src, index[, mask])`` returns ``dst``, a
+      register of src's type: DataBlock k of dst is the 32 bytes at byte ``index[k]`` of src,
+      k < 8 (the first 8 uint32 lanes of ``index`` count; each a multiple of 32, inside src).
+      ``src`` is the 1-D UB from the aligned source address in its type (``dtype=`` names a
+      byte-stored type: ``"hifloat8_t"``, ``"int4b_t"``...). ``mask`` (hardware form (256,)
+      or per element of T): by default DataBlock k is gathered iff mask bit 4k is set (A35;
+      ``Config.datablock_mask="element"``: per element); the rest of dst is 0. Without a mask
+      every block is gathered.
+    * Unified Buffer (c-memory, Atlas A2 / A3): ``gather_datablock(dst, src, src_offset,
+      dst_repeat_stride, dst_block_stride, repeat)`` is ``gatherb(dst, src, src_offset,
+      repeat, (dst_block_stride, dst_repeat_stride))`` for uint16_t / uint32_t, returning the
+      new dst (a dst_block_stride of 0 taken as 1, as on Gatherb: A39).
+
+    Differentiable in src (and dst on UB), floating types.
+    """
+    where = "gather_datablock"
+    if len(args) == 6:
+        if dtype is not None:
+            raise TypeError(f"{where}: dtype= names a register form's src type; the UB form "
+                            f"takes T from its arrays")
+        dst, src, offset, rep_stride, blk_stride, repeat = args
+        return _ub_call(where, dst, src, offset, repeat, blk_stride, rep_stride, UB_TYPES,
+                        config)
+    if len(args) in (2, 3):
+        src, index, *mask = args
+        element = resolve_config(config).datablock_mask == "element"
+        return _register_call(where, src, index, mask[0] if mask else None, dtype, element,
+                              config)
+    raise TypeError(f"{where}: expected (src, index[, mask]) (registers) or (dst, src, "
+                    f"src_offset, dst_repeat_stride, dst_block_stride, repeat) (UB); got "
+                    f"{len(args)} positional arguments")
+
+
+def reg_gather_b(base_addr: Any, index: Any, mask: Any, *, dtype: Any = None,
+                 config: Config | None = None) -> jax.Array:
+    """``AscendC::Reg::GatherB(dstReg, baseAddr, index, mask)``: returns ``dstReg``.
+
+    DataBlock k of dstReg (k < 8; only the first 8 elements of the uint32 ``index`` register
+    count) is the 32 bytes at byte ``index[k]`` of ``base_addr`` (the 1-D UB from the 32-byte
+    aligned base address, in T; ``dtype=`` names a byte-stored T), if mask bit 4k (b32
+    element k) is set; other blocks are 0 (A35). Same kernel as ``gather_datablock``'s register
+    form with the page's block mask. Differentiable in base_addr (floating T).
+    """
+    return _register_call("reg_gather_b", base_addr, index, mask, dtype, False, config)
