@@ -30,6 +30,9 @@ from ascjax._src.isa.codecs import encode as encode
 from ascjax._src.isa.codecs import pack_nibbles as pack_nibbles
 from ascjax._src.isa.codecs import unpack_nibbles as unpack_nibbles
 from ascjax._src.isa.gather import gather as gather
+from ascjax._src.isa.gather_mask import GatherMaskParams as GatherMaskParams
+from ascjax._src.isa.gather_mask import asc_reduce as asc_reduce
+from ascjax._src.isa.gather_mask import gather_mask as gather_mask
 from ascjax._src.isa.masks import Pattern as Pattern
 from ascjax._src.isa.masks import create_mask as create_mask
 from ascjax._src.isa.masks import update_mask as update_mask

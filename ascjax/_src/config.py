@@ -43,6 +43,9 @@ _CHOICES = {
     "masked_extreme": ("skip", "fill"),
     "reduce_empty": ("nop", "raise"),
     "reduce_max_index": ("offset", "repeat"),
+    "gather_mask_tail": ("keep", "zero_block"),
+    "gather_mask_counter": ("blocks", "raise"),
+    "gather_mask_empty": ("nop", "raise"),
 }
 
 
@@ -129,6 +132,17 @@ class Config:
         repeat r: ``"offset"``, its element offset in src, ``r*srcRepStride*epb + e``
         (**assumed**, A25; what the vendor's A2 and 950 implementations compute) or
         ``"repeat"``, ``r*lanes + e``. The two differ only when srcRepStride is not 8.
+      gather_mask_tail: the dst elements past the count GatherMask / asc_reduce keep (the page
+        shows them as undefined): ``"keep"`` their bits (**assumed**, A40) or ``"zero_block"``
+        (the rest of the 32-byte DataBlock holding the last kept element is written 0, as an
+        aligned store of the final block would).
+      gather_mask_counter: GatherMask in Counter mode with ``mask`` above one repeat's elements
+        (the 950, Atlas A2/A3, 200I/500 A2: ``mask`` elements per repeat): ``"blocks"``, the
+        repeat goes on through src0's block stride, element e at ``(r*src0RepeatStride +
+        (e // epb)*src0BlockStride)*epb + e % epb`` and its bit e of the pattern string
+        (**assumed**, A41) or ``"raise"`` (a ValueError).
+      gather_mask_empty: GatherMask / asc_reduce with repeatTimes 0: ``"nop"`` (dst unchanged,
+        count 0, **assumed**, A42) or ``"raise"`` (a ValueError).
       ub_bytes: usable Unified Buffer size in bytes, at most 256 KiB.
     """
 
@@ -154,6 +168,9 @@ class Config:
     masked_extreme: str = "skip"
     reduce_empty: str = "nop"
     reduce_max_index: str = "offset"
+    gather_mask_tail: str = "keep"
+    gather_mask_counter: str = "blocks"
+    gather_mask_empty: str = "nop"
     ub_bytes: int = UB_BYTES
 
     def __post_init__(self):

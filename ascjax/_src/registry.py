@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable
 
 from .isa import gather as _gather
+from .isa import gather_mask as _gmask
 from .isa import memory as _memory
 from .isa import reduce_register as _register
 from .isa import reduce_register_minmax as _rminmax
@@ -67,8 +68,10 @@ def python_name(vendor: str, class_library: frozenset = frozenset()) -> str:
     (``AscendC::Reg::``, written ``Reg::ReduceDataBlock`` in the registry) keeps ``reg_`` in
     front (``reg_reduce_data_block``: on registers, beside the LocalTensor
     ``ReduceDataBlock``). Where a C API name would take the Python name of a class-library call
-    (``asc_reduce_sum`` and ``ReduceSum``; ``class_library`` holds the class-library calls'
-    Python names), the C API function keeps its ``asc_`` prefix.
+    (``asc_reduce_sum`` and ``ReduceSum``; ``asc_reduce`` and ``Reduce``, the older name of
+    ``Reg::Reduce``; ``class_library`` holds the Python names of the class-library calls and
+    of their aliases, ``class_library_names()``), the C API function keeps its ``asc_``
+    prefix.
     Overloads of one vendor name (a register and a UB form, a first-n and a mask form) are one
     Python function that tells them apart by its arguments, as C++ does.
     """
@@ -78,6 +81,21 @@ def python_name(vendor: str, class_library: frozenset = frozenset()) -> str:
     if vendor.startswith("Reg::"):
         return "reg_" + python_name(vendor[len("Reg::"):])
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", vendor).lower()
+
+
+def class_library_names(instructions) -> frozenset:
+    """The collision set of ``python_name``: the Python names the naming rule gives every
+    class-library vendor name of ``instructions`` (``ascend`` and aliases, not ``asc_``)."""
+    return frozenset(python_name(n) for i in instructions for n in (i.ascend, *i.aliases)
+                     if not n.startswith("asc_"))
+
+
+def _gather_mask_rows(table: dict) -> tuple:
+    """(T, products, pattern U) rows of GatherMask, every T some product takes."""
+    names = dict.fromkeys(t for ts in table.values() for t in ts)
+    bits = {"int8_t": 8, "uint8_t": 8, "int32_t": 32, "uint32_t": 32, "float": 32}
+    return tuple((t, ", ".join(p for p, ts in table.items() if t in ts),
+                  _gmask.PATTERN_TYPES[bits.get(t, 16)]) for t in names)
 
 
 _FLOAT_SUM = ("A3", "A7", "A8")
@@ -268,6 +286,14 @@ INSTRUCTIONS: dict[str, Instruction] = {
                     {"mask words": ("A29",)}),
         Instruction("gather", "asc_gather", _gather.gather, "6", "asc_gather.md",
                     ("dst", "src", "index"), _gather.GATHER_TYPES),
+        Instruction("gather_mask", "GatherMask", _gmask.gather_mask, "-", "GatherMask.md",
+                    ("T", "products", "pattern"), _gather_mask_rows(_gmask.GATHER_MASK_TYPES),
+                    {t: ("A40", "A41", "A42")
+                     for t, *_ in _gather_mask_rows(_gmask.GATHER_MASK_TYPES)}),
+        Instruction("asc_reduce", "asc_reduce", _gmask.asc_reduce, "-", "asc_reduce.md",
+                    ("T", "products", "pattern"), _gather_mask_rows(_gmask.ASC_REDUCE_TYPES),
+                    {t: ("A40", "A42") for t in ("uint16_t", "uint32_t")},
+                    aliases=("asc_reduce_sync",)),
         Instruction("squeeze_and_storeunalign", "asc_squeeze_and_storeunalign",
                     _squeeze.squeeze_and_storeunalign, "7", "asc_squeeze_and_storeunalign.md",
                     ("dtype",), tuple((t,) for t in _squeeze.SQUEEZE_TYPES),
@@ -453,6 +479,17 @@ ASSUMPTIONS = (
     ("A29", ("SetVectorMask / asc_set_vector_mask with a mask of 0 on Atlas A2/A3 (\"treated as "
      "a NOP\"): the registers hold 0 and the vector instructions that read them do nothing"),
      'Config(zero_vector_mask="ignored") (the setter itself does nothing)'),
+    ("A40", ("GatherMask / asc_reduce leave the dst elements past the count they report with "
+     "their bits (the page shows them as undefined)"),
+     'Config(gather_mask_tail="zero_block") (the rest of the last 32-byte DataBlock is 0)'),
+    ("A41", ("GatherMask in Counter mode (950, Atlas A2/A3, 200I/500 A2: mask elements per "
+     "repeat) with mask above one repeat's 256 bytes: the repeat goes on through the block "
+     "stride, element e at (r*src0RepeatStride + (e // epb)*src0BlockStride)*epb + e % epb, "
+     "its pattern bit e of the repeat's string"),
+     'Config(gather_mask_counter="raise")'),
+    ("A42", ("GatherMask / asc_reduce with repeatTimes 0 leave dst unchanged and report a count "
+     "of 0 (the pages give no range)"),
+     'Config(gather_mask_empty="raise")'),
 )
 
 

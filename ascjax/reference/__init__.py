@@ -26,6 +26,8 @@ from ._codecs import encode as encode
 from ._codecs import library_type as library_type
 from ._codecs import value_grid as value_grid
 from ._gather import gather as gather
+from ._gather_mask import asc_reduce as asc_reduce
+from ._gather_mask import gather_mask as gather_mask
 from ._masks import create_mask as create_mask
 from ._masks import update_mask as update_mask
 from ._memory import copy_gm2ub_align as copy_gm2ub_align
@@ -94,6 +96,7 @@ __all__ = [
     "SqueezeState",
     "add",
     "asc_pair_reduce_sum",
+    "asc_reduce",
     "asc_reduce_max",
     "asc_reduce_min",
     "asc_reduce_sum",
@@ -113,6 +116,7 @@ __all__ = [
     "decode",
     "encode",
     "gather",
+    "gather_mask",
     "get_reduce_max_cnt",
     "get_reduce_min_cnt",
     "get_reduce_repeat_max_min_spr",
