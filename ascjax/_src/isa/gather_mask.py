@@ -155,7 +155,10 @@ def _compact(plan: Plan, d, s, pattern):
         if plan.tail == "zero_block":
             epb = plan.fmt.per_block
             end = min(-(-count // epb) * epb, n)
-            out = out.at[..., count:end].set(0)
+            # a select, not a scatter: XLA's CPU backend may move the bitcast through a
+            # scatter and run it in bfloat16, flushing subnormals
+            k = np.arange(n)
+            out = jnp.where((k >= count) & (k < end), jnp.zeros((), out.dtype), out)
         return out
     sel = _select(plan, pattern)
     batch = jnp.broadcast_shapes(d.shape[:-1], vals.shape[:-1], sel.shape[:-1])
