@@ -247,3 +247,8 @@ def test_asc_reduce_errors():
         ascjax.asc_reduce(u16, u16, u16, 1, 1, config=A2)
     with pytest.raises(TypeError, match="src1 has dtype uint32"):
         ascjax.asc_reduce(u16, u16, np.zeros(8, np.uint32), 128, config=A2)
+
+
+def test_examples_run():
+    from ascjax._src.examples import EXAMPLES
+    assert EXAMPLES["gather_mask"]()

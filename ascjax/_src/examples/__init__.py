@@ -5,6 +5,7 @@ Each ``main()`` prints what the seed program prints and returns True when it pas
 
 from . import (
     gather,
+    gather_mask,
     pair_reduce_sum,
     reduce_max_min,
     reduce_register,
@@ -18,6 +19,7 @@ EXAMPLES = {
     "reduce_sum_datablock": reduce_sum_datablock.main,
     "pair_reduce_sum": pair_reduce_sum.main,
     "gather": gather.main,
+    "gather_mask": gather_mask.main,
     "squeeze_and_storeunalign": squeeze_and_storeunalign.main,
     "reduce_register": reduce_register.main,
     "reduce_tensor_minmax": reduce_tensor_minmax.main,
