@@ -35,6 +35,7 @@ from ..config import Config
 from ..formats import DATABLOCK_BYTES, Format
 from ..numerics.bits import from_bits, to_bits
 from .lanes import check_int, check_product, check_supported, kernel, resolve_dtypes, runtime_check
+from .repeat import RepeatPlan
 
 _B16_B32 = ("int16_t", "uint16_t", "half", "int32_t", "uint32_t", "float")
 # 数据类型 tables: T per product (src0 = dst; the user pattern is the unsigned type of T's width).
@@ -134,54 +135,89 @@ class Plan:
         return np.nonzero(bits & self.active)[0]
 
 
+def _fit(x, size: int):
+    """The first ``size`` elements of the last axis, padded with zeros where x is shorter."""
+    if x.shape[-1] >= size:
+        return x[..., :size]
+    return jnp.pad(x, [(0, 0)] * (x.ndim - 1) + [(0, size - x.shape[-1])])
+
+
+def _load(plan: Plan, s):
+    """``(..., R*E)``: the call's src0 elements in processing order. Whole 256-byte repeats load
+    by strided slices (``RepeatPlan.load``); XLA's CPU gather is far slower."""
+    if plan.per_repeat == plan.fmt.lanes and plan.repeats:
+        rp = RepeatPlan(plan.fmt, plan.repeats, plan.blk, plan.rep, (True,) * plan.fmt.lanes)
+        loaded = rp.load(s)
+        return loaded.reshape(loaded.shape[:-2] + (-1,))
+    return s[..., plan.reads]
+
+
 def _select(plan: Plan, pattern):
-    """``(..., R*E)`` bool: the elements a user pattern keeps."""
-    bits = plan.fmt.bits
-    words = pattern[..., plan.words]
-    shift = jnp.asarray((np.arange(plan.per_repeat) % bits).astype(words.dtype))
-    shift = jnp.tile(shift, plan.repeats)
-    return ((words >> shift) & 1).astype(bool) & plan.active
+    """``(..., R*E)`` bool: the elements a user pattern keeps (bit e of repeat r's string)."""
+    bits, per = plan.fmt.bits, plan.per_repeat
+    wpr = -(-per // bits)                       # words of one repeat's string
+    stride, repeats = plan.src1_rep_words, plan.repeats
+    if stride == 0:
+        words = jnp.broadcast_to(pattern[..., None, :wpr], pattern.shape[:-1] + (repeats, wpr))
+    elif stride >= wpr:
+        words = _fit(pattern, repeats * stride).reshape(pattern.shape[:-1] + (repeats, stride))
+        words = words[..., :wpr]
+    else:                                       # overlapping strings: a gather
+        words = pattern[..., (np.arange(repeats)[:, None] * stride
+                              + np.arange(wpr)[None, :])]
+    shift = jnp.arange(bits, dtype=pattern.dtype)
+    keep = (words[..., None] >> shift) & 1
+    keep = keep.reshape(keep.shape[:-3] + (repeats, wpr * bits))[..., :per]
+    return keep.reshape(keep.shape[:-2] + (-1,)).astype(bool) & plan.active
+
+
+def _pack(vals, sel, n: int):
+    """``(..., n)``: the selected elements of ``vals`` from the front, in order (zeros past
+    them). One scatter of int32 source positions over the flattened batch (each row's selected
+    element i goes to its rank; the others to distinct places past the end, dropped), then a
+    gather of the values: no scatter on the data's bits (XLA's CPU backend may run one in
+    bfloat16, flushing subnormals), and linear in ``vals``."""
+    batch, size = vals.shape[:-1], vals.shape[-1]
+    rows = int(np.prod(batch, dtype=np.int64))
+    # an associative scan: XLA's CPU cumsum is a quadratic reduce_window
+    rank = jax.lax.associative_scan(jnp.add, sel.astype(jnp.int32), axis=sel.ndim - 1) - 1
+    base = (np.arange(rows, dtype=np.int32) * n).reshape(batch + (1,))
+    spare = rows * n + np.arange(rows * size, dtype=np.int32).reshape(batch + (size,))
+    target = jnp.where(sel & (rank < n), rank + base, spare).reshape(-1)
+    source = jnp.full(rows * n, rows * size, jnp.int32).at[target].set(
+        jnp.arange(rows * size, dtype=jnp.int32), mode="drop", unique_indices=True)
+    flat = jnp.concatenate([vals.reshape(-1), jnp.zeros(1, vals.dtype)])
+    return flat[source].reshape(batch + (n,))
 
 
 def _compact(plan: Plan, d, s, pattern):
     """dst ``d`` with the kept elements of ``s`` (values or tangents) written from 0 on."""
     n = d.shape[-1]
-    vals = s[..., plan.reads]
+    vals = _load(plan, s)
+    k = np.arange(n)
     if plan.static_selected is not None:
-        keep = plan.static_selected[:n]
-        head = vals[..., keep]
-        out = jnp.concatenate([head, d[..., keep.size:]], -1)
         count = plan.static_selected.size
-        if plan.tail == "zero_block":
-            epb = plan.fmt.per_block
-            end = min(-(-count // epb) * epb, n)
-            # a select, not a scatter: XLA's CPU backend may move the bitcast through a
-            # scatter and run it in bfloat16, flushing subnormals
-            k = np.arange(n)
-            out = jnp.where((k >= count) & (k < end), jnp.zeros((), out.dtype), out)
-        return out
-    sel = _select(plan, pattern)
-    batch = jnp.broadcast_shapes(d.shape[:-1], vals.shape[:-1], sel.shape[:-1])
-    d = jnp.broadcast_to(d, batch + d.shape[-1:]).reshape(-1, n)
-    vals = jnp.broadcast_to(vals, batch + vals.shape[-1:]).reshape(-1, vals.shape[-1])
-    sel = jnp.broadcast_to(sel, batch + sel.shape[-1:]).reshape(-1, sel.shape[-1])
-
-    def one(d1, v1, s1):
-        # Where dst element k comes from: an integer scatter of positions, then a gather of the
-        # values (its transpose, a scatter-add, carries the cotangent back).
-        pos = jnp.cumsum(s1.astype(jnp.int32)) - 1
-        count = pos[-1] + 1 if pos.size else jnp.int32(0)
-        source = jnp.zeros(n, jnp.int32).at[jnp.where(s1, pos, n)].set(
-            jnp.arange(s1.size, dtype=jnp.int32), mode="drop")
-        k = jnp.arange(n)
-        out = jnp.where(k < count, v1[source], d1)
-        if plan.tail == "zero_block":
-            epb = plan.fmt.per_block
-            out = jnp.where((k >= count) & (k < -(-count // epb) * epb), jnp.zeros((), d1.dtype),
-                            out)
-        return out
-
-    return jax.vmap(one)(d, vals, sel).reshape(batch + (n,))
+        period = 1 if plan.pattern == 7 else 2 if plan.pattern in (1, 2) else 4
+        phase = {1: 0, 2: 1, 7: 0}.get(plan.pattern, plan.pattern - 3)
+        if plan.per_repeat % period == 0:       # the pattern runs on across repeats: a slice
+            head = vals[..., :int(plan.active.sum())][..., phase::period]
+        else:
+            head = vals[..., plan.static_selected]
+        out = jnp.concatenate([head, d[..., count:]], -1)
+    else:
+        sel = _select(plan, pattern)
+        batch = jnp.broadcast_shapes(vals.shape[:-1], sel.shape[:-1])
+        packed = _pack(jnp.broadcast_to(vals, batch + vals.shape[-1:]),
+                       jnp.broadcast_to(sel, batch + sel.shape[-1:]), n)
+        count = jnp.sum(sel, axis=-1, dtype=jnp.int32)[..., None]
+        out = jnp.where(k < count, packed, d)
+    if plan.tail == "zero_block":
+        # a select, not a scatter: XLA's CPU backend may move the bitcast through a scatter
+        # and run it in bfloat16, flushing subnormals
+        epb = plan.fmt.per_block
+        out = jnp.where((k >= count) & (k < -(-count // epb) * epb), jnp.zeros((), out.dtype),
+                        out)
+    return out
 
 
 def _forward(plan: Plan, d, s, pattern):
