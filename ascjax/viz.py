@@ -12,11 +12,12 @@ and arguments mirror the instructions: ``ascjax.viz.gather(src, index, mask)`` d
 """
 
 from ascjax._src.viz.gather import gather
+from ascjax._src.viz.gather_mask import gather_mask_patterns
 from ascjax._src.viz.mask import mask
 from ascjax._src.viz.pair import pair_reduce_sum
 from ascjax._src.viz.register import register
 from ascjax._src.viz.squeeze import squeeze_and_storeunalign
 from ascjax._src.viz.tree import reduce_sum_datablock, summation_tree
 
-__all__ = ["gather", "mask", "pair_reduce_sum", "reduce_sum_datablock", "register",
-           "squeeze_and_storeunalign", "summation_tree"]
+__all__ = ["gather", "gather_mask_patterns", "mask", "pair_reduce_sum", "reduce_sum_datablock",
+           "register", "squeeze_and_storeunalign", "summation_tree"]

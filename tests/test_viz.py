@@ -181,3 +181,19 @@ def test_summation_tree_of_nested_tuples():
 def test_summation_tree_of_revealed_order():
     tree = ascjax.precision.reveal_order(lambda x: np.sum(x, axis=-1), 16, dtype="float")
     rendered(viz.summation_tree(tree), ink=0.002)
+
+
+def test_gather_mask_patterns_every_built_in_pattern():
+    """Each row's rsvdCnt is the count the page's bit string gives one repeat."""
+    fig = viz.gather_mask_patterns(("half", "float", "int8_t"))
+    rendered(fig)
+    counts = texts(fig, "count:")
+    per = {1: 2, 2: 2, 3: 4, 4: 4, 5: 4, 6: 4, 7: 1}        # one element in every `per`
+    for name, lanes in (("half", 128), ("float", 64), ("int8_t", 256)):
+        for p, every in per.items():
+            assert counts[f"count:{name}:{p}"] == f"rsvdCnt {lanes // every}"
+    with pytest.raises(ValueError, match="pattern 7 is not a built-in pattern on product "
+                                         "'inference AI Core'"):
+        viz.gather_mask_patterns(config=ascjax.Config(product="inference AI Core"))
+    with pytest.raises(TypeError, match="int8_t is not a GatherMask type on product 'A2'"):
+        viz.gather_mask_patterns(("int8_t",), (1,), config=ascjax.Config(product="A2"))
