@@ -245,6 +245,9 @@ def test_asc_reduce_errors():
         ascjax.asc_reduce(u16, u16, u16, 129, config=A2)
     with pytest.raises(TypeError, match="expected .* got 5 positional"):
         ascjax.asc_reduce(u16, u16, u16, 1, 1, config=A2)
+    with pytest.raises(TypeError, match="src1 is None; the user pattern is a LocalTensor of "
+                                        "uint16_t"):
+        ascjax.asc_reduce(u16, u16, None, 1, 1, 0, 8, 0, config=A2)
     with pytest.raises(TypeError, match="src1 has dtype uint32"):
         ascjax.asc_reduce(u16, u16, np.zeros(8, np.uint32), 128, config=A2)
 

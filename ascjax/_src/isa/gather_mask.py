@@ -296,6 +296,9 @@ def _tensors(where: str, dst: Any, src0: Any, table: dict, config: Config | None
 
 
 def _user_pattern(where: str, arg: str, pattern: Any, fmt: Format):
+    if pattern is None:
+        raise TypeError(f"{where}: {arg} is None; the user pattern is a LocalTensor of "
+                        f"{PATTERN_TYPES[fmt.bits]}")
     pattern = jnp.asarray(pattern)
     want = PATTERN_TYPES[fmt.bits]
     if pattern.dtype != np.dtype(want.removesuffix("_t")):
