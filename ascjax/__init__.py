@@ -35,6 +35,9 @@ from ascjax._src.isa.gather_block import GatherRepeatParams as GatherRepeatParam
 from ascjax._src.isa.gather_block import gather_datablock as gather_datablock
 from ascjax._src.isa.gather_block import gatherb as gatherb
 from ascjax._src.isa.gather_block import reg_gather_b as reg_gather_b
+from ascjax._src.isa.gather_mask import GatherMaskParams as GatherMaskParams
+from ascjax._src.isa.gather_mask import asc_reduce as asc_reduce
+from ascjax._src.isa.gather_mask import gather_mask as gather_mask
 from ascjax._src.isa.gather_tensor import gather as gather
 from ascjax._src.isa.masks import Pattern as Pattern
 from ascjax._src.isa.masks import create_mask as create_mask

@@ -13,12 +13,13 @@ and arguments mirror the instructions: ``ascjax.viz.asc_gather(src, index, mask)
 
 from ascjax._src.viz.compaction import squeeze_register, unsqueeze_register
 from ascjax._src.viz.gather import asc_gather
+from ascjax._src.viz.gather_mask import gather_mask_patterns
 from ascjax._src.viz.mask import mask
 from ascjax._src.viz.pair import pair_reduce_sum
 from ascjax._src.viz.register import register
 from ascjax._src.viz.squeeze import squeeze_and_storeunalign
 from ascjax._src.viz.tree import reduce_sum_datablock, summation_tree
 
-__all__ = ["asc_gather", "mask", "pair_reduce_sum", "reduce_sum_datablock", "register",
-           "squeeze_and_storeunalign", "squeeze_register", "summation_tree",
-           "unsqueeze_register"]
+__all__ = ["asc_gather", "gather_mask_patterns", "mask", "pair_reduce_sum",
+           "reduce_sum_datablock", "register", "squeeze_and_storeunalign", "squeeze_register",
+           "summation_tree", "unsqueeze_register"]

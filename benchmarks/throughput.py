@@ -341,6 +341,45 @@ def _gather_datablock_case(dtype) -> Case:
                 lambda index, mask: ascjax.gather_datablock(table, index, mask),  # range check on
                 limit, golden, literal,
                 lambda d: _nbytes(d) + d["index"].shape[0] * 256)
+# --- GatherMask: user pattern, LocalTensors of 8 repeats (the runtime compaction) -----------------
+
+def _gather_mask_case(dtype) -> Case:
+    dtype = np.dtype(dtype)
+    lanes, repeats, bits = 256 // dtype.itemsize, 8, 8 * dtype.itemsize
+    udtype = np.dtype(f"uint{bits}")
+    params = (1, repeats, 8, 1)  # each repeat's string one DataBlock of src1 on
+
+    def make(n):
+        tensors = max(n // repeats, 1)
+        words = RNG.integers(0, 1 << bits, (tensors, repeats * 256 // bits), dtype=np.uint64)
+        return {"dst": np.zeros((tensors, repeats * lanes), dtype),
+                "src": _random(dtype, (tensors, repeats * lanes)),
+                "pattern": words.astype(udtype)}
+
+    def keep(pattern):  # bit e of repeat r's DataBlock of pattern words
+        w = pattern.reshape(len(pattern), repeats, -1)[..., :lanes // bits]
+        return ((w[..., None] >> np.arange(bits, dtype=udtype)) & 1).reshape(len(pattern), -1)
+
+    def golden(dst, src, pattern):
+        k = keep(pattern).astype(bool)
+        order = np.argsort(~k, axis=-1, kind="stable")
+        packed = np.take_along_axis(src, order, axis=-1)
+        return np.where(np.arange(src.shape[-1]) < k.sum(-1, keepdims=True), packed, dst)
+
+    def literal(dst, src, pattern):
+        for d, x, p in zip(dst, src, pattern, strict=True):
+            reference.gather_mask(d, x, p, False, 0, params)
+
+    def limit(dst, src, pattern):
+        w = pattern.reshape(pattern.shape[0], repeats, -1)[..., :lanes // bits]
+        k = (w[..., None] >> jnp.arange(bits, dtype=udtype)) & 1
+        return jnp.where(k.reshape(src.shape) == 1, src, dst)
+
+    return Case(f"gather_mask(user)/{dtype.name}", dtype.itemsize, make,
+                lambda dst, src, pattern: ascjax.gather_mask(dst, src, pattern, False, 0,
+                                                             params)[0],
+                limit, golden, literal,
+                lambda d: _nbytes(d) + d["dst"].nbytes)
 
 
 # --- squeeze: the register part (dst), as the bulk validation uses it ---------------------------
@@ -398,6 +437,7 @@ CASES = [
     _gather_datablock_case(np.float32), _gather_datablock_case(np.float16),
     _squeeze_case(np.float32), _squeeze_case(np.float16), _squeeze_case(np.uint8),
     _unsqueeze_case(np.uint32), _unsqueeze_case(np.uint16),
+    _gather_mask_case(np.float32), _gather_mask_case(np.float16),
     *[_register_group_case(name, dtype, group, kind, index)
       for name, group, kind, index in (("asc_reduce_sum", "register", "sum", False),
                                        ("asc_reduce_max", "register", "max", True),

@@ -95,7 +95,7 @@ def test_register_mask_readings():
     index = np.zeros(64, np.uint32)
     index[:8] = 32 * np.arange(8)
     per_element = np.zeros(64, bool)
-    per_element[[1, 3, 9]] = True               # b32 elements 1 and 3: blocks 1 and 3 (A35)
+    per_element[[1, 3, 9]] = True               # b32 elements 1 and 3: blocks 1 and 3 (A34)
     hw = np.zeros(256, bool)
     hw[::4] = per_element
     blocks = np.asarray(ascjax.gather_datablock(src, index, hw))
@@ -129,13 +129,13 @@ def test_scatter_duplicates_and_forms():
     last = np.asarray(ascjax.scatter(np.zeros(8, np.int32), src, off, 0, 8))
     first = np.asarray(ascjax.scatter(np.zeros(8, np.int32), src, off, 0, 8,
                                       config=Config(scatter_duplicates="first")))
-    assert last.tolist() == [5, 3, 4, 6, 7, 8, 0, 0]          # A36: the later element wins
+    assert last.tolist() == [5, 3, 4, 6, 7, 8, 0, 0]          # A35: the later element wins
     assert first.tolist() == [1, 2, 4, 6, 7, 8, 0, 0]
     # dstBaseAddr moves every element; elements not written keep their bits.
     based = np.asarray(ascjax.scatter(np.full(8, -1, np.int32), src[:2], off[:2], 8, 2))
     assert based.tolist() == [-1, -1, 1, 2, -1, -1, -1, -1]
     # Mask form: lanes 0..63 of a float repeat under mask 2 (continuous), 2 repeats, srcRepStride
-    # 1 block: src elements 0, 1 then 8, 9; offsets 0, 1 then 64, 65 (A38).
+    # 1 block: src elements 0, 1 then 8, 9; offsets 0, 1 then 64, 65 (A37).
     src = np.arange(80, dtype=np.float32)
     off = np.zeros(128, np.uint32)
     off[[0, 1, 64, 65]] = [0, 4, 8, 12]
@@ -291,7 +291,7 @@ def test_register_gradient_is_a_scatter_add():
 def test_scatter_gradient_is_a_gather():
     src = jnp.arange(1, 5, dtype=jnp.float32)
     dst = jnp.zeros(6, jnp.float32)
-    off = np.array([20, 4, 4, 0], np.uint32)      # elements 1 and 2 collide: 2 wins (A36)
+    off = np.array([20, 4, 4, 0], np.uint32)      # elements 1 and 2 collide: 2 wins (A35)
     w = jnp.arange(10, 16, dtype=jnp.float32)
     g_dst, g_src = jax.grad(lambda d, s: (ascjax.scatter(d, s, off, 0, 4) * w).sum(),
                             argnums=(0, 1))(dst, src)

@@ -22,6 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import (
+    UINT,
     assert_bits_equal,
     bits_of,
     float_specials,
@@ -36,6 +37,7 @@ from strategies import (
 
 import ascjax
 from ascjax import Config, reference
+from ascjax._src.isa.gather_mask import PATTERN_MODES
 
 BATCH = 3
 # One example per case by default: there are ~370 cases, most compiling under jit and vmap, each
@@ -912,11 +914,120 @@ def _scatter_arrays(rng, row, static):
     _, src_n, dst_n, base, used, n_off = static
     w = lane_bytes(row[0])
     targets = np.arange(base // w, dst_n)
-    if rng.integers(2):                 # few targets: duplicates (A36)
+    if rng.integers(2):                 # few targets: duplicates (A35)
         targets = rng.choice(targets, int(rng.integers(1, 4)))
     offset = _wild_offsets(rng, n_off)
     offset[list(used)] = (rng.choice(targets, len(used)) * w - base).astype(np.uint32)
     return _values(rng, row[0], dst_n), _values(rng, row[0], src_n), offset
+# --- GatherMask / asc_reduce -----------------------------------------------------------------
+
+def _gm_pattern(rng, n_words, bits):
+    """User gather-mask words: random, all 0, all 1, or a mixture of the three per word."""
+    full = 2**bits - 1
+    kind = int(rng.integers(4))
+    if kind == 0:
+        words = rng.integers(0, full, n_words, dtype=np.uint64, endpoint=True)
+        return words.astype(UINT[bits // 8])
+    if kind in (1, 2):
+        return np.full(n_words, 0 if kind == 1 else full, UINT[bits // 8])
+    pick = rng.integers(0, 3, n_words)
+    words = rng.integers(0, full, n_words, dtype=np.uint64, endpoint=True)
+    return np.where(pick == 0, 0, np.where(pick == 1, full, words)).astype(UINT[bits // 8])
+
+
+def _gm_layout(rng, lanes, repeats, per_repeat, total, builtin, strides):
+    """(src0 elements, src1 words, most elements kept) of a call, from the page's addresses."""
+    blk, rep, src1_rep = strides
+    epb, bits = lanes // 8, 2048 // lanes
+    n = repeats * per_repeat if total is None else min(total, repeats * per_repeat)
+    r, e = np.divmod(np.arange(n), per_repeat)
+    reads = (r * rep + e // epb * blk) * epb + e % epb
+    words = r * src1_rep * (256 // bits) + e // bits
+    src_n = int(reads.max(initial=0)) + 1 + int(rng.integers(0, 40))
+    src1_n = 0 if builtin else int(words.max(initial=0)) + 1 + int(rng.integers(0, 4))
+    return src_n, src1_n, n
+
+
+def _gm_strides(rng):
+    big = rng.integers(10) == 0              # the field maxima now and then
+    blk = 255 if big and rng.integers(2) else int(rng.integers(0, 3))
+    rep = 255 if big and rng.integers(2) else int(rng.integers(0, 17))
+    src1_rep = 255 if big and rng.integers(2) else int(rng.integers(0, 4))
+    return blk, rep, src1_rep
+
+
+def _gather_mask_draw(rng, row, config):
+    product = str(rng.choice(_products(row)))
+    config = config.replace(product=product)
+    lanes = lanes_of(row[0])
+    modes = PATTERN_MODES[product]
+    builtin = bool(rng.integers(2))
+    pattern = int(rng.choice(modes)) if builtin else None
+    reduce_mode = bool(rng.integers(2))
+    lo = 1 if config.gather_mask_empty == "raise" else 0
+    repeat_times = int(rng.choice([lo, 1, 2, 3] + ([255] if rng.integers(8) == 0 else [])))
+    blk, rep, src1_rep = _gm_strides(rng)
+    total = None
+    if not reduce_mode:
+        mask = int(rng.choice([0, 1, rng.integers(0, 2**32)]))
+        repeats, per_repeat = repeat_times, lanes
+    elif product == "inference AI Core":
+        mask = int(rng.choice([1, lanes, lanes + 1, rng.integers(1, 5 * lanes)]))
+        repeats, per_repeat, total = -(-mask // lanes), lanes, mask
+    else:
+        top = lanes if config.gather_mask_counter == "raise" else 3 * lanes
+        mask = int(rng.choice([1, lanes, min(lanes + 1, top), rng.integers(1, top + 1)]))
+        repeat_times = min(repeat_times, 3)
+        repeats, per_repeat = repeat_times, mask
+    src_n, src1_n, kept = _gm_layout(rng, lanes, repeats, per_repeat, total, builtin,
+                                     (blk, rep, src1_rep))
+    dst_n = kept + int(rng.integers(0, 9)) + (kept == 0)
+    params = (blk, repeat_times, rep, src1_rep)
+    if rng.integers(2):
+        params = ascjax.GatherMaskParams(*params)
+    return (pattern, reduce_mode, mask, params, dst_n, src_n, src1_n), config
+
+
+def _gather_mask_arrays(rng, row, static):
+    pattern, _, _, _, dst_n, src_n, src1_n = static
+    arrays = (_values(rng, row[0], dst_n), _values(rng, row[0], src_n))
+    if pattern is None:
+        arrays += (_gm_pattern(rng, src1_n, 8 * lane_bytes(row[0])),)
+    return arrays
+
+
+def _gather_mask_call(f, a, s, c):
+    pattern = a[2] if s[0] is None else s[0]
+    return tuple(f(a[0], a[1], pattern, *s[1:4], config=c))
+
+
+def _asc_reduce_draw(rng, row, config):
+    product = str(rng.choice(_products(row)))
+    config = config.replace(product=product)
+    lanes = lanes_of(row[0])
+    if rng.integers(2):                     # first n
+        count = int(rng.choice([1, lanes, lanes + 1, rng.integers(1, 4 * lanes)]))
+        kept = count
+        src_n = count + int(rng.integers(0, 40))
+        src1_n = -(-count // (2048 // lanes)) + int(rng.integers(0, 3))
+        args = (count,)
+    else:
+        lo = 1 if config.gather_mask_empty == "raise" else 0
+        repeat = int(rng.choice([lo, 1, 2, 3] + ([255] if rng.integers(8) == 0 else [])))
+        mode = int(rng.integers(0, 8))
+        blk, rep, src1_rep = _gm_strides(rng)
+        src_n, src1_n, kept = _gm_layout(rng, lanes, repeat, lanes, None, False,
+                                         (blk, rep, src1_rep))
+        args = (repeat, blk, mode, rep, src1_rep)
+    dst_n = kept + int(rng.integers(0, 9)) + (kept == 0)
+    return (args, dst_n, src_n, max(src1_n, 1)), config
+
+
+def _asc_reduce_arrays(rng, row, static):
+    _, dst_n, src_n, src1_n = static
+    return (_values(rng, row[0], dst_n), _values(rng, row[0], src_n),
+            _gm_pattern(rng, src1_n, 8 * lane_bytes(row[0])))
+
 
 RECORDS = {r.name: r for r in (
     Record("reduce_sum_datablock",
@@ -1061,6 +1172,13 @@ RECORDS = {r.name: r for r in (
            call=lambda f, a, s, c: (f(*a, s[3], *s[0], config=c),),
            configs=_readings({"scatter_duplicates": "first"}, {"empty_move": "raise"},
                              {"scatter_offset": "src"})),
+    Record("gather_mask", draw=_gather_mask_draw, arrays=_gather_mask_arrays,
+           call=_gather_mask_call,
+           configs=_readings({"gather_mask_tail": "zero_block"},
+                             {"gather_mask_counter": "raise"}, {"gather_mask_empty": "raise"})),
+    Record("asc_reduce", draw=_asc_reduce_draw, arrays=_asc_reduce_arrays,
+           call=lambda f, a, s, c: (f(*a, *s[0], config=c),),
+           configs=_readings({"gather_mask_tail": "zero_block"}, {"gather_mask_empty": "raise"})),
     Record("squeeze_and_storeunalign",
            draw=lambda rng, row, c: ((int(rng.integers(0, 65 // lane_bytes(row[0])))
                                       * lane_bytes(row[0]), row[0]), c),
@@ -1242,9 +1360,9 @@ def test_unknown_instruction_names_the_nearest():
 
 def test_python_names_follow_the_one_rule():
     """Each instruction's Python name is ``python_name`` of its vendor name, collisions included."""
-    from ascjax._src.registry import python_name, width_family
-    library = frozenset(python_name(i.ascend) for i in ascjax.INSTRUCTIONS.values()
-                        if not i.ascend.startswith("asc_"))
+    from ascjax._src.registry import class_library_names, python_name, width_family
+    library = class_library_names(ascjax.INSTRUCTIONS.values())
+    assert "reduce" in library      # Reg::Reduce's alias "Reduce": asc_reduce keeps its prefix
     for name, ins in ascjax.INSTRUCTIONS.items():
         assert name == python_name(width_family(ins.ascend)[0], library), (name, ins.ascend)
         assert getattr(ascjax, name) is ins.function, name
@@ -1254,3 +1372,9 @@ def test_python_names_follow_the_one_rule():
     assert python_name("asc_reduce_max", frozenset({"reduce_sum"})) == "reduce_max"
     assert python_name("Reg::ReduceDataBlock") == "reg_reduce_data_block"
     assert python_name("Reg::PairReduceElem") == "reg_pair_reduce_elem"
+    assert python_name("asc_reduce", library) == "asc_reduce"
+    assert python_name("GatherMask") == "gather_mask"
+    assert ascjax.instruction("asc_reduce") is ascjax.asc_reduce
+    assert ascjax.instruction("asc_reduce_sync") is ascjax.asc_reduce
+    assert ascjax.instruction("Reduce") is ascjax.reg_reduce
+    assert ascjax.instruction("AscendC::GatherMask") is ascjax.gather_mask

@@ -624,3 +624,40 @@ def test_register_block_gather_runners_equal_the_python_calls(tmp_path, name):
     f = getattr(ascjax, name)
     want = _loop(lambda i, m: f(data, i, m.astype(bool)), index, mask)
     assert np.array_equal(_bits(ascjax.read_bin(out, "bfloat16_t").reshape(4, -1)), _bits(want))
+def test_gather_mask_and_asc_reduce_runners_equal_the_python_call(tmp_path):
+    """Both gather-mask forms and asc_reduce's two forms over small .bin files, with the count
+    file, against the Python function one tensor at a time."""
+    src = _random("half", (3, 256))
+    dst = _random("half", (3, 256))
+    src1 = RNG.integers(0, 1 << 16, (3, 16), dtype=np.uint64).astype(np.uint16)
+    paths = {k: str(tmp_path / f"{k}.bin") for k in ("src", "dst", "src1", "out", "cnt")}
+    src.tofile(paths["src"]), dst.tofile(paths["dst"]), src1.tofile(paths["src1"])
+    for pattern in ({"src1_pattern": 5}, {"src1": paths["src1"]}):
+        ascjax.run_bin("gather_mask", src=paths["src"], dst=paths["dst"], dtype="half",
+                       tensors=3, repeat_times=2, reduce_mode=True, mask=100, out=paths["out"],
+                       cnt_out=paths["cnt"], **pattern)
+        p = 5 if "src1_pattern" in pattern else None
+        want = [ascjax.gather_mask(d, s, p if p else u, True, 100, (1, 2, 8, 0))
+                for d, s, u in zip(dst, src, src1, strict=True)]
+        got = ascjax.read_bin(paths["out"], "half").reshape(3, -1)
+        np.testing.assert_array_equal(_bits(got), _bits(np.stack([w[0] for w in want])))
+        np.testing.assert_array_equal(ascjax.read_bin(paths["cnt"], "uint32_t"),
+                                      [int(w[1]) for w in want])
+    a2 = ascjax.Config(product="A2")
+    u16 = src.view(np.uint16)
+    for form, args in (({"count": 200}, (200,)),
+                       ({"repeat": 2, "src0_block_stride": 1, "pattern_mode": 0,
+                         "src0_repeat_stride": 8, "src1_repeat_stride": 0}, (2, 1, 0, 8, 0))):
+        ascjax.run_bin("asc_reduce", src=paths["src"], dst=paths["dst"], src1=paths["src1"],
+                       dtype="uint16_t", tensors=3, product="A2", out=paths["out"], **form)
+        want = _loop(lambda d, s, u, args=args: ascjax.asc_reduce(d, s, u, *args, config=a2),
+                     dst.view(np.uint16), u16, src1)
+        np.testing.assert_array_equal(ascjax.read_bin(paths["out"], "uint16_t").reshape(3, -1),
+                                      want)
+    with pytest.raises(TypeError, match="exactly one of --src1-pattern"):
+        ascjax.run_bin("gather_mask", src=paths["src"], dtype="half", repeat_times=1,
+                       out=paths["out"])
+    with pytest.raises(TypeError, match="missing: \\['--src1-repeat-stride'\\]"):
+        ascjax.run_bin("asc_reduce", src=paths["src"], src1=paths["src1"], dtype="uint16_t",
+                       product="A2", repeat=1, src0_block_stride=1, pattern_mode=1,
+                       src0_repeat_stride=8, out=paths["out"])

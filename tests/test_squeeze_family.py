@@ -50,7 +50,7 @@ def test_squeeze_with_status_reports_this_calls_bytes():
     x = np.arange(64, dtype=np.float32)
     dst, ar = ascjax.squeeze_with_status(x, M3)
     assert_bits_equal(dst, ascjax.squeeze(x, M3))
-    assert int(ar) == 22 * 4                        # 22 floats, bytes (A45)
+    assert int(ar) == 22 * 4                        # 22 floats, bytes (A42)
     _, n = ascjax.squeeze_with_status(x, M3, config=Config(squeeze_status="elements"))
     assert int(n) == 22
     # Set, not added: the same call twice reports the same AR.
@@ -89,7 +89,7 @@ def test_unsqueeze_then_gather_puts_squeezed_lanes_back(name):
     x = rng.standard_normal(lanes).astype(data)
     m = rng.random(lanes) < 0.4
     idx = ascjax.unsqueeze(np.zeros(lanes, storage(name)), m)
-    back = ascjax.gather(ascjax.squeeze(x, m), np.asarray(idx).astype(f"uint{8 * x.itemsize}"),
+    back = ascjax.asc_gather(ascjax.squeeze(x, m), np.asarray(idx).astype(f"uint{8 * x.itemsize}"),
                          m)
     assert_bits_equal(back, np.where(m, x, 0).astype(data))
 
@@ -130,7 +130,7 @@ def test_ub_squeeze_by_hand_and_config_readings():
     # Repeat 0 selects elements 0, 3, ..., 63 (22); repeat 1 elements 66, 69, ..., 126 (21).
     assert dst[:22].tolist() == list(range(1000, 1064, 3))
     assert dst[64:85].tolist() == list(range(1066, 1128, 3))
-    assert not dst[22:64].any() and not dst[85:128].any()            # A47: written 0
+    assert not dst[22:64].any() and not dst[85:128].any()            # A44: written 0
     assert (dst[128:] == 5).all()                                      # beyond the repeats
     keep = np.asarray(ascjax.squeeze(dst0, src0, src1, 2, 1, 1, 1, 8, 8, 8,
                                      config=A2.replace(squeeze_ub_tail="keep")))
@@ -227,6 +227,6 @@ def test_expansion_gradient_is_the_adjoint_of_squeeze():
     idx = ascjax.unsqueeze(np.zeros(128, np.uint16), m)
 
     def round_trip(s):
-        return jnp.sum(ascjax.gather(ascjax.squeeze(s, m), idx, m).astype(jnp.float32))
+        return jnp.sum(ascjax.asc_gather(ascjax.squeeze(s, m), idx, m).astype(jnp.float32))
 
     assert_bits_equal(jax.grad(round_trip)(x), m.astype(np.float16))

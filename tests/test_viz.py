@@ -217,3 +217,17 @@ def test_unsqueeze_register_draws_the_prefix_count():
     assert [drawn[i] for i in (0, 1, 3, 4, 10)] == [0, 1, 2, 3, 4]   # by hand
     with pytest.raises(ValueError, match=r"viz.unsqueeze_register: lanes=\(5, 5\)"):
         viz.unsqueeze_register(np.zeros(64, np.uint32), m, lanes=(5, 5))
+def test_gather_mask_patterns_every_built_in_pattern():
+    """Each row's rsvdCnt is the count the page's bit string gives one repeat."""
+    fig = viz.gather_mask_patterns(("half", "float", "int8_t"))
+    rendered(fig)
+    counts = texts(fig, "count:")
+    per = {1: 2, 2: 2, 3: 4, 4: 4, 5: 4, 6: 4, 7: 1}        # one element in every `per`
+    for name, lanes in (("half", 128), ("float", 64), ("int8_t", 256)):
+        for p, every in per.items():
+            assert counts[f"count:{name}:{p}"] == f"rsvdCnt {lanes // every}"
+    with pytest.raises(ValueError, match="pattern 7 is not a built-in pattern on product "
+                                         "'inference AI Core'"):
+        viz.gather_mask_patterns(config=ascjax.Config(product="inference AI Core"))
+    with pytest.raises(TypeError, match="int8_t is not a GatherMask type on product 'A2'"):
+        viz.gather_mask_patterns(("int8_t",), (1,), config=ascjax.Config(product="A2"))

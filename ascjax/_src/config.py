@@ -52,6 +52,9 @@ _CHOICES = {
     "scatter_duplicates": ("last", "first"),
     "empty_move": ("nop", "raise"),
     "scatter_offset": ("repeat", "src"),
+    "gather_mask_tail": ("keep", "zero_block"),
+    "gather_mask_counter": ("blocks", "raise"),
+    "gather_mask_empty": ("nop", "raise"),
 }
 
 
@@ -140,15 +143,15 @@ class Config:
         ``"repeat"``, ``r*lanes + e``. The two differ only when srcRepStride is not 8.
       squeeze_status: what ``asc_squeeze_with_status`` / ``asc_squeeze_v2`` leave in AR (the
         "有效数据大小" ``asc_get_squeeze_status`` reads): ``"bytes"``, this call's selected
-        elements times sizeof(T) (**assumed**, A45: set, not added; the seed's AR counts bytes)
+        elements times sizeof(T) (**assumed**, A42: set, not added; the seed's AR counts bytes)
         or ``"elements"``, their number.
       squeeze_ub_mask: how ``asc_squeeze``'s UB form reads its compare mask src1:
-        ``"elements"`` (**assumed**, A46: src1 element e of a repeat, read through src1's
+        ``"elements"`` (**assumed**, A43: src1 element e of a repeat, read through src1's
         strides like src0, selects src0's element e when it is nonzero; the page sizes src1
         like src0) or ``"bits"`` (src1 is a bit mask as ``asc_reduce``'s: lane e of repeat r
         is bit ``e % bits(T)`` of src1 element ``r*src1_repeat_stride*epb + e // bits(T)``).
       squeeze_ub_tail: the dst elements of a repeat of ``asc_squeeze``'s UB form after its n
-        packed ones: ``"zero"`` (**assumed**, A47: written 0, as the register form's
+        packed ones: ``"zero"`` (**assumed**, A44: written 0, as the register form's
         "剩余位置元素置为0") or ``"keep"`` (not written).
       gather_empty: Gather / asc_gather (UB) with count 0 or repeatTime 0 on a product whose
         page does not call it a NOP (all but Atlas A2/A3): ``"nop"`` (dst unchanged,
@@ -158,18 +161,29 @@ class Config:
         the offsets consumed one register's lanes per repeat) or ``"dst"`` (the element at the
         lane's dst position, ``r*dstRepStride*epb + e``). They differ when dstRepStride != 8.
       datablock_mask: how the register form of ``asc_gather_datablock`` reads its mask:
-        ``"block"`` (**assumed**, A35: DataBlock k is gathered iff mask bit 4k, b32 element k,
+        ``"block"`` (**assumed**, A34: DataBlock k is gathered iff mask bit 4k, b32 element k,
         is set, as the Reg::GatherB page says of the same instruction; other blocks are 0) or
         ``"element"`` (element e of T is gathered iff its own mask bit is set, others 0).
       scatter_duplicates: Scatter with two active elements at one dst offset (the page: "not
-        predictable"): ``"last"`` (**assumed**, A36: the later element in processing order
+        predictable"): ``"last"`` (**assumed**, A35: the later element in processing order
         wins) or ``"first"``.
       empty_move: Gatherb with repeatTime 0, Scatter with count or repeatTime 0, where the
         page does not call it a NOP (all but Gatherb on Atlas A2/A3): ``"nop"`` (dst
-        unchanged, **assumed**, A37) or ``"raise"`` (a ValueError).
+        unchanged, **assumed**, A36) or ``"raise"`` (a ValueError).
       scatter_offset: which dstOffset element Scatter's mask form reads for lane e of repeat
-        r: ``"repeat"`` (**assumed**, A38: ``r*lanes + e``, the offsets consumed in order) or
+        r: ``"repeat"`` (**assumed**, A37: ``r*lanes + e``, the offsets consumed in order) or
         ``"src"`` (``r*srcRepStride*epb + e``, the offset beside the src element).
+      gather_mask_tail: the dst elements past the count GatherMask / asc_reduce keep (the page
+        shows them as undefined): ``"keep"`` their bits (**assumed**, A39) or ``"zero_block"``
+        (the rest of the 32-byte DataBlock holding the last kept element is written 0, as an
+        aligned store of the final block would).
+      gather_mask_counter: GatherMask in Counter mode with ``mask`` above one repeat's elements
+        (the 950, Atlas A2/A3, 200I/500 A2: ``mask`` elements per repeat): ``"blocks"``, the
+        repeat goes on through src0's block stride, element e at ``(r*src0RepeatStride +
+        (e // epb)*src0BlockStride)*epb + e % epb`` and its bit e of the pattern string
+        (**assumed**, A40) or ``"raise"`` (a ValueError).
+      gather_mask_empty: GatherMask / asc_reduce with repeatTimes 0: ``"nop"`` (dst unchanged,
+        count 0, **assumed**, A41) or ``"raise"`` (a ValueError).
       ub_bytes: usable Unified Buffer size in bytes, at most 256 KiB.
     """
 
@@ -204,6 +218,9 @@ class Config:
     scatter_duplicates: str = "last"
     empty_move: str = "nop"
     scatter_offset: str = "repeat"
+    gather_mask_tail: str = "keep"
+    gather_mask_counter: str = "blocks"
+    gather_mask_empty: str = "nop"
     ub_bytes: int = UB_BYTES
 
     def __post_init__(self):

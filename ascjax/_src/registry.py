@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 from .isa import gather as _gather
 from .isa import gather_block as _gblock
+from .isa import gather_mask as _gmask
 from .isa import gather_tensor as _gtensor
 from .isa import memory as _memory
 from .isa import reduce_register as _register
@@ -79,8 +80,10 @@ def python_name(vendor: str, class_library: frozenset = frozenset()) -> str:
     (``AscendC::Reg::``, written ``Reg::ReduceDataBlock`` in the registry) keeps ``reg_`` in
     front (``reg_reduce_data_block``: on registers, beside the LocalTensor
     ``ReduceDataBlock``). Where a C API name would take the Python name of a class-library call
-    (``asc_reduce_sum`` and ``ReduceSum``; ``class_library`` holds the class-library calls'
-    Python names), the C API function keeps its ``asc_`` prefix.
+    (``asc_reduce_sum`` and ``ReduceSum``; ``asc_reduce`` and ``Reduce``, the older name of
+    ``Reg::Reduce``; ``class_library`` holds the Python names of the class-library calls and
+    of their aliases, ``class_library_names()``), the C API function keeps its ``asc_``
+    prefix.
     Overloads of one vendor name (a register and a UB form, a first-n and a mask form) are one
     Python function that tells them apart by its arguments, as C++ does.
     """
@@ -90,6 +93,21 @@ def python_name(vendor: str, class_library: frozenset = frozenset()) -> str:
     if vendor.startswith("Reg::"):
         return "reg_" + python_name(vendor[len("Reg::"):])
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", vendor).lower()
+
+
+def class_library_names(instructions) -> frozenset:
+    """The collision set of ``python_name``: the Python names the naming rule gives every
+    class-library vendor name of ``instructions`` (``ascend`` and aliases, not ``asc_``)."""
+    return frozenset(python_name(n) for i in instructions for n in (i.ascend, *i.aliases)
+                     if not n.startswith("asc_"))
+
+
+def _gather_mask_rows(table: dict) -> tuple:
+    """(T, products, pattern U) rows of GatherMask, every T some product takes."""
+    names = dict.fromkeys(t for ts in table.values() for t in ts)
+    bits = {"int8_t": 8, "uint8_t": 8, "int32_t": 32, "uint32_t": 32, "float": 32}
+    return tuple((t, ", ".join(p for p, ts in table.items() if t in ts),
+                  _gmask.PATTERN_TYPES[bits.get(t, 16)]) for t in names)
 
 
 _FLOAT_SUM = ("A3", "A7", "A8")
@@ -311,19 +329,27 @@ INSTRUCTIONS: dict[str, Instruction] = {
                     ("dst", "src", "index"), _gather.REG_GATHER_TYPES),
         Instruction("gatherb", "Gatherb", _gblock.gatherb, "-", "Gatherb(ISASI).md",
                     ("T", "products"), _product_rows(_gblock.GATHERB_TYPES),
-                    {t: ("A37",) for ts in _gblock.GATHERB_TYPES.values() for t in ts}),
+                    {t: ("A36",) for ts in _gblock.GATHERB_TYPES.values() for t in ts}),
         Instruction("gather_datablock", "asc_gather_datablock", _gblock.gather_datablock, "-",
                     "asc_gather_datablock.md", ("T", "form"), _datablock_rows(),
-                    {**{t: ("A35",) for t in _gblock.REGISTER_TYPES},
-                     **{t: ("A35", "A39") for ts in _gblock.UB_TYPES.values() for t in ts}},
+                    {**{t: ("A34",) for t in _gblock.REGISTER_TYPES},
+                     **{t: ("A34", "A38") for ts in _gblock.UB_TYPES.values() for t in ts}},
                     aliases=("asc_gather_datablock_sync",)),
         Instruction("reg_gather_b", "Reg::GatherB", _gblock.reg_gather_b, "-", "GatherB.md",
                     ("T",), tuple((t,) for t in _gblock.REGISTER_TYPES),
-                    {t: ("A35",) for t in _gblock.REGISTER_TYPES}, aliases=("GatherB",)),
+                    {t: ("A34",) for t in _gblock.REGISTER_TYPES}, aliases=("GatherB",)),
         Instruction("scatter", "Scatter", _scatter.scatter, "-", "Scatter(ISASI).md",
                     ("T", "products"), _product_rows(_scatter.SCATTER_TYPES),
-                    {t: ("A36", "A37", "A38") for ts in _scatter.SCATTER_TYPES.values()
+                    {t: ("A35", "A36", "A37") for ts in _scatter.SCATTER_TYPES.values()
                      for t in ts}),
+        Instruction("gather_mask", "GatherMask", _gmask.gather_mask, "-", "GatherMask.md",
+                    ("T", "products", "pattern"), _gather_mask_rows(_gmask.GATHER_MASK_TYPES),
+                    {t: ("A39", "A40", "A41")
+                     for t, *_ in _gather_mask_rows(_gmask.GATHER_MASK_TYPES)}),
+        Instruction("asc_reduce", "asc_reduce", _gmask.asc_reduce, "-", "asc_reduce.md",
+                    ("T", "products", "pattern"), _gather_mask_rows(_gmask.ASC_REDUCE_TYPES),
+                    {t: ("A39", "A41") for t in ("uint16_t", "uint32_t")},
+                    aliases=("asc_reduce_sync",)),
         Instruction("squeeze_and_storeunalign", "asc_squeeze_and_storeunalign",
                     _squeeze.squeeze_and_storeunalign, "7", "asc_squeeze_and_storeunalign.md",
                     ("dtype",), tuple((t,) for t in _squeeze.SQUEEZE_TYPES),
@@ -331,11 +357,11 @@ INSTRUCTIONS: dict[str, Instruction] = {
         Instruction("squeeze", "asc_squeeze", _squeeze.squeeze, "7", None, ("T", "form"),
                     tuple((t, "register (950)") for t in _squeeze.REGISTER_SQUEEZE_TYPES)
                     + tuple((t, "UB (A2, A3)") for t in _squeeze.UB_SQUEEZE_TYPES),
-                    {t: ("A46", "A47", "A48") for t in _squeeze.UB_SQUEEZE_TYPES}),
+                    {t: ("A43", "A44", "A45") for t in _squeeze.UB_SQUEEZE_TYPES}),
         Instruction("squeeze_with_status", "asc_squeeze_with_status",
                     _squeeze.squeeze_with_status, "7", None, ("T",),
                     tuple((t,) for t in _squeeze.REGISTER_SQUEEZE_TYPES),
-                    {t: ("A45",) for t in _squeeze.REGISTER_SQUEEZE_TYPES},
+                    {t: ("A42",) for t in _squeeze.REGISTER_SQUEEZE_TYPES},
                     aliases=("asc_squeeze_v2",)),
         Instruction("unsqueeze", "asc_unsqueeze", _squeeze.unsqueeze, "7", None, ("T",),
                     tuple((t,) for t in _squeeze.UNSQUEEZE_TYPES)),
@@ -539,41 +565,52 @@ ASSUMPTIONS = (
      "page: \"unexpected behaviour\", data misplaced without a fault); an active lane's offset is "
      "checked like an address past the UB (Config.out_of_range), srcBaseAddr at trace time"),
      "none"),
-    ("A35", ("The register DataBlock gathers (asc_gather_datablock's register form, "
+    ("A34", ("The register DataBlock gathers (asc_gather_datablock's register form, "
      "Reg::GatherB) gather DataBlock k iff mask bit 4k (b32 element k) is set, as the "
      "Reg::GatherB page says; a block not gathered is 0 in dst (the c-reg page: unselected "
      "elements are zeroed; the Reg page says only \"not updated\"). The c-reg page's "
      "per-element wording is read as the same instruction"),
      'Config(datablock_mask="element") (asc_gather_datablock: per element of T)'),
-    ("A36", ("Scatter with two active elements at one dst offset (the page: not predictable): "
+    ("A35", ("Scatter with two active elements at one dst offset (the page: not predictable): "
      "the later element in processing order wins"),
      'Config(scatter_duplicates="first")'),
-    ("A37", ("Gatherb with repeatTime 0 and Scatter with count or repeatTime 0 leave dst "
+    ("A36", ("Gatherb with repeatTime 0 and Scatter with count or repeatTime 0 leave dst "
      "unchanged on every product (a NOP, as the Gatherb page says for Atlas A2/A3; the 950 "
      "pages say a NOP is not guaranteed, the others are silent)"),
      'Config(empty_move="raise")'),
-    ("A38", ("Scatter's mask form: lane e of repeat r reads dstOffset[r*lanes + e] (the offsets "
+    ("A37", ("Scatter's mask form: lane e of repeat r reads dstOffset[r*lanes + e] (the offsets "
      "consumed in order, whatever srcRepStride); an 8-bit repeat (4 DataBlocks, the page) is "
      "128 elements under a 128-lane mask (a count in [1, 128] or two uint64 words)"),
      'Config(scatter_offset="src") (dstOffset[r*srcRepStride*epb + e])'),
-    ("A39", ("asc_gather_datablock's UB form is Gatherb's instruction: a dst_block_stride of 0 is "
+    ("A38", ("asc_gather_datablock's UB form is Gatherb's instruction: a dst_block_stride of 0 is "
      "taken as 1 (Gatherb's note for Atlas A2/A3), repeat in [0, 255] and strides in their "
      "prototype types' ranges (uint16_t dst_repeat_stride, uint8_t dst_block_stride)"),
      "none"),
-    ("A45", ("asc_squeeze_with_status / asc_squeeze_v2 leave in AR this call's selected bytes "
+    ("A39", ("GatherMask / asc_reduce leave the dst elements past the count they report with "
+     "their bits (the page shows them as undefined)"),
+     'Config(gather_mask_tail="zero_block") (the rest of the last 32-byte DataBlock is 0)'),
+    ("A40", ("GatherMask in Counter mode (950, Atlas A2/A3, 200I/500 A2: mask elements per "
+     "repeat) with mask above one repeat's 256 bytes: the repeat goes on through the block "
+     "stride, element e at (r*src0RepeatStride + (e // epb)*src0BlockStride)*epb + e % epb, "
+     "its pattern bit e of the repeat's string"),
+     'Config(gather_mask_counter="raise")'),
+    ("A41", ("GatherMask / asc_reduce with repeatTimes 0 leave dst unchanged and report a count "
+     "of 0 (the pages give no range)"),
+     'Config(gather_mask_empty="raise")'),
+    ("A42", ("asc_squeeze_with_status / asc_squeeze_v2 leave in AR this call's selected bytes "
      "(elements x sizeof(T); set, not added to the AR before): the page's \"有效数据大小\" that "
      "asc_storeunalign_postupdate uses as its store offset, in the seed's unit of AR"),
      'Config(squeeze_status="elements")'),
-    ("A46", ("asc_squeeze on UB: src1 (\"比较掩码\") is read element by element through its "
+    ("A43", ("asc_squeeze on UB: src1 (\"比较掩码\") is read element by element through its "
      "block/repeat strides like src0, and a nonzero element selects src0's element (the page's "
      "example sizes src1 like src0)"),
      ('Config(squeeze_ub_mask="bits") (a bit mask, bit e of the repeat\'s src1 words, as '
       'asc_reduce)')),
-    ("A47", ("asc_squeeze on UB: a repeat's selected elements fill its dst lanes 0.. in order "
+    ("A44", ("asc_squeeze on UB: a repeat's selected elements fill its dst lanes 0.. in order "
      "(through dst's strides) and its other dst lanes are written 0, as the register form's "
      "\"剩余位置元素置为0\""),
      'Config(squeeze_ub_tail="keep")'),
-    ("A48", ("asc_squeeze on UB reads every element of a repeat: the vector mask (MaskState) "
+    ("A45", ("asc_squeeze on UB reads every element of a repeat: the vector mask (MaskState) "
      "takes no part (the page names no mask; vreducev2's page: \"该接口中MASK被忽略\")"),
      "none (clear src1's elements to leave lanes out)"),
 )

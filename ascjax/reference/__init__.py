@@ -31,6 +31,8 @@ from ._gather import reg_gather as reg_gather
 from ._gather_block import gather_datablock as gather_datablock
 from ._gather_block import gatherb as gatherb
 from ._gather_block import reg_gather_b as reg_gather_b
+from ._gather_mask import asc_reduce as asc_reduce
+from ._gather_mask import gather_mask as gather_mask
 from ._masks import create_mask as create_mask
 from ._masks import update_mask as update_mask
 from ._memory import copy_gm2ub_align as copy_gm2ub_align
@@ -106,6 +108,7 @@ __all__ = [
     "add",
     "asc_gather",
     "asc_pair_reduce_sum",
+    "asc_reduce",
     "asc_reduce_max",
     "asc_reduce_min",
     "asc_reduce_sum",
@@ -126,6 +129,7 @@ __all__ = [
     "encode",
     "gather",
     "gather_datablock",
+    "gather_mask",
     "gatherb",
     "get_mask_spr",
     "get_reduce_max_cnt",

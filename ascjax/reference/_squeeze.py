@@ -127,7 +127,7 @@ def squeeze(*args: Any, dtype: Any = None, config: Config | None = None):
 
 def squeeze_with_status(src: Any, mask: Any, *, dtype: Any = None,
                         config: Config | None = None):
-    """Reference ``asc_squeeze_with_status``: (dst, AR), AR this call's selected bytes (A45)
+    """Reference ``asc_squeeze_with_status``: (dst, AR), AR this call's selected bytes (A42)
     or elements (``squeeze_status="elements"``)."""
     config = config or Config()
     dst, n, width = _squeeze_register(src, mask, dtype, "squeeze_with_status")
@@ -164,7 +164,7 @@ def squeeze_ub(dst: Any, src0: Any, src1: Any, repeat: int, dst_block_stride: in
                src0_repeat_stride: int, src1_repeat_stride: int, *,
                config: Config | None = None):
     """Reference ``asc_squeeze`` on UB: per repeat, the selected src0 elements (src1 nonzero,
-    A46, or src1's bits) in order to dst lanes 0.., the rest 0 (A47) or kept; strides in
+    A43, or src1's bits) in order to dst lanes 0.., the rest 0 (A44) or kept; strides in
     DataBlocks of 32 bytes."""
     config = config or Config()
     dst = np.array(dst, copy=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import jax
@@ -23,6 +23,7 @@ from ..cli_options import Option, ascend_type, byte_address, config_from_options
 from ..formats import FORMATS, resolve
 from ..isa.gather import GATHER_TYPES, REG_GATHER_TYPES, asc_gather, reg_gather
 from ..isa.gather_block import gather_datablock, gatherb, reg_gather_b
+from ..isa.gather_mask import PATTERN_TYPES, asc_reduce, gather_mask
 from ..isa.gather_tensor import gather
 from ..isa.lanes import REDUCE_TYPES, check_int
 from ..isa.reduce_tensor import ORDERS, REDUCE_SUM_METHODS
@@ -37,6 +38,7 @@ from .families import (
     Runner,
     Template,
     Tensor,
+    config_options,
     int_or_name,
     integer,
     mask_input,
@@ -298,6 +300,83 @@ def _register_block_options(name: str) -> tuple:
             Option("index", "uint32 index registers (.bin): byte offsets, the first 8 lanes "
                    "of each count", required=True),
             *MASK_OPTIONS, OUT)
+def _compaction_tensors(name: str, opts: dict):
+    """(format, dst rows, src0 rows, src1 rows or None) of a GatherMask / asc_reduce run."""
+    fmt = resolve(opts["dtype"], where=name)
+    src = tensors(opts["src"], fmt, opts["tensors"], "--src")
+    if opts.get("dst") is not None:
+        dst = tensors(opts["dst"], fmt, opts["tensors"], "--dst")
+    else:
+        length = opts["dst_len"] if opts.get("dst_len") is not None else src.shape[1]
+        dst = np.zeros((len(src), length), fmt.storage_dtype)
+    src1 = None
+    if opts.get("src1") is not None:
+        src1 = tensors(opts["src1"], FORMATS[PATTERN_TYPES[fmt.bits]], opts["tensors"],
+                       "--src1")
+    return fmt, dst, src, src1
+
+
+def _compaction_plan(fmt, dst, src, src1, call, outputs) -> Plan:
+    batched = [dst, src] + ([] if src1 is None else [src1])
+    rows = max(-(-src.shape[1] // fmt.lanes), -(-dst.shape[1] // fmt.lanes))
+    return Plan(call, batched, [], outputs, unit="tensors", row_registers=rows)
+
+
+def _plan_gather_mask(opts: dict) -> Plan:
+    where = "gather_mask"
+    if (opts.get("src1") is None) == (opts.get("src1_pattern") is None):
+        raise TypeError(f"{where}: give exactly one of --src1-pattern (a built-in pattern 1..7) "
+                        f"and --src1 (the user pattern LocalTensor file)")
+    fmt, dst, src, src1 = _compaction_tensors(where, opts)
+    config = config_from_options(opts)
+    params = (opts["src0_block_stride"], opts["repeat_times"], opts["src0_repeat_stride"],
+              opts["src1_repeat_stride"])
+    static = (bool(opts["reduce_mode"]), opts["mask"], params)
+
+    def call(d, s, *p):
+        return gather_mask(d, s, p[0] if p else opts["src1_pattern"], *static, config=config)
+
+    outputs = [Output(opts["out"], fmt, _first)]
+    if opts.get("cnt_out"):
+        outputs.append(Output(opts["cnt_out"], FORMATS["uint32_t"], lambda out: out[1]))
+    return _compaction_plan(fmt, dst, src, src1, call, outputs)
+
+
+def _plan_asc_reduce(opts: dict) -> Plan:
+    where = "asc_reduce"
+    fmt, dst, src, src1 = _compaction_tensors(where, opts)
+    config = config_from_options(opts)
+    high = ("repeat", "src0_block_stride", "pattern_mode", "src0_repeat_stride",
+            "src1_repeat_stride")
+    if opts.get("count") is not None:
+        if any(opts.get(a) is not None for a in high):
+            raise TypeError(f"{where}: --count is the first-n form; the repeat form's options "
+                            f"are {['--' + a.replace('_', '-') for a in high]}")
+        args = (opts["count"],)
+    else:
+        missing = [a for a in high if opts.get(a) is None]
+        if missing:
+            raise TypeError(f"{where}: give --count, or every option of the repeat form "
+                            f"(missing: {['--' + a.replace('_', '-') for a in missing]})")
+        args = tuple(opts[a] for a in high)
+
+    def call(d, s, p):
+        return (asc_reduce(d, s, p, *args, config=config),)
+
+    return _compaction_plan(fmt, dst, src, src1, call, [Output(opts["out"], fmt, _first)])
+
+
+_COMPACTION_TENSORS = (
+    Option("src", "src0 LocalTensor(s) (.bin)", required=True),
+    Option("tensors", "the src, dst and src1 files hold this many LocalTensors", int, 1),
+    Option("dst", "initial dst LocalTensor(s) (.bin); default zeros"),
+    Option("dst_len", "elements of each zero dst when no --dst (default: src length)", int),
+)
+
+
+def _compaction_runner(name: str, options: tuple, plan: Callable) -> Runner:
+    return Runner(name, options, plan, config_options(name, options),
+                  inputs=("src", "dst", "src1"))
 
 
 # --- the table ------------------------------------------------------------------------------
@@ -410,6 +489,31 @@ RUNNERS |= {r.name: r for r in (
                integer),
         Option("src_rep_stride", "srcRepStride (DataBlocks), default 8", integer, 8),
         OUT), _plan_scatter, inputs=("src", "dst", "dst_offset")),
+    _compaction_runner("gather_mask", (
+        *_COMPACTION_TENSORS,
+        Option("dtype", "T (src0 and dst)", ascend_type, required=True,
+               choices=type_choices("gather_mask")),
+        Option("src1_pattern", "built-in pattern 1..7 (src1Pattern as a uint8_t)", integer),
+        Option("src1", "user pattern LocalTensor(s) (.bin) of uint8/16/32 (T's width)"),
+        Option("reduce_mode", "Counter mode (reduceMode true)", flag=True),
+        Option("mask", "mask: no effect in Normal mode; Counter mode: elements", integer, 0),
+        Option("src0_block_stride", "src0BlockStride, DataBlocks", integer, 1),
+        Option("repeat_times", "repeatTimes", integer, required=True),
+        Option("src0_repeat_stride", "src0RepeatStride, DataBlocks", integer, 8),
+        Option("src1_repeat_stride", "src1RepeatStride, DataBlocks", integer, 0),
+        OUT, Option("cnt_out", "file for rsvdCnt (uint32) of each tensor")), _plan_gather_mask),
+    _compaction_runner("asc_reduce", (
+        *_COMPACTION_TENSORS,
+        Option("dtype", "T (dst, src0, src1)", ascend_type, required=True,
+               choices=type_choices("asc_reduce")),
+        Option("src1", "gather mask LocalTensor(s) (.bin), T's type", required=True),
+        Option("count", "first-n form: elements", integer),
+        Option("repeat", "repeat form: repeats", integer),
+        Option("src0_block_stride", "repeat form: DataBlocks", integer),
+        Option("pattern_mode", "repeat form: 0 (src1) or a built-in pattern 1..7", integer),
+        Option("src0_repeat_stride", "repeat form: DataBlocks", integer),
+        Option("src1_repeat_stride", "repeat form: DataBlocks", integer),
+        OUT), _plan_asc_reduce),
 )}
 
 

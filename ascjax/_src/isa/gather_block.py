@@ -268,7 +268,7 @@ def gatherb(dst: Any, src: Any, offset: Any, repeat_time: int, repeat_params: An
     ``offset`` a uint32 LocalTensor of at least ``8 * repeat_time`` byte offsets, each a
     multiple of 32 naming a block inside src. ``repeat_params``: ``GatherRepeatParams`` (or
     the pair ``(dst_blk_stride, dst_rep_stride)``). Returns the new dst; elements not written
-    keep their bits. repeat_time 0 leaves dst unchanged (A37; ``Config.empty_move``).
+    keep their bits. repeat_time 0 leaves dst unchanged (A36; ``Config.empty_move``).
     Differentiable in dst and src (floating T): a block's cotangent flows back to the source
     block it was copied from.
     """
@@ -381,13 +381,13 @@ def gather_datablock(*args: Any, dtype: Any = None, config: Config | None = None
       k < 8 (the first 8 uint32 lanes of ``index`` count; each a multiple of 32, inside src).
       ``src`` is the 1-D UB from the aligned source address in its type (``dtype=`` names a
       byte-stored type: ``"hifloat8_t"``, ``"int4b_t"``...). ``mask`` (hardware form (256,)
-      or per element of T): by default DataBlock k is gathered iff mask bit 4k is set (A35;
+      or per element of T): by default DataBlock k is gathered iff mask bit 4k is set (A34;
       ``Config.datablock_mask="element"``: per element); the rest of dst is 0. Without a mask
       every block is gathered.
     * Unified Buffer (c-memory, Atlas A2 / A3): ``gather_datablock(dst, src, src_offset,
       dst_repeat_stride, dst_block_stride, repeat)`` is ``gatherb(dst, src, src_offset,
       repeat, (dst_block_stride, dst_repeat_stride))`` for uint16_t / uint32_t, returning the
-      new dst (a dst_block_stride of 0 taken as 1, as on Gatherb: A39).
+      new dst (a dst_block_stride of 0 taken as 1, as on Gatherb: A38).
 
     Differentiable in src (and dst on UB), floating types.
     """
@@ -416,7 +416,7 @@ def reg_gather_b(base_addr: Any, index: Any, mask: Any, *, dtype: Any = None,
     DataBlock k of dstReg (k < 8; only the first 8 elements of the uint32 ``index`` register
     count) is the 32 bytes at byte ``index[k]`` of ``base_addr`` (the 1-D UB from the 32-byte
     aligned base address, in T; ``dtype=`` names a byte-stored T), if mask bit 4k (b32
-    element k) is set; other blocks are 0 (A35). Same kernel as ``gather_datablock``'s register
+    element k) is set; other blocks are 0 (A34). Same kernel as ``gather_datablock``'s register
     form with the page's block mask. Differentiable in base_addr (floating T).
     """
     return _register_call("reg_gather_b", base_addr, index, mask, dtype, False, config)

@@ -5,7 +5,7 @@ range for the product and width, and land inside dst; a bad offset of an element
 part raises ``IndexError`` naming the element and the offset (under ``jit`` as
 ``Config.out_of_range`` says; ``"ignore"`` drops that element). Masked-off elements are never
 checked. Two elements at one offset (the page: "not predictable"): the later one in processing
-order wins (A36; ``Config.scatter_duplicates="first"``).
+order wins (A35; ``Config.scatter_duplicates="first"``).
 
 The 950's int64_t / uint64_t rows are not emulated: JAX runs with 64-bit types off.
 """
@@ -106,13 +106,13 @@ def scatter(dst: Any, src: Any, dst_offset: Any, dst_base_addr: int, *args: Any,
     * mask form: ``scatter(dst, src, dst_offset, dst_base_addr, mask, repeat_time,
       src_rep_stride)``: lane e of repeat r (``mask`` an int count or uint64 words, the same
       every repeat) reads src element ``r*srcRepStride*epb + e`` (srcRepStride in DataBlocks)
-      and dstOffset element ``r*lanes + e`` (A38; ``Config.scatter_offset="src"``: the
+      and dstOffset element ``r*lanes + e`` (A37; ``Config.scatter_offset="src"``: the
       element beside src's). A repeat covers 8 DataBlocks, 4 for an 8-bit T (page); the 950
       takes 8-bit T in the first-n form only.
 
     ``dst`` / ``src`` are 1-D LocalTensors of one type T, ``dst_offset`` a uint32 LocalTensor
     of byte offsets, ``dst_base_addr`` a static byte offset from dst's start (a multiple of
-    sizeof(T)). count or repeat_time 0 leaves dst unchanged (A37; ``Config.empty_move``).
+    sizeof(T)). count or repeat_time 0 leaves dst unchanged (A36; ``Config.empty_move``).
     Differentiable in dst and src (floating T): the gradient of src element i is the
     cotangent of the dst element it wrote (a gather), 0 when a later element overwrote it.
     """

@@ -266,7 +266,7 @@ def squeeze_with_status(src: Any, mask: Any, *, dtype: Any = None,
     Returns ``(dst, ar)``: dst as ``squeeze``'s register form, and the value the call leaves in
     the AR register, the "有效数据大小" of this call that ``asc_get_squeeze_status`` reads and
     ``asc_storeunalign_postupdate`` uses as its store offset: the selected elements times
-    sizeof(T) in bytes (int32, one per register; A45: set, not added to the previous AR;
+    sizeof(T) in bytes (int32, one per register; A42: set, not added to the previous AR;
     ``Config(squeeze_status="elements")`` counts elements). AR is the register the seed's
     ``SqueezeState.ar`` holds: ``state._replace(ar=ar)`` is the state a following
     ``squeeze_and_storeunalign`` would see (its pending bytes are untouched).
@@ -429,11 +429,11 @@ def squeeze_ub(dst: Any, src0: Any, src1: Any, repeat: int, dst_block_stride: in
     ``dst``, ``src0``, ``src1``: 1-D uint16 / uint32 tensors (the UB from each operand's
     address on; leading axes batch). Repeat r reads src0's 256 bytes through the strides (in
     DataBlocks, ``repeat_offsets``), selects element e where src1's element e of the repeat,
-    read the same way through its strides, is nonzero (A46; ``Config(squeeze_ub_mask="bits")``
+    read the same way through its strides, is nonzero (A43; ``Config(squeeze_ub_mask="bits")``
     reads src1 as a bit mask), and writes the selected elements in order to lanes 0.. of the
-    repeat's dst, through dst's strides; the repeat's other dst lanes are written 0 (A47;
+    repeat's dst, through dst's strides; the repeat's other dst lanes are written 0 (A44;
     ``Config(squeeze_ub_tail="keep")`` leaves them). Every element of a repeat takes part: no
-    vector mask (A48). Repeats run in order; a later write to an element wins. ``repeat`` and
+    vector mask (A45). Repeats run in order; a later write to an element wins. ``repeat`` and
     the strides are uint8_t, [0, 255]; repeat 0 leaves dst unchanged. An element read or
     written past a tensor's end is a ValueError naming the repeat, the lane and the element.
     """

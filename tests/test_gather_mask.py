@@ -1,0 +1,257 @@
+"""GatherMask and asc_reduce: the pages' examples by hand, every built-in pattern, the products'
+differences, errors, the Config readings A39-A41 and gradients."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import ml_dtypes
+import numpy as np
+import pytest
+from jax.experimental import checkify
+
+import ascjax
+from ascjax import Config
+
+A2 = Config(product="A2")
+AIC = Config(product="inference AI Core")
+
+
+def test_page_builtin_example():
+    """调用示例 2: src0 = [1 .. 256] (float: 64 per repeat), pattern 2, {1, 4, 8, 0}, in place:
+    the odd elements 2, 4, ..., 256 and rsvdCnt 128 (the page's output)."""
+    src = np.arange(1, 257, dtype=np.float32)
+    dst, cnt = ascjax.gather_mask(src, src, 2, False, 0, (1, 4, 8, 0))
+    np.testing.assert_array_equal(np.asarray(dst)[:128], np.arange(2, 257, 2, dtype=np.float32))
+    np.testing.assert_array_equal(np.asarray(dst)[128:], src[128:])   # A39: kept bits
+    assert int(cnt) == 128 and cnt.dtype == jnp.uint32
+
+
+def _page_user_example(config=None):
+    src = np.arange(1, 257, dtype=np.float32)
+    pattern = np.full(4, 0x99999999, np.uint32)   # 1001...1001: element 0 and 3 of each four
+    return ascjax.gather_mask(np.zeros(256, np.float32), src, pattern, True, 70, (1, 2, 4, 0),
+                              config=config)
+
+
+def test_page_user_example_counter_per_repeat():
+    """调用示例 1 (配置方式一): 2 repeats of 70 elements, the second 4 DataBlocks (32 floats) on;
+    by hand: e % 4 in {0, 3} of e < 70 is 35 elements per repeat."""
+    dst, cnt = _page_user_example()
+    first = [1 + e for e in range(70) if e % 4 in (0, 3)]
+    second = [33 + e for e in range(70) if e % 4 in (0, 3)]
+    assert int(cnt) == 70
+    np.testing.assert_array_equal(np.asarray(dst)[:70], np.float32(first + second))
+    assert not np.asarray(dst)[70:].any()
+
+
+def test_page_user_example_counter_per_call():
+    """配置方式二 (inference AI Core): 70 elements over the call, ceil(70 / 64) = 2 repeats,
+    the second of 6 elements from element 32: 32 + 3 kept."""
+    dst, cnt = _page_user_example(AIC)
+    first = [1 + e for e in range(64) if e % 4 in (0, 3)]
+    second = [33 + e for e in range(6) if e % 4 in (0, 3)]
+    assert int(cnt) == 35
+    np.testing.assert_array_equal(np.asarray(dst)[:35], np.float32(first + second))
+
+
+@pytest.mark.parametrize("dtype, lanes", [(np.float16, 128), (np.float32, 64), (np.uint8, 256)])
+@pytest.mark.parametrize("pattern, picks", [
+    (1, lambda e: e % 2 == 0), (2, lambda e: e % 2 == 1), (3, lambda e: e % 4 == 0),
+    (4, lambda e: e % 4 == 1), (5, lambda e: e % 4 == 2), (6, lambda e: e % 4 == 3),
+    (7, lambda e: True)])
+def test_builtin_patterns(dtype, lanes, pattern, picks):
+    """Each pattern keeps what the page's bit string says, in every repeat."""
+    src = (np.arange(2 * lanes) % 251).astype(dtype)
+    dst, cnt = ascjax.gather_mask(np.zeros(2 * lanes, dtype), src, pattern, False, 0,
+                                  (1, 2, 8, 0))
+    want = [src[i] for i in range(2 * lanes) if picks(i % lanes)]
+    assert int(cnt) == len(want)
+    np.testing.assert_array_equal(np.asarray(dst)[:len(want)], np.array(want, dtype))
+
+
+def test_bits_move_unchanged():
+    """NaN payloads, -0 and subnormals keep their bits."""
+    bits = np.array([0x7C01, 0x8000, 0x0001, 0xFE7F, 0x3C00, 0x7E00, 0x8001, 0x0000] * 16,
+                    np.uint16)
+    dst, _ = ascjax.gather_mask(np.zeros(128, np.float16), bits.view(np.float16), 7, False, 0,
+                                (1, 1, 8, 0))
+    np.testing.assert_array_equal(np.asarray(dst).view(np.uint16), bits)
+    sub = np.full(64, 0x007F, np.uint16).view(ml_dtypes.bfloat16)
+    out = jax.jit(lambda d, s: ascjax.gather_mask(d, s, 1, False, 0, (1, 1, 8, 0),
+                                                  config=Config(gather_mask_tail="zero_block"))
+                  )(np.zeros(64, ml_dtypes.bfloat16), np.concatenate([sub, sub]))
+    assert (np.asarray(out[0]).view(np.uint16)[:64] == 0x7F).all()
+
+
+def test_user_pattern_stride_and_all_zero_one():
+    """src1RepeatStride in DataBlocks (16 uint16 words); an all-0 string keeps nothing."""
+    src = np.arange(256, dtype=np.int16)
+    pattern = np.zeros(32, np.uint16)
+    pattern[16:24] = 0xFFFF                      # repeat 1's string, one DataBlock on
+    dst, cnt = ascjax.gather_mask(np.full(256, -1, np.int16), src, pattern, False, 0,
+                                  (1, 2, 8, 1))
+    assert int(cnt) == 128
+    np.testing.assert_array_equal(np.asarray(dst)[:128], src[128:])
+    dst, cnt = ascjax.gather_mask(np.full(8, -1, np.int16), src, np.zeros(8, np.uint16), False,
+                                  0, (1, 1, 8, 0))
+    assert int(cnt) == 0 and (np.asarray(dst) == -1).all()
+
+
+def test_products_and_types():
+    f32, i8 = np.zeros(64, np.float32), np.zeros(256, np.int8)
+    with pytest.raises(ValueError, match=r"src1_pattern \(built-in modes on product "
+                                         r"'inference AI Core'\)=7"):
+        ascjax.gather_mask(f32, f32, 7, False, 0, (1, 1, 8, 0), config=AIC)
+    assert int(ascjax.gather_mask(f32, f32, 6, False, 0, (1, 1, 8, 0), config=AIC)[1]) == 16
+    with pytest.raises(TypeError, match="gather_mask: not available on product .training."):
+        ascjax.gather_mask(f32, f32, 1, False, 0, (1, 1, 8, 0), config=Config(product="training"))
+    with pytest.raises(TypeError, match="int8_t"):
+        ascjax.gather_mask(i8, i8, 1, False, 0, (1, 1, 8, 0), config=A2)
+    bf = np.zeros(128, ml_dtypes.bfloat16)
+    with pytest.raises(TypeError, match="bfloat16_t"):
+        ascjax.gather_mask(bf, bf, 1, False, 0, (1, 1, 8, 0), config=Config(product="200I/500 A2"))
+    assert int(ascjax.gather_mask(i8, i8, np.zeros(32, np.uint8) + 1, False, 0,
+                                  (1, 1, 8, 0))[1]) == 32
+    with pytest.raises(TypeError, match="user pattern is uint32_t"):
+        ascjax.gather_mask(f32, f32, np.zeros(2, np.uint16), False, 0, (1, 1, 8, 0))
+
+
+def test_argument_errors():
+    f32 = np.zeros(64, np.float32)
+    gm = ascjax.gather_mask
+    with pytest.raises(ValueError, match=r"repeat_times=256.*\[0, 255\]"):
+        gm(f32, f32, 1, False, 0, (1, 256, 8, 0))
+    with pytest.raises(ValueError, match=r"src0_block_stride=256"):
+        gm(f32, f32, 1, False, 0, (256, 1, 8, 0))
+    with pytest.raises(ValueError, match=r"src1_repeat_stride=-1"):
+        gm(f32, f32, 1, False, 0, (1, 1, 8, -1))
+    with pytest.raises(TypeError, match="GatherMaskParams or a tuple"):
+        gm(f32, f32, 1, False, 0, (1, 1, 8))
+    with pytest.raises(ValueError, match=r"mask \(Counter mode\)=0"):
+        gm(f32, f32, 1, True, 0, (1, 1, 8, 0))
+    with pytest.raises(ValueError, match=r"mask \(Normal mode: no effect\)=4294967296"):
+        gm(f32, f32, 1, False, 2**32, (1, 1, 8, 0))
+    with pytest.raises(TypeError, match="reduce_mode must be a bool"):
+        gm(f32, f32, 1, 1, 0, (1, 1, 8, 0))
+    with pytest.raises(ValueError, match="src0 has 64 elements but repeat 1 reads element 64"):
+        gm(f32, f32, 1, False, 0, (1, 2, 8, 0))
+    with pytest.raises(ValueError, match="src1_pattern has 1 words but repeat 0 reads its bits "
+                                         "from word 1"):
+        gm(f32, f32, np.zeros(1, np.uint32), False, 0, (1, 1, 8, 0))
+    with pytest.raises(ValueError, match="pattern 7 keeps 64 elements but dst has 10"):
+        gm(np.zeros(10, np.float32), f32, 7, False, 0, (1, 1, 8, 0))
+    with pytest.raises(TypeError, match="dst dtype half differs from src0 dtype float"):
+        gm(np.zeros(64, np.float16), f32, 1, False, 0, (1, 1, 8, 0))
+
+
+def test_user_pattern_overflowing_dst_raises_eagerly_and_under_jit():
+    f32 = np.zeros(64, np.float32)
+    ones = np.full(2, 0xFFFFFFFF, np.uint32)
+    with pytest.raises(IndexError, match="gather_mask: the gather mask keeps 64 elements but dst "
+                                         "has 10"):
+        ascjax.gather_mask(np.zeros(10, np.float32), f32, ones, False, 0, (1, 1, 8, 0))
+    run = jax.jit(lambda d, p: ascjax.gather_mask(d, f32, p, False, 0, (1, 1, 8, 0))[1])
+    with pytest.raises(Exception, match="keeps 64 elements but dst has 10"):
+        jax.block_until_ready(run(np.zeros(10, np.float32), ones))
+    assert int(run(np.zeros(10, np.float32), np.array([0x3FF, 0], np.uint32))) == 10
+    ck = Config(out_of_range="checkify")
+    err, _ = checkify.checkify(jax.jit(lambda d, p: ascjax.gather_mask(
+        d, f32, p, False, 0, (1, 1, 8, 0), config=ck)[1]))(np.zeros(10, np.float32), ones)
+    assert "keeps 64 elements" in str(err.get())
+    ignore = Config(out_of_range="ignore")
+    d, c = ascjax.gather_mask(np.zeros(10, np.float32), np.arange(64, dtype=np.float32), ones,
+                              False, 0, (1, 1, 8, 0), config=ignore)
+    assert int(c) == 64 and np.asarray(d).tolist() == list(range(10))
+
+
+def test_config_readings():
+    """A39 zero_block, A40 raise, A41 raise."""
+    src = np.arange(1, 65, dtype=np.float32)
+    zb = Config(gather_mask_tail="zero_block")
+    dst, cnt = ascjax.gather_mask(np.full(64, 9, np.float32), src, 3, False, 0, (1, 1, 8, 0),
+                                  config=zb)
+    # 16 kept; float DataBlocks are 8 elements, so 16 ends a block: nothing zeroed
+    assert int(cnt) == 16 and (np.asarray(dst)[16:] == 9).all()
+    dst, cnt = ascjax.gather_mask(np.full(64, 9, np.float32), src, np.array([7, 0], np.uint32),
+                                  False, 0, (1, 1, 8, 0), config=zb)
+    assert int(cnt) == 3 and np.asarray(dst).tolist()[:10] == [1, 2, 3, 0, 0, 0, 0, 0, 9, 9]
+    with pytest.raises(ValueError, match="A40"):
+        ascjax.gather_mask(src, src, 1, True, 65, (1, 1, 8, 0),
+                           config=Config(gather_mask_counter="raise"))
+    with pytest.raises(ValueError, match="A41"):
+        ascjax.gather_mask(src, src, 1, False, 0, (1, 0, 8, 0),
+                           config=Config(gather_mask_empty="raise"))
+    dst, cnt = ascjax.gather_mask(src, src, 1, False, 0, (1, 0, 8, 0))
+    assert int(cnt) == 0 and np.array_equal(np.asarray(dst), src)
+
+
+def test_gradients():
+    """The cotangent of dst element k goes to the src0 element written there; unwritten dst
+    elements pass theirs through; the count has none."""
+    src = np.arange(1, 65, dtype=np.float32)
+    dst = np.zeros(64, np.float32)
+    weights = np.arange(64, dtype=np.float32)
+    pattern = np.array([0b1001, 0], np.uint32)      # keeps elements 0 and 3
+
+    def loss(d, s):
+        out, cnt = ascjax.gather_mask(d, s, pattern, False, 0, (1, 1, 8, 0))
+        return jnp.sum(out * weights) + 0 * cnt.astype(jnp.float32)
+
+    gd, gs = jax.grad(loss, argnums=(0, 1))(dst, src)
+    want_s = np.zeros(64, np.float32)
+    want_s[0], want_s[3] = 0, 1                      # dst[0] <- src[0], dst[1] <- src[3]
+    want_d = weights.copy()
+    want_d[:2] = 0
+    np.testing.assert_array_equal(gs, want_s)
+    np.testing.assert_array_equal(gd, want_d)
+    # built-in pattern 2 (odd elements) under jit, through vjp
+    _, vjp = jax.vjp(lambda s: ascjax.gather_mask(dst, s, 2, False, 0, (1, 1, 8, 0))[0], src)
+    (g,) = vjp(jnp.asarray(weights))
+    want = np.zeros(64, np.float32)
+    want[1::2] = weights[:32]
+    np.testing.assert_array_equal(g, want)
+
+
+def test_asc_reduce_page_example_and_forms():
+    """c-memory 调用示例: 128 uint16, src1 of 128 / 16 words, first-n form."""
+    src0 = np.arange(128, dtype=np.uint16)
+    src1 = np.full(8, 0x8001, np.uint16)            # bits 0 and 15 of every word
+    dst = ascjax.asc_reduce(np.zeros(128, np.uint16), src0, src1, 128, config=A2)
+    want = [i for i in range(128) if i % 16 in (0, 15)]
+    np.testing.assert_array_equal(np.asarray(dst)[:16], np.uint16(want))
+    assert ascjax.instruction("asc_reduce_sync") is ascjax.asc_reduce
+    # repeat form, built-in pattern 3 (src1 unused), two repeats 4 DataBlocks apart
+    u32 = np.arange(200, dtype=np.uint32)
+    dst = ascjax.asc_reduce(np.zeros(40, np.uint32), u32, None, 2, 1, 3, 4, 0, config=A2)
+    want = [e for e in range(64) if e % 4 == 0] + [32 + e for e in range(64) if e % 4 == 0]
+    np.testing.assert_array_equal(np.asarray(dst)[:32], np.uint32(want))
+    # pattern_mode 0: the user mask, src1_repeat_stride 1 DataBlock = 8 uint32 words
+    src1 = np.zeros(16, np.uint32)
+    src1[8] = 1
+    dst = ascjax.asc_reduce(np.zeros(4, np.uint32), u32, src1, 2, 1, 0, 8, 1, config=A2)
+    assert np.asarray(dst).tolist() == [64, 0, 0, 0]
+
+
+def test_asc_reduce_errors():
+    u16 = np.zeros(128, np.uint16)
+    with pytest.raises(TypeError, match="asc_reduce: not available on product .950."):
+        ascjax.asc_reduce(u16, u16, u16[:8], 128)
+    with pytest.raises(TypeError, match="asc_reduce: T on product 'A2'"):
+        ascjax.asc_reduce(u16.view(np.float16), u16.view(np.float16), u16[:8], 128, config=A2)
+    with pytest.raises(ValueError, match=r"pattern_mode=8.*\[0, 7\]"):
+        ascjax.asc_reduce(u16, u16, u16, 1, 1, 8, 8, 0, config=A2)
+    with pytest.raises(ValueError, match=r"count=129.*\[1, 128\]"):
+        ascjax.asc_reduce(u16, u16, u16, 129, config=A2)
+    with pytest.raises(TypeError, match="expected .* got 5 positional"):
+        ascjax.asc_reduce(u16, u16, u16, 1, 1, config=A2)
+    with pytest.raises(TypeError, match="src1 is None; the user pattern is a LocalTensor of "
+                                        "uint16_t"):
+        ascjax.asc_reduce(u16, u16, None, 1, 1, 0, 8, 0, config=A2)
+    with pytest.raises(TypeError, match="src1 has dtype uint32"):
+        ascjax.asc_reduce(u16, u16, np.zeros(8, np.uint32), 128, config=A2)
+
+
+def test_examples_run():
+    from ascjax._src.examples import EXAMPLES
+    assert EXAMPLES["gather_mask"]()
