@@ -22,7 +22,8 @@ verdict, ``isclose`` by default):
   (float16 for half: ``atol + rtol * |golden|`` is rounded to float16) is the scripts'.
   ``PRESETS`` name the common (R, A, E) settings; ``DEFAULT_PRESET`` is the default.
 * ``thousandth`` (rule ``loss``): the other ``verify_result.py`` rule (LOSS = 1e-3, "absolute
-  and relative error both within one thousandth"; 4 of the samples' scripts), computed as the script computes it::
+  and relative error both within one thousandth"; 4 of the samples' scripts), computed as the
+  script computes it::
 
       diff = |actual - golden|;  deno = max(|actual|, |golden|)
       atol_ok = diff <= LOSS;    rtol_ok = diff / (deno + 10e-10) <= LOSS
