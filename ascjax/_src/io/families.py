@@ -343,7 +343,7 @@ def mask_input(opts: dict, fmt: Format, count: int, dtype: Any) -> tuple[list, l
             return jnp.unpackbits(m, axis=-1, bitorder="little").astype(bool)
     else:
         for start in range(0, len(data), CHUNK):
-            if data[start:start + CHUNK].max(initial=0) > 1:
+            if np.asarray(data[start:start + CHUNK]).max(initial=0) > 1:
                 raise BinFileError(f"--mask {path}: values must be 0 or 1 (one uint8 a lane)")
 
         def to_mask(m):
