@@ -83,6 +83,9 @@ def _run_args(p: argparse.ArgumentParser) -> None:
                             help="use the first N local devices (default: all)")
         engine.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                             help="progress bar on stderr (default: when stderr is a terminal)")
+        engine.add_argument("--allow-empty", action="store_true",
+                            help="an input of 0 registers writes empty outputs instead of "
+                                 "being an error")
 
 
 def positive_int(text: str) -> int:
@@ -120,7 +123,8 @@ def _run(args: argparse.Namespace) -> int:
                                  f"local device(s)")
             devices = devices[: args.devices]
         summary = run_bin(args.instruction, chunk=args.chunk, devices=devices,
-                          progress=progress, **{n: getattr(args, n) for n in names})
+                          progress=progress, allow_empty=args.allow_empty,
+                          **{n: getattr(args, n) for n in names})
     except BAD_INPUT as error:
         return _fail("run", error)
     print(summary, file=sys.stderr)
@@ -278,8 +282,15 @@ def _study(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in two lines (what is wrong, where to look), not the whole usage."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message}\n(see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="ascjax", description="Bit-exact JAX emulator of Ascend C vector instructions.")
     from ascjax import __version__
 
@@ -296,7 +307,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 0
-    return COMMANDS[args.command][2](args)
+    try:
+        return COMMANDS[args.command][2](args)
+    except KeyboardInterrupt:  # outputs were cleaned up on the way out (binio.atomic_outputs)
+        print(f"ascjax {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # the reader of stdout has gone (`ascjax ... | head`)
+        _quiet_stdout()
+        return 141
 
 
 if __name__ == "__main__":
