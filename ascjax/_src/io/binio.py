@@ -235,6 +235,12 @@ def to_little(array: np.ndarray, fmt: Format) -> np.ndarray:
     return np.ascontiguousarray(array).view(unit).astype(_little(fmt), copy=False)
 
 
+def write_to(handle: Any, array: np.ndarray, fmt: Format) -> None:
+    """Write ``array`` (storage dtype of ``fmt``) to an open binary ``handle`` in file order
+    (``handle.write``, not ``tofile``: devices and FIFOs have no file position)."""
+    handle.write(memoryview(np.ascontiguousarray(to_little(array, fmt))).cast("B"))
+
+
 def write_bin(path: str | os.PathLike, array: Any, dtype: Any = None) -> str:
     """Write ``array`` to ``path`` in the samples' layout, atomically; returns the path.
 
@@ -244,7 +250,7 @@ def write_bin(path: str | os.PathLike, array: Any, dtype: Any = None) -> str:
     """
     array, fmt = _stored(array, dtype, "write_bin")
     with atomic_outputs([path]) as (handle,):
-        to_little(array, fmt).tofile(handle)
+        write_to(handle, array, fmt)
     return os.fspath(path)
 
 

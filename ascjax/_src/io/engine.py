@@ -27,7 +27,7 @@ from jax.experimental import checkify
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from ..formats import Format
-from .binio import atomic_outputs, to_little
+from .binio import atomic_outputs, write_to
 from .progress import Progress
 
 CHUNK = 1 << 16  # registers per compiled call: 16 MiB of input at 256 bytes a register
@@ -166,7 +166,7 @@ def execute(plan: Plan, *, chunk: int, devices: list, progress: bool, label: str
                                          chunk=rows, devices=devices, progress=progress,
                                          label=label, unit=plan.unit):
                 for handle, o in zip(handles, plan.outputs, strict=True):
-                    to_little(np.asarray(o.take(out), o.fmt.storage_dtype), o.fmt).tofile(handle)
+                    write_to(handle, np.asarray(o.take(out), o.fmt.storage_dtype), o.fmt)
     if procs > 1:
         _join_parts([o.path for o in plan.outputs], rank, procs)
     return count
