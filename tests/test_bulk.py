@@ -169,7 +169,8 @@ def test_squeeze_past_the_ub_end_fails_and_writes_nothing(tmp_path):
     np.ones((4, 64), np.float32).tofile(tmp_path / "src.bin")
     with pytest.raises(IndexError, match="reaches UB byte 1056, past the end of the 1024-byte"):
         ascjax.run_bin("squeeze_and_storeunalign", src=str(tmp_path / "src.bin"),
-                       dtype="float", dst_addr=32, ub_bytes=1024, out=str(tmp_path / "o.bin"),
+                       dtype="float", dst_addr=32, ub_bytes=1024, group=4,
+                       out=str(tmp_path / "o.bin"),
                        ub_out=str(tmp_path / "u.bin"))
     assert sorted(os.listdir(tmp_path)) == ["src.bin"]
 
@@ -287,7 +288,7 @@ def test_cli_run_guards_against_user_mistakes(tmp_path, capsys):
     squeeze = ["run", "squeeze_and_storeunalign", "--src", str(src), "--dtype", "float"]
     cases = [  # (arguments, exit code, message)
         # the UB end is checked whether or not the UB is written out
-        (squeeze + ["--ub-bytes", "1024", "--dst-addr", "32", "--out", out], 2,
+        (squeeze + ["--ub-bytes", "1024", "--dst-addr", "32", "--group", "8", "--out", out], 2,
          "reaches UB byte 2080, past the end of the 1024-byte UB"),
         (squeeze + ["--dst-addr", "3", "--out", out], 2,
          "dst_addr=3 must be aligned to sizeof(float) = 4 (a UB byte address in [0, 262144))"),
