@@ -347,3 +347,27 @@ def test_rules_decide_and_json_gives_every_rule(tmp_path, capsys):
         with pytest.raises(SystemExit) as done:
             main(base + bad)
         assert done.value.code == 2 and bad[0] in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("dtype, np_dtype", [("int16_t", np.int16), ("int32_t", np.int32),
+                                             ("uint8_t", np.uint8)])
+def test_isclose_on_integers_is_the_vendor_scripts(tmp_path, dtype, np_dtype):
+    rng = np.random.default_rng(5)
+    info = np.iinfo(np_dtype)
+    golden = rng.integers(info.min, info.max, 4000, dtype=np_dtype, endpoint=True)
+    actual = golden.copy()
+    idx = rng.choice(4000, 40, replace=False)
+    actual[idx] = rng.integers(info.min, info.max, 40, dtype=np_dtype, endpoint=True)
+    actual[:3] = golden[:3] + np_dtype(1)  # off by one: within rtol of large values only
+    golden.tofile(tmp_path / "g.bin")
+    actual.tofile(tmp_path / "a.bin")
+    for preset, (r, a, e) in ascjax_compare.PRESETS.items():
+        want = _vendor_verify_result(np.fromfile(tmp_path / "a.bin", np_dtype),
+                                     np.fromfile(tmp_path / "g.bin", np_dtype), r, a, e)
+        got = _criteria(ascjax.compare(str(tmp_path / "a.bin"), str(tmp_path / "g.bin"),
+                                       dtype=dtype, preset=preset))["isclose"]
+        assert (got.passed, got.figures["error_ratio"]) == want
+        for error_ratio in (want[1], np.nextafter(want[1], 0)):  # the edge, both sides
+            got = ascjax.compare(actual, golden, dtype=dtype, preset=preset,
+                                 error_ratio=float(error_ratio))
+            assert got.passed == (want[1] <= error_ratio)
