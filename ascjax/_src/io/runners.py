@@ -103,13 +103,6 @@ def _plan_gather(opts: dict) -> Plan:
                              data=[data])
 
 
-def _squeeze_group(count: int, room: int) -> int:
-    """The default group: the largest that divides ``count`` registers and whose store (at
-    most 256 bytes a register) cannot run past the UB end (``room`` bytes from dst_addr)."""
-    most = max(room // 256, 1)
-    return max((g for g in range(1, min(most, count) + 1) if count % g == 0), default=1)
-
-
 def _plan_squeeze(opts: dict) -> Plan:
     where = "squeeze_and_storeunalign"
     fmt = resolve(opts["dtype"], where=where)
@@ -160,6 +153,13 @@ def _plan_squeeze(opts: dict) -> Plan:
         outputs.append(Output(opts["ar_out"], FORMATS["uint32_t"],
                               lambda out: checked_ar(out).astype(np.uint32)))
     return Plan(fn, groups, shared, outputs, unit="groups", row_registers=group)
+
+
+def _squeeze_group(count: int, room: int) -> int:
+    """The default group: the largest that divides ``count`` registers and whose store (at
+    most 256 bytes a register) cannot run past the UB end (``room`` bytes from dst_addr)."""
+    most = max(room // 256, 1)
+    return max((g for g in range(1, min(most, count) + 1) if count % g == 0), default=1)
 
 
 # --- the table ------------------------------------------------------------------------------
