@@ -109,8 +109,13 @@ def _plan_squeeze(opts: dict) -> Plan:
     src = registers(opts["src"], fmt, "--src")
     config = config_from_options(opts)
     addr = check_int(opts["dst_addr"], 0, config.ub_bytes - 1, where=where, arg="dst_addr")
-    group = opts["group"] if opts.get("group") is not None else _squeeze_group(
-        len(src), config.ub_bytes - addr)
+    group = opts.get("group")
+    if group is None:
+        # The largest group dividing the registers whose store (256 bytes a register at most)
+        # cannot pass the UB end: any file size runs.
+        most = max((config.ub_bytes - addr) // 256, 1)
+        group = max((g for g in range(1, min(most, len(src)) + 1) if len(src) % g == 0),
+                    default=1)
     if len(src) % group:
         raise BinFileError(f"--src {opts['src']}: {len(src)} registers is not a whole number "
                            f"of groups of {group} (--group)")
@@ -153,13 +158,6 @@ def _plan_squeeze(opts: dict) -> Plan:
         outputs.append(Output(opts["ar_out"], FORMATS["uint32_t"],
                               lambda out: checked_ar(out).astype(np.uint32)))
     return Plan(fn, groups, shared, outputs, unit="groups", row_registers=group)
-
-
-def _squeeze_group(count: int, room: int) -> int:
-    """The default group: the largest that divides ``count`` registers and whose store (at
-    most 256 bytes a register) cannot run past the UB end (``room`` bytes from dst_addr)."""
-    most = max(room // 256, 1)
-    return max((g for g in range(1, min(most, count) + 1) if count % g == 0), default=1)
 
 
 # --- the table ------------------------------------------------------------------------------
