@@ -2,11 +2,17 @@
 atomic writes."""
 
 import os
+import signal
+import stat
+import subprocess
+import sys
+import threading
 
 import numpy as np
 import pytest
 
 import ascjax
+from ascjax._src.io import binio
 from ascjax._src.io.binio import BinFileError, atomic_outputs
 
 
@@ -74,3 +80,109 @@ def test_atomic_outputs_leave_nothing_half_written(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["out.bin"]
     with pytest.raises(FileNotFoundError, match="does not exist"):
         ascjax.write_bin(tmp_path / "no_dir" / "x.bin", np.zeros(2, np.float32))
+
+
+# --- inputs that are not regular files, inputs that change, outputs that are not files -------
+
+def test_pipe_is_read_to_its_end_and_size_checked(tmp_path):
+    data = np.arange(300, dtype=np.float32)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(data.tobytes()))
+    writer.start()
+    got = ascjax.read_bin(fifo, "float", mmap=True)  # a pipe is read whole, mmap or not
+    writer.join()
+    assert got.tobytes() == data.tobytes()
+    writer = threading.Thread(target=lambda: fifo.write_bytes(b"\0" * 300))
+    writer.start()
+    with pytest.raises(BinFileError, match="300 bytes is not a whole number of vector_half"):
+        ascjax.read_bin(fifo, "half", registers=True)
+    writer.join()
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/null"])
+def test_devices_are_refused(device):
+    with pytest.raises(BinFileError, match=f"--src {device}: a device, not a file or a pipe"):
+        ascjax.read_bin(device, "half", arg="--src")
+
+
+def test_truncated_replaced_or_removed_input_is_an_error_not_sigbus(tmp_path):
+    path = tmp_path / "x.bin"
+    np.ones((8, 64), np.float32).tofile(path)
+    lazy = ascjax.read_bin(path, "float", registers=True, mmap=True)
+    assert np.asarray(lazy[2:4]).shape == (2, 64) and lazy[7].tolist() == [1.0] * 64
+    os.truncate(path, 5 * 256)
+    assert np.asarray(lazy[:5]).sum() == 5 * 64  # what is still there reads
+    with pytest.raises(BinFileError, match=r"x.bin: the file was truncated while it was being "
+                                           r"read \(bytes 1280 to 2048 are gone\)"):
+        np.asarray(lazy)
+    np.ones((8, 64), np.float32).tofile(tmp_path / "new.bin")
+    os.replace(tmp_path / "new.bin", path)  # a new file in its place, as a rewrite does
+    with pytest.raises(BinFileError, match="the file was replaced while it was being read"):
+        np.asarray(lazy[:1])
+    os.unlink(path)
+    with pytest.raises(BinFileError, match="the file was removed while it was being read"):
+        np.asarray(lazy[:1])
+
+
+def test_symlink_output_is_followed_and_devices_fifos_written_in_place(tmp_path):
+    target = tmp_path / "real.bin"
+    target.write_bytes(b"old")
+    link = tmp_path / "link.bin"
+    link.symlink_to(target)
+    ascjax.write_bin(link, np.arange(4, dtype=np.float32))
+    assert link.is_symlink() and target.read_bytes() == np.arange(4, dtype=np.float32).tobytes()
+    ascjax.write_bin("/dev/null", np.arange(4, dtype=np.float32))  # no temporary file in /dev
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    ascjax.write_bin(fifo, np.arange(3, dtype=np.float16))
+    reader.join()
+    assert got == [np.arange(3, dtype=np.float16).tobytes()]
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    assert sorted(os.listdir(tmp_path)) == ["fifo", "link.bin", "real.bin"]
+
+
+_WRITER = """
+import sys, time
+from ascjax._src.io.binio import atomic_outputs
+with atomic_outputs([sys.argv[1]]) as (handle,):
+    handle.write(b"partial")
+    handle.flush()
+    print("ready", flush=True)
+    time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_temporary_files_carry_the_pid_and_go_on_sigterm_and_sigint(tmp_path, sig):
+    out = tmp_path / "out.bin"
+    with subprocess.Popen([sys.executable, "-c", _WRITER, str(out)], stdout=subprocess.PIPE,
+                          text=True) as proc:
+        assert proc.stdout.readline() == "ready\n"
+        [temp] = os.listdir(tmp_path)
+        assert temp.startswith(f".out.bin.{binio._HOST}.{proc.pid}.") and temp.endswith(".tmp")
+        proc.send_signal(sig)
+        code = proc.wait(timeout=30)
+    assert code == (143 if sig == signal.SIGTERM else -signal.SIGINT)
+    assert os.listdir(tmp_path) == []
+
+
+def test_stale_temporary_files_of_dead_processes_are_removed(tmp_path):
+    with subprocess.Popen([sys.executable, "-c", "pass"]) as dead:
+        dead.wait()
+    with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]) as alive:
+        try:
+            names = [f".out.bin.{binio._HOST}.{dead.pid}.abcd_123.tmp",  # SIGKILLed: removed
+                     f".out.bin.{binio._HOST}.{alive.pid}.abcd_123.tmp",  # running: kept
+                     f".out.bin.otherhost.{dead.pid}.abcd_123.tmp",  # another host's: kept
+                     f".other.bin.{binio._HOST}.{dead.pid}.abcd_123.tmp"]  # other output: kept
+            for name in names:
+                (tmp_path / name).write_bytes(b"x" * 100)
+            ascjax.write_bin(tmp_path / "out.bin", np.zeros(2, np.float32))
+            assert sorted(os.listdir(tmp_path)) == sorted(["out.bin", *names[1:]])
+        finally:
+            alive.kill()

@@ -169,7 +169,8 @@ def test_squeeze_past_the_ub_end_fails_and_writes_nothing(tmp_path):
     np.ones((4, 64), np.float32).tofile(tmp_path / "src.bin")
     with pytest.raises(IndexError, match="reaches UB byte 1056, past the end of the 1024-byte"):
         ascjax.run_bin("squeeze_and_storeunalign", src=str(tmp_path / "src.bin"),
-                       dtype="float", dst_addr=32, ub_bytes=1024, out=str(tmp_path / "o.bin"),
+                       dtype="float", dst_addr=32, ub_bytes=1024, group=4,
+                       out=str(tmp_path / "o.bin"),
                        ub_out=str(tmp_path / "u.bin"))
     assert sorted(os.listdir(tmp_path)) == ["src.bin"]
 
@@ -287,7 +288,7 @@ def test_cli_run_guards_against_user_mistakes(tmp_path, capsys):
     squeeze = ["run", "squeeze_and_storeunalign", "--src", str(src), "--dtype", "float"]
     cases = [  # (arguments, exit code, message)
         # the UB end is checked whether or not the UB is written out
-        (squeeze + ["--ub-bytes", "1024", "--dst-addr", "32", "--out", out], 2,
+        (squeeze + ["--ub-bytes", "1024", "--dst-addr", "32", "--group", "8", "--out", out], 2,
          "reaches UB byte 2080, past the end of the 1024-byte UB"),
         (squeeze + ["--dst-addr", "3", "--out", out], 2,
          "dst_addr=3 must be aligned to sizeof(float) = 4 (a UB byte address in [0, 262144))"),
@@ -328,3 +329,130 @@ def test_cli_run_guards_against_user_mistakes(tmp_path, capsys):
     ascjax.run_bin("squeeze_and_storeunalign", src=str(src), dtype="float32", dst_addr="0x20",
                    out=str(tmp_path / "py.bin"))
     assert (tmp_path / "py.bin").read_bytes() == pathlib.Path(out).read_bytes()
+
+
+# --- issue 14: no false PASS, outputs that are not files, options, squeeze's default group ---
+
+def _bash(command, cwd):
+    return subprocess.run(["bash", "-c", command], cwd=cwd, capture_output=True, text=True,
+                          timeout=120, check=False)
+
+
+def test_process_substitution_inputs_are_read_not_taken_as_empty(tmp_path):
+    np.arange(256, dtype=np.float32).tofile(tmp_path / "a.bin")
+    np.arange(256, dtype=np.float32)[::-1].copy().tofile(tmp_path / "b.bin")
+    py = f"{sys.executable} -m ascjax"
+    done = _bash(f"{py} compare <(cat a.bin) <(cat b.bin) --dtype float --json", tmp_path)
+    assert done.returncode == 1, done.stderr  # they differ: FAIL, not 0 elements and PASS
+    assert '"elements": 256' in done.stdout
+    done = _bash(f"{py} compare <(cat a.bin) <(head -c 1000 a.bin) --dtype float", tmp_path)
+    assert done.returncode == 2 and "actual has 256 float elements but golden has 250" in \
+        done.stderr
+    done = _bash(f"{py} run reduce_sum_datablock --src <(cat a.bin) --dtype float --out o.bin",
+                 tmp_path)
+    assert done.returncode == 0, done.stderr
+    want = ascjax.reduce_sum_datablock(np.arange(256, dtype=np.float32).reshape(4, 64),
+                                       ascjax.create_mask("PAT_ALL", "float"))
+    assert np.array_equal(_bits(ascjax.read_bin(tmp_path / "o.bin", "float", registers=True)),
+                          _bits(want))
+
+
+def test_devices_and_empty_inputs_are_errors_unless_asked_for(tmp_path, capsys):
+    out = str(tmp_path / "o.bin")
+    run = ["run", "reduce_sum_datablock", "--dtype", "float", "--out", out]
+    assert main(run + ["--src", "/dev/zero"]) == 2
+    assert "--src /dev/zero: a device, not a file or a pipe" in capsys.readouterr().err
+    (tmp_path / "empty.bin").write_bytes(b"")
+    empty = str(tmp_path / "empty.bin")
+    assert main(run + ["--src", empty]) == 2
+    assert "the input holds 0 registers" in capsys.readouterr().err
+    assert not os.path.exists(out)
+    assert main(run + ["--src", empty, "--allow-empty"]) == 0
+    assert os.path.getsize(out) == 0
+    assert main(["compare", empty, empty, "--dtype", "half"]) == 2
+    assert "both inputs hold 0 elements; nothing was compared" in capsys.readouterr().err
+    assert main(["compare", empty, empty, "--dtype", "half", "--allow-empty"]) == 0
+
+
+def test_out_device_is_written_in_place_and_a_symlink_is_followed(tmp_path):
+    np.ones((4, 64), np.float32).tofile(tmp_path / "src.bin")
+    run = ["run", "reduce_sum_datablock", "--src", str(tmp_path / "src.bin"), "--dtype", "float"]
+    assert main(run + ["--out", "/dev/null"]) == 0  # no temporary file in /dev, nothing renamed
+    (tmp_path / "real.bin").write_bytes(b"")
+    (tmp_path / "link.bin").symlink_to(tmp_path / "real.bin")
+    assert main(run + ["--out", str(tmp_path / "link.bin")]) == 0
+    assert (tmp_path / "link.bin").is_symlink()
+    assert (tmp_path / "real.bin").stat().st_size == 4 * 256
+
+
+def test_input_truncated_during_a_run_ends_it_with_exit_2(tmp_path, capsys, monkeypatch):
+    from ascjax._src.io import runners
+
+    src = tmp_path / "src.bin"
+    np.ones((64, 64), np.float32).tofile(src)
+    real = runners.execute
+
+    def truncating(plan, **kwargs):  # the file shrinks after it was sized, as a rewrite does
+        os.truncate(src, 10 * 256)
+        return real(plan, **kwargs)
+
+    monkeypatch.setattr(runners, "execute", truncating)
+    out = tmp_path / "o.bin"
+    assert main(["run", "reduce_sum_datablock", "--src", str(src), "--dtype", "float",
+                 "--out", str(out), "--chunk", "16"]) == 2
+    assert "src.bin: the file was truncated while it was being read" in capsys.readouterr().err
+    assert sorted(os.listdir(tmp_path)) == ["src.bin"]
+
+
+def test_compare_into_head_ends_quietly(tmp_path):
+    g = np.ones(1 << 14, np.float16)
+    g.tofile(tmp_path / "g.bin")
+    (g * np.float16(1.5)).tofile(tmp_path / "a.bin")
+    done = _bash(f"{sys.executable} -m ascjax compare a.bin g.bin --dtype half --first 5000 "
+                 f"| head -2; exit ${{PIPESTATUS[0]}}", tmp_path)
+    assert done.stderr == "" and done.stdout.startswith("compare half: 16384 elements")
+    assert done.returncode == 1  # the verdict, not a traceback
+
+
+def test_numeric_options_are_checked_with_their_names(tmp_path, capsys):
+    src = tmp_path / "src.bin"
+    np.ones((8, 64), np.float32).tofile(src)
+    out = str(tmp_path / "o.bin")
+    squeeze = ["run", "squeeze_and_storeunalign", "--src", str(src), "--dtype", "float",
+               "--out", out]
+    pair = ["run", "pair_reduce_sum", "--src", str(src), "--dtype", "float", "--repeat-time",
+            "1", "--mask", "64", "--out", out]
+    for args, message in [(squeeze + ["--group", "0"], "--group 0 must be an integer >= 1"),
+                          (squeeze + ["--group", "-1"], "--group -1 must be an integer >= 1"),
+                          (pair + ["--dst-len", "-5"], "--dst-len -5 must be an integer >= 1"),
+                          (pair + ["--tensors", "0"], "--tensors 0 must be an integer >= 1")]:
+        assert main(args) == 2
+        err = capsys.readouterr().err
+        assert message in err and len(err.splitlines()) == 1, err
+    for args, message in [(squeeze + ["--chunk", "0"], "argument --chunk: 0 is not a positive"),
+                          (squeeze + ["--group", "x"], "argument --group: invalid int value")]:
+        with pytest.raises(SystemExit) as done:
+            main(args)
+        err = capsys.readouterr().err
+        assert done.value.code == 2 and message in err and len(err.splitlines()) == 2, err
+    with pytest.raises(ValueError, match="--group 0 must be an integer >= 1"):
+        ascjax.run_bin("squeeze_and_storeunalign", src=src, dtype="float", group=0, out=out)
+
+
+def test_squeeze_default_group_works_on_files_larger_than_the_ub(tmp_path):
+    """40 registers of 256 bytes do not fit a 4 KiB UB in one sequence; the default group is
+    the largest divisor of 40 whose store fits (16 registers of room: 10)."""
+    x = _random("float", (40, 64))
+    x.tofile(tmp_path / "src.bin")
+    mask = (RNG.random((40, 64)) < 0.8).astype(np.uint8)
+    mask.tofile(tmp_path / "mask.bin")
+    common = {"src": str(tmp_path / "src.bin"), "dtype": "float",
+              "mask": str(tmp_path / "mask.bin"), "ub_bytes": 4096}
+    ascjax.run_bin("squeeze_and_storeunalign", out=str(tmp_path / "d.bin"),
+                   ub_out=str(tmp_path / "u.bin"), ar_out=str(tmp_path / "ar.bin"), **common)
+    assert len(np.fromfile(tmp_path / "ar.bin", np.uint32)) == 4  # 4 groups of 10
+    ascjax.run_bin("squeeze_and_storeunalign", out=str(tmp_path / "d10.bin"), group=10,
+                   ub_out=str(tmp_path / "u10.bin"), **common)
+    assert (tmp_path / "u.bin").read_bytes() == (tmp_path / "u10.bin").read_bytes()
+    assert (tmp_path / "d.bin").read_bytes() == (tmp_path / "d10.bin").read_bytes()
+    assert np.array_equal(np.fromfile(tmp_path / "u.bin", np.uint32), _bits(x)[mask == 1])

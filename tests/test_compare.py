@@ -2,6 +2,7 @@
 
 import json
 import math
+import re
 import subprocess
 import sys
 
@@ -10,6 +11,7 @@ import pytest
 
 import ascjax
 from ascjax._src.cli import main
+from ascjax._src.io import compare as ascjax_compare
 
 RNG = np.random.default_rng(7)
 
@@ -32,6 +34,10 @@ def _samples_verdict(real, golden):
     return True
 
 
+def _criteria(report):
+    return {c.name: c for c in report.criteria}
+
+
 def test_one_ulp_differences_are_found_and_located():
     golden = _half()
     actual = golden.copy()
@@ -45,8 +51,9 @@ def test_one_ulp_differences_are_found_and_located():
     m = r.first_mismatches[1]
     assert (m.actual, m.golden) == (float(actual[130]), float(golden[130]))
     assert m.golden_bits == f"0x{int(golden.view(np.uint16)[130]):04x}"
-    assert r.passed and {c.name: c.passed for c in r.criteria} == {"thousandth": True,
-                                                                   "mere_mare": True}
+    assert r.passed and {c.name: c.passed for c in r.criteria} == {
+        "isclose": True, "thousandth": True, "mere_mare": True, "bit_exact": False}
+    assert [c.name for c in r.criteria if c.applied] == ["isclose"]
     strict = ascjax.compare(actual, golden, dtype="half", bit_exact=True)
     assert not strict.passed and strict.criteria[-1].name == "bit_exact"
 
@@ -117,8 +124,7 @@ def test_thousandth_verdict_is_verify_result_py(dtype, np_dtype, bad):
     idx = RNG.choice(np.arange(50, 10_000), bad, replace=False)
     actual[idx] = golden[idx] + np_dtype(0.05)  # fails both tests: |d| > 1e-3, |d|/2.05 too
     r = ascjax.compare(actual, golden, dtype=dtype)
-    thousandth = r.criteria[0]
-    assert thousandth.name == "thousandth"
+    thousandth = _criteria(r)["thousandth"]
     assert thousandth.passed == _samples_verdict(actual, golden) == (bad <= 10)
 
 
@@ -132,8 +138,9 @@ def test_mere_mare_by_hand_and_real_errors_fail():
     assert c.figures["mere"] == pytest.approx(rel.mean(), rel=1e-12)
     assert c.figures["mare"] == rel.max()
     assert c.figures["threshold"] == 2.0**-13
-    assert not c.passed and not r.passed  # MERE 2^-12 > 2^-13
-    assert r.criteria[0].passed  # ... while within one thousandth
+    assert not c.passed and not c.applied  # MERE 2^-12 > 2^-13, reported; isclose decides
+    assert not ascjax.compare(actual, golden, dtype="float", rules="mere_mare").passed
+    assert _criteria(r)["thousandth"].passed  # ... while within one thousandth
 
 
 @pytest.mark.parametrize("name, t", [("bfloat16_t", 2**-7), ("fp8_e4m3fn_t", 2**-3),
@@ -178,7 +185,7 @@ def test_cli_exit_codes_json_and_table(tmp_path, capsys):
                                       "actual": float(actual[5]), "golden": float(golden[5]),
                                       "actual_bits": f"0x{int(actual.view(np.uint16)[5]):04x}",
                                       "golden_bits": f"0x{int(golden.view(np.uint16)[5]):04x}",
-                                      "ulp": 1}]
+                                      "ulp": 1, "close": True}]
     assert main(["compare", str(a), str(g), "--dtype", "half", "--bit-exact"]) == 1
     table = capsys.readouterr().out
     assert "first mismatches" in table and "FAIL" in table
@@ -211,7 +218,156 @@ def test_agreeing_nan_and_inf_are_counted_where_the_loss_rule_fails_them(tmp_pat
     a.tofile(tmp_path / "a.bin")
     report = ascjax.compare(str(tmp_path / "a.bin"), str(tmp_path / "a.bin"), dtype="half",
                             bit_exact=True)
-    thousandth, bit_exact = report.criteria[0], report.criteria[-1]
+    thousandth, bit_exact = _criteria(report)["thousandth"], report.criteria[-1]
     assert bit_exact.passed and report.mismatches == 0
     assert not thousandth.passed and thousandth.figures["nan_inf_agreeing"] == 2
     assert "fail this rule even where both files agree" in str(report)
+
+
+# --- the samples' isclose rule ------------------------------------------------------------------
+
+def _vendor_verify_result(output, golden, relative_tol, absolute_tol, error_tol):
+    """Literal copy of the samples' verify_result.py body (np.isclose form), files read as there.
+    """
+    different_element_results = np.isclose(output, golden, rtol=relative_tol,
+                                           atol=absolute_tol, equal_nan=True)
+    different_element_indexes = np.where(different_element_results == False)[0]
+    error_ratio = float(different_element_indexes.size) / golden.size
+    return error_ratio <= error_tol, error_ratio
+
+
+def _noisy(np_dtype, n, scale, rng):
+    """Random data with NaN, +-inf, zeros and subnormals, and an actual perturbed around the
+    tolerances (so verdicts land on both sides)."""
+    golden = rng.uniform(-4, 4, n).astype(np_dtype)
+    special = rng.choice(n, n // 20, replace=False)
+    golden[special] = rng.choice(np.array([np.nan, np.inf, -np.inf, 0.0, -0.0,
+                                           np.finfo(np_dtype).smallest_subnormal], np_dtype),
+                                 special.size)
+    actual = (golden.astype(np.float64) * (1 + rng.normal(0, scale, n))).astype(np_dtype)
+    flip = rng.choice(n, n // 50, replace=False)  # NaN/inf against numbers and each other
+    actual[flip] = rng.choice(np.array([np.nan, np.inf, -np.inf, 1.0], np_dtype), flip.size)
+    return actual, golden
+
+
+@pytest.mark.parametrize("preset", list(ascjax_compare.PRESETS))
+@pytest.mark.parametrize("dtype, np_dtype", [("half", np.float16), ("float", np.float32)])
+@pytest.mark.parametrize("scale", [0.0, 1e-6, 1e-4, 1e-3])
+def test_isclose_verdict_and_ratio_are_the_vendor_scripts(tmp_path, preset, dtype, np_dtype,
+                                                          scale):
+    rng = np.random.default_rng(hash((preset, dtype, scale)) % 2**32)
+    actual, golden = _noisy(np_dtype, 5000, scale, rng)
+    actual.tofile(tmp_path / "output.bin")
+    golden.tofile(tmp_path / "golden.bin")
+    r, a, e = ascjax_compare.PRESETS[preset]
+    want = _vendor_verify_result(np.fromfile(tmp_path / "output.bin", dtype=np_dtype),
+                                 np.fromfile(tmp_path / "golden.bin", dtype=np_dtype), r, a, e)
+    report = ascjax.compare(str(tmp_path / "output.bin"), str(tmp_path / "golden.bin"),
+                            dtype=dtype, preset=preset, chunk=1000)
+    got = _criteria(report)["isclose"]
+    assert (got.passed, got.figures["error_ratio"]) == want == (report.passed, want[1])
+    assert f"error ratio: {want[1]:.4f}, tolerance: {e:.4f}" in str(report)
+
+
+def test_isclose_tolerance_at_the_edge_and_options():
+    golden = np.ones(10_000, np.float32)
+    actual = golden.copy()
+    actual[:10] = 2  # 10 failures: ratio exactly 1e-3
+    assert ascjax.compare(actual, golden, dtype="float").passed  # <= E passes, as the script
+    actual[10] = 2
+    report = ascjax.compare(actual, golden, dtype="float")
+    assert not report.passed and _criteria(report)["isclose"].figures["failures"] == 11
+    assert ascjax.compare(actual, golden, dtype="float", error_ratio=0.0011).passed
+    assert ascjax.compare(actual, golden, dtype="float", atol=1.0).passed
+    # one ulp of float at 1 fails only the tightest preset's rtol 1e-6 ... no: 1.19e-7 passes
+    actual = np.full(100, np.nextafter(np.float32(1), np.float32(2)))
+    assert ascjax.compare(actual, np.ones(100, np.float32), dtype="float",
+                          preset="r1e-6-a1e-9-e1e-4").passed
+    for kwargs, message in [({"rtol": -1e-3}, "rtol=-0.001 is not a finite number >= 0"),
+                            ({"atol": math.inf}, "atol=inf is not a finite number >= 0"),
+                            ({"error_ratio": 1.5}, "error_ratio=1.5 is not a number in [0, 1]"),
+                            ({"preset": "tight"}, "unknown preset 'tight'"),
+                            ({"rules": "exactish"}, "choose one or more of"),
+                            ({"layout": "tiles"}, "layout='tiles' is not one of"),
+                            ({"first": -1}, "first=-1 must be an int >= 0")]:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            ascjax.compare(golden, golden, dtype="float", **kwargs)
+
+
+def test_half_block_sums_the_loss_rule_passes_and_isclose_fails():
+    """Block sums of uniform(1, 2) half data (about 24, one ulp 2^-6) a few ulps off: within
+    1e-3 relative, so the LOSS rule (both tests must fail) passes; the stricter presets fail."""
+    rng = np.random.default_rng(3)
+    golden = rng.uniform(1, 2, (4096, 16)).sum(axis=1).astype(np.float16)
+    actual = golden.copy()
+    off = rng.random(golden.size) < 0.266
+    actual[off] = np.nextafter(golden[off], np.float16(np.inf))
+    by_rule = {rule: ascjax.compare(actual, golden, dtype="half", rules=rule).passed
+               for rule in ("loss", "mere-mare", "isclose")}
+    assert by_rule == {"loss": True, "mere-mare": True, "isclose": True}
+    for preset in ("r1e-4-a1e-5-e1e-4", "r1e-6-a1e-9-e1e-4"):
+        want = _vendor_verify_result(actual, golden, *ascjax_compare.PRESETS[preset])
+        report = ascjax.compare(actual, golden, dtype="half", preset=preset)
+        assert not want[0] and not report.passed
+        assert _criteria(report)["isclose"].figures["error_ratio"] == want[1]
+
+
+def test_rules_decide_and_json_gives_every_rule(tmp_path, capsys):
+    golden = np.ones(256, np.float32)
+    actual = golden.copy()
+    actual[7] = 1.5
+    golden.tofile(tmp_path / "g.bin")
+    actual.tofile(tmp_path / "a.bin")
+    base = ["compare", str(tmp_path / "a.bin"), str(tmp_path / "g.bin"), "--dtype", "float"]
+    assert main(base + ["--json"]) == 1  # 1/256 > 1e-3
+    d = json.loads(capsys.readouterr().out)
+    assert d["rules"] == ["isclose"] and set(d["criteria"]) == {
+        "isclose", "thousandth", "mere_mare", "bit_exact"}
+    assert d["criteria"]["isclose"]["figures"]["error_ratio"] == 1 / 256
+    assert d["criteria"]["thousandth"]["applied"] is False
+    assert main(base + ["--error-ratio", "0.004"]) == 0
+    assert "error ratio: 0.0039, tolerance: 0.0040" in capsys.readouterr().out
+    # the rules asked for decide, whatever isclose's tolerance: 1 > 256 * LOSS fails LOSS
+    assert main(base + ["--error-ratio", "0.004", "--rule", "loss"]) == 1
+    assert "thousandth FAIL" in capsys.readouterr().out
+    assert main(base + ["--error-ratio", "0.004", "--rule", "isclose", "--bit-exact"]) == 1
+    assert main(base + ["--error-ratio", "0.004", "--rule", "isclose", "--rule", "mere-mare"]) == 1
+    capsys.readouterr()
+    assert main(base + ["--layout", "flat", "--json"]) == 1
+    m = json.loads(capsys.readouterr().out)["first_mismatches"][0]
+    assert m == {"index": 7, "actual": 1.5, "golden": 1.0, "actual_bits": "0x3fc00000",
+                 "golden_bits": "0x3f800000", "ulp": 1 << 22, "close": False}
+    assert main(base + ["--layout", "flat"]) == 1
+    assert "register" not in capsys.readouterr().out
+    for bad in (["--rtol", "-1"], ["--error-ratio", "2"]):
+        assert main(base + bad) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("ascjax compare: ") and f"({bad[0]})" in err
+    for bad in (["--rtol", "x"], ["--atol", "nan"], ["--first", "-1"], ["--preset", "p"]):
+        with pytest.raises(SystemExit) as done:
+            main(base + bad)
+        assert done.value.code == 2 and bad[0] in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("dtype, np_dtype", [("int16_t", np.int16), ("int32_t", np.int32),
+                                             ("uint8_t", np.uint8)])
+def test_isclose_on_integers_is_the_vendor_scripts(tmp_path, dtype, np_dtype):
+    rng = np.random.default_rng(5)
+    info = np.iinfo(np_dtype)
+    golden = rng.integers(info.min, info.max, 4000, dtype=np_dtype, endpoint=True)
+    actual = golden.copy()
+    idx = rng.choice(4000, 40, replace=False)
+    actual[idx] = rng.integers(info.min, info.max, 40, dtype=np_dtype, endpoint=True)
+    actual[:3] = golden[:3] + np_dtype(1)  # off by one: within rtol of large values only
+    golden.tofile(tmp_path / "g.bin")
+    actual.tofile(tmp_path / "a.bin")
+    for preset, (r, a, e) in ascjax_compare.PRESETS.items():
+        want = _vendor_verify_result(np.fromfile(tmp_path / "a.bin", np_dtype),
+                                     np.fromfile(tmp_path / "g.bin", np_dtype), r, a, e)
+        got = _criteria(ascjax.compare(str(tmp_path / "a.bin"), str(tmp_path / "g.bin"),
+                                       dtype=dtype, preset=preset))["isclose"]
+        assert (got.passed, got.figures["error_ratio"]) == want
+        for error_ratio in (want[1], np.nextafter(want[1], 0)):  # the edge, both sides
+            got = ascjax.compare(actual, golden, dtype=dtype, preset=preset,
+                                 error_ratio=float(error_ratio))
+            assert got.passed == (want[1] <= error_ratio)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import sys
 from collections.abc import Callable
@@ -82,6 +83,9 @@ def _run_args(p: argparse.ArgumentParser) -> None:
                             help="use the first N local devices (default: all)")
         engine.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                             help="progress bar on stderr (default: when stderr is a terminal)")
+        engine.add_argument("--allow-empty", action="store_true",
+                            help="an input of 0 registers writes empty outputs instead of "
+                                 "being an error")
 
 
 def positive_int(text: str) -> int:
@@ -119,34 +123,103 @@ def _run(args: argparse.Namespace) -> int:
                                  f"local device(s)")
             devices = devices[: args.devices]
         summary = run_bin(args.instruction, chunk=args.chunk, devices=devices,
-                          progress=progress, **{n: getattr(args, n) for n in names})
+                          progress=progress, allow_empty=args.allow_empty,
+                          **{n: getattr(args, n) for n in names})
     except BAD_INPUT as error:
         return _fail("run", error)
     print(summary, file=sys.stderr)
     return 0
 
 
+def nonnegative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is not an integer >= 0")
+    return value
+
+
+def _number(text: str) -> float:
+    """A finite number (the option's own range is checked where it is used, with its name)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
+
+
 def _compare_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("actual", help="output to check (.bin, e.g. the NPU dump)")
+    from .io.compare import DEFAULT_PRESET, LAYOUTS, PRESETS
+
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.epilog = ("rules (every one is computed and reported; --rule picks those that decide):\n"
+                "  isclose     np.isclose(actual, golden, rtol, atol, equal_nan=True) in the "
+                "dtype np.fromfile\n"
+                "              gives; pass when failing elements / n <= error ratio (the "
+                "samples' verify_result.py)\n"
+                "  loss        the samples' LOSS = 1e-3 rule (4 of their scripts)\n"
+                "  mere-mare   CANN precision standard: MERE < T and MARE < 10T\n"
+                "  bit-exact   every element's bits equal (NaN pairs equal)\n"
+                "presets (rtol, atol, error ratio):\n" + "\n".join(
+                    f"  {name}  {r:g}, {a:g}, {e:g}" + ("  (default)" if name == DEFAULT_PRESET
+                                                        else "")
+                    for name, (r, a, e) in PRESETS.items()) +
+                "\nexit code: 0 pass, 1 fail, 2 bad input")
+    p.add_argument("actual", help="output to check (.bin, e.g. the NPU dump; a pipe is read "
+                   "to its end)")
     p.add_argument("golden", help="golden (.bin)")
     p.add_argument("--dtype", required=True, help="Ascend type of both files (e.g. half)")
+    p.add_argument("--rule", action="append", dest="rules",
+                   choices=("isclose", "loss", "mere-mare", "bit-exact"),
+                   help="rule that decides the verdict; repeat for several (all must pass; "
+                        "default isclose)")
+    p.add_argument("--preset", choices=tuple(PRESETS),
+                   help=f"isclose rtol, atol, error ratio (default {DEFAULT_PRESET})")
+    p.add_argument("--rtol", type=_number, help="isclose rtol (overrides the preset's)")
+    p.add_argument("--atol", type=_number, help="isclose atol (overrides the preset's)")
+    p.add_argument("--error-ratio", type=_number,
+                   help="largest share of failing elements that passes (overrides the preset's)")
+    p.add_argument("--bit-exact", action="store_true", help="same as --rule bit-exact (added "
+                   "to the other rules)")
+    p.add_argument("--layout", choices=LAYOUTS, default="registers",
+                   help="how mismatches are located: registers (index, register, block, lane; "
+                        "default) or flat (index only: compacted outputs such as squeeze or "
+                        "gather results)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--bit-exact", action="store_true", help="any mismatch fails")
-    p.add_argument("--first", type=int, default=10, help="mismatches to locate (default 10)")
+    p.add_argument("--first", type=nonnegative_int, default=10,
+                   help="mismatches to locate (default 10)")
+    p.add_argument("--allow-empty", action="store_true",
+                   help="two empty inputs pass instead of being an error")
 
 
-@command("compare", "compare an output .bin with a golden: ULPs, locations, CANN criteria")(
-    _compare_args)
+@command("compare", "compare an output .bin with a golden: the samples' verdicts, ULPs, "
+         "locations")(_compare_args)
 def _compare(args: argparse.Namespace) -> int:
     from .io.compare import compare
 
     try:
         report = compare(args.actual, args.golden, dtype=args.dtype, first=args.first,
-                         bit_exact=args.bit_exact)
+                         bit_exact=args.bit_exact, rules=args.rules, preset=args.preset,
+                         rtol=args.rtol, atol=args.atol, error_ratio=args.error_ratio,
+                         layout=args.layout, allow_empty=args.allow_empty)
     except BAD_INPUT as error:
         return _fail("compare", error)
-    print(report.to_json() if args.json else report)
-    return 0 if report.passed else 1
+    code = 0 if report.passed else 1
+    try:
+        print(report.to_json() if args.json else report, flush=True)
+    except BrokenPipeError:  # `ascjax compare ... | head`: the reader has gone, say nothing
+        _quiet_stdout()
+    return code
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def _csv(kind: Callable) -> Callable:
@@ -212,8 +285,15 @@ def _study(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors in two lines (what is wrong, where to look), not the whole usage."""
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message}\n(see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="ascjax", description="Bit-exact JAX emulator of Ascend C vector instructions.")
     from ascjax import __version__
 
@@ -230,7 +310,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return 0
-    return COMMANDS[args.command][2](args)
+    try:
+        return COMMANDS[args.command][2](args)
+    except KeyboardInterrupt:  # outputs were cleaned up on the way out (binio.atomic_outputs)
+        print(f"ascjax {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # the reader of stdout has gone (`ascjax ... | head`)
+        _quiet_stdout()
+        return 141
 
 
 if __name__ == "__main__":

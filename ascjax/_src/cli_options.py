@@ -13,7 +13,8 @@ from .formats import BY_ALIAS
 
 @dataclasses.dataclass(frozen=True)
 class Option:
-    """One parameter of a bulk run: ``--name-with-dashes`` on the command line."""
+    """One parameter of a bulk run: ``--name-with-dashes`` on the command line. ``low`` (an int
+    option's least valid value) is checked by ``run_bin``, with the option's name."""
 
     name: str
     help: str
@@ -22,6 +23,7 @@ class Option:
     choices: tuple | None = None
     required: bool = False
     flag: bool = False
+    low: int | None = None
 
 
 def ascend_type(text: str) -> str:

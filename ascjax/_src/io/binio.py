@@ -4,15 +4,34 @@ A file is the elements' bit patterns, little-endian, one after another, with no 
 ``gen_data.py`` writes and what an NPU output dump holds. 4-bit types are stored two per byte
 (element 2k in the low nibble), so their files hold bytes. The element count comes from the
 file size, which must be a whole number of elements (and of 256-byte registers when registers
-are asked for). Writes go to a temporary file in the target's directory, renamed at the end,
-so an error never leaves a half-written file behind.
+are asked for).
+
+Inputs: a regular file is read in pieces as they are needed (``BinArray``; no memory map, so a
+file truncated, replaced or removed while it is read raises ``BinFileError`` instead of killing
+the process with SIGBUS). A pipe (``<(cat a.bin)``, ``/dev/stdin`` from a pipe, a FIFO) is read
+to its end into memory and size-checked like a file. Devices (``/dev/zero``, ``/dev/null``, a
+terminal) are refused: their size is unknown, and /dev/zero never ends.
+
+Outputs: a regular file (or a new one) is written to a temporary file in the target's
+directory, named ``.NAME.HOST.PID.XXXXXXXX.tmp``, and renamed over the target at the end, so an
+error, SIGINT or SIGTERM never leaves a half-written file behind (the temporary file is
+removed; SIGTERM then exits with status 143), and a later write of NAME removes the temporary
+files of processes of this host that are gone (SIGKILL). A symlink is followed (its target is
+written, the link stays). Anything else that exists (a device such as /dev/null, a FIFO) is
+written in place, never replaced.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import os
+import re
+import signal
+import socket
+import stat
 import tempfile
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -36,12 +55,41 @@ def _native(bits: np.ndarray, fmt: Format) -> np.ndarray:
     return bits.astype(unit, copy=False).view(fmt.storage_dtype)
 
 
-def file_size(path: str | os.PathLike) -> int:
-    """Size of ``path`` in bytes, or ``FileNotFoundError`` with the path in the message."""
+_PIPES: dict[tuple[int, int], bytearray] = {}  # pipes read to their end, until read_bin takes them
+
+
+def _status(path: str | os.PathLike) -> os.stat_result:
     try:
-        return os.stat(path).st_size
+        return os.stat(path)
     except FileNotFoundError:
         raise FileNotFoundError(f"{os.fspath(path)}: no such file") from None
+
+
+def _pipe_bytes(path: str | os.PathLike, st: os.stat_result) -> bytearray:
+    """All the bytes of a pipe, read once (a pipe cannot be read twice) and kept for read_bin."""
+    key = (st.st_dev, st.st_ino)
+    if key not in _PIPES:
+        data = bytearray()
+        with open(path, "rb") as pipe:
+            while block := pipe.read(1 << 24):
+                data += block
+        _PIPES[key] = data
+    return _PIPES[key]
+
+
+def file_size(path: str | os.PathLike, arg: str = "file") -> int:
+    """Size of ``path`` in bytes: a regular file's, or all a pipe holds (read to its end).
+
+    ``FileNotFoundError`` with the path in the message for a missing file; ``BinFileError`` for
+    a directory or a device (unknown size: /dev/zero never ends)."""
+    st = _status(path)
+    if stat.S_ISREG(st.st_mode):
+        return st.st_size
+    if stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode):
+        return len(_pipe_bytes(path, st))
+    kind = "a directory" if stat.S_ISDIR(st.st_mode) else "a device"
+    raise BinFileError(f"{arg} {os.fspath(path)}: {kind}, not a file or a pipe; its size is "
+                       f"unknown (give a regular file, or a pipe such as <(cat FILE))")
 
 
 def count_units(path: str | os.PathLike, fmt: Format, *, registers: bool = False,
@@ -50,7 +98,7 @@ def count_units(path: str | os.PathLike, fmt: Format, *, registers: bool = False
 
     With ``registers=True`` the size must also be a whole number of 256-byte registers.
     """
-    size = file_size(path)
+    size = file_size(path, arg)
     unit = fmt.storage_dtype.itemsize
     what = f"{arg} {os.fspath(path)}"
     if size % unit:
@@ -62,17 +110,98 @@ def count_units(path: str | os.PathLike, fmt: Format, *, registers: bool = False
     return size // unit
 
 
+class BinArray:
+    """Rows of a regular .bin file, read when they are asked for (``np.asarray`` or a slice).
+
+    Behaves as a read-only C-order array for what the bulk path does with one: ``shape``,
+    ``dtype``, ``len``, ``reshape``, slices of the leading axis (lazy), an int index or
+    ``np.asarray`` (read). Each read checks that the file is still the one opened and still
+    holds the bytes: a truncated, replaced or removed file raises ``BinFileError``.
+    """
+
+    def __init__(self, path: str | os.PathLike, fmt: Format, shape: tuple[int, ...], *,
+                 offset: int = 0, arg: str = "file", ident: tuple[int, int] | None = None):
+        self.path, self.fmt, self.shape, self.offset, self.arg = path, fmt, shape, offset, arg
+        self.ident = ident if ident is not None else _identity(path)
+        self.dtype = fmt.storage_dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def reshape(self, *shape: Any) -> BinArray:
+        shape = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], tuple) else shape
+        if -1 in shape:
+            known = math.prod(d for d in shape if d != -1)
+            shape = tuple(self.size // known if d == -1 else d for d in shape) if known else shape
+        if math.prod(shape) != self.size:
+            raise ValueError(f"cannot reshape {self.size} elements of {self.arg} into {shape}")
+        return BinArray(self.path, self.fmt, shape, offset=self.offset, arg=self.arg,
+                        ident=self.ident)
+
+    def __getitem__(self, key: Any) -> Any:
+        row = math.prod(self.shape[1:]) * self.dtype.itemsize
+        if isinstance(key, slice):
+            start, stop, step = key.indices(len(self))
+            if step != 1:
+                raise IndexError("BinArray: only slices with step 1")
+            stop = max(stop, start)
+            return BinArray(self.path, self.fmt, (stop - start, *self.shape[1:]),
+                            offset=self.offset + start * row, arg=self.arg, ident=self.ident)
+        index = int(key)
+        index += len(self) if index < 0 else 0
+        if not 0 <= index < len(self):
+            raise IndexError(f"index {key} is out of range for {len(self)} rows")
+        return np.asarray(self[index:index + 1])[0]
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        bits = np.empty(self.size, _little(self.fmt))
+        view, done = memoryview(bits).cast("B"), 0
+        where = f"{self.arg} {os.fspath(self.path)}"
+        try:
+            handle = open(self.path, "rb")  # noqa: SIM115 (closed below, after the checks)
+        except FileNotFoundError:
+            raise BinFileError(f"{where}: the file was removed while it was being read") from None
+        with handle:
+            if (os.fstat(handle.fileno()).st_dev, os.fstat(handle.fileno()).st_ino) != self.ident:
+                raise BinFileError(f"{where}: the file was replaced while it was being read")
+            handle.seek(self.offset)
+            while done < len(view) and (got := handle.readinto(view[done:])):
+                done += got
+        if done < len(view):
+            raise BinFileError(f"{where}: the file was truncated while it was being read (bytes "
+                               f"{self.offset + done} to {self.offset + len(view)} are gone)")
+        data = _native(bits, self.fmt).reshape(self.shape)
+        return data if dtype is None else data.astype(dtype)
+
+    def tobytes(self) -> bytes:
+        return np.asarray(self).tobytes()
+
+
+def _identity(path: str | os.PathLike) -> tuple[int, int]:
+    st = os.stat(path)
+    return st.st_dev, st.st_ino
+
+
 def read_bin(path: str | os.PathLike, dtype: Any, *, registers: bool = False,
-             mmap: bool = False, arg: str = "file") -> np.ndarray:
+             mmap: bool = False, arg: str = "file") -> Any:
     """Read a samples-layout .bin file as an array of ``dtype``'s storage type.
 
     ``dtype`` is an Ascend type name or alias (``"half"``, ``"bfloat16_t"``, ``"hifloat8"``, ...);
     the result has that format's storage dtype (uint8 bytes for hifloat8 and the 4-bit types).
     Shape: ``(n,)``, or ``(n / lanes, lanes)`` with ``registers=True`` (256 bytes a register).
-    ``mmap=True`` maps the file instead of reading it (for files larger than memory; on a
-    little-endian host the map is returned as is). Raises ``FileNotFoundError`` for a missing
-    file and ``BinFileError`` (a ``ValueError``) when the size is not a whole number of
-    elements or registers.
+    ``mmap=True`` returns a ``BinArray`` instead, which reads rows when they are used (for files
+    larger than memory; a file truncated meanwhile raises ``BinFileError``, never SIGBUS). A
+    pipe is read to its end (and ``mmap`` has no effect). Raises ``FileNotFoundError`` for a
+    missing file and ``BinFileError`` (a ``ValueError``) when the size is not a whole number
+    of elements or registers, or for a device.
 
     >>> import numpy as np, tempfile, os, ascjax
     >>> path = os.path.join(tempfile.mkdtemp(), "x.bin")
@@ -82,13 +211,13 @@ def read_bin(path: str | os.PathLike, dtype: Any, *, registers: bool = False,
     """
     fmt = resolve(dtype, where="read_bin")
     count = count_units(path, fmt, registers=registers, arg=arg)
-    if mmap:
-        bits = (np.memmap(path, dtype=_little(fmt), mode="r", shape=(count,)) if count
-                else np.zeros(0, _little(fmt)))
-    else:
-        bits = np.fromfile(path, dtype=_little(fmt))
-    data = _native(bits, fmt)
-    return data.reshape(-1, VL_BYTES // fmt.storage_dtype.itemsize) if registers else data
+    shape = (-1, VL_BYTES // fmt.storage_dtype.itemsize) if registers else (count,)
+    st = os.stat(path)
+    if not stat.S_ISREG(st.st_mode):  # a pipe, read by count_units
+        bits = np.frombuffer(_PIPES.pop((st.st_dev, st.st_ino)), _little(fmt))
+        return _native(bits, fmt).reshape(shape)
+    lazy = BinArray(path, fmt, (count,), arg=arg, ident=(st.st_dev, st.st_ino))
+    return lazy.reshape(shape) if mmap else np.asarray(lazy).reshape(shape)
 
 
 def _stored(array: Any, dtype: Any, where: str) -> tuple[np.ndarray, Format]:
@@ -106,6 +235,12 @@ def to_little(array: np.ndarray, fmt: Format) -> np.ndarray:
     return np.ascontiguousarray(array).view(unit).astype(_little(fmt), copy=False)
 
 
+def write_to(handle: Any, array: np.ndarray, fmt: Format) -> None:
+    """Write ``array`` (storage dtype of ``fmt``) to an open binary ``handle`` in file order
+    (``handle.write``, not ``tofile``: devices and FIFOs have no file position)."""
+    handle.write(memoryview(np.ascontiguousarray(to_little(array, fmt))).cast("B"))
+
+
 def write_bin(path: str | os.PathLike, array: Any, dtype: Any = None) -> str:
     """Write ``array`` to ``path`` in the samples' layout, atomically; returns the path.
 
@@ -115,7 +250,7 @@ def write_bin(path: str | os.PathLike, array: Any, dtype: Any = None) -> str:
     """
     array, fmt = _stored(array, dtype, "write_bin")
     with atomic_outputs([path]) as (handle,):
-        to_little(array, fmt).tofile(handle)
+        write_to(handle, array, fmt)
     return os.fspath(path)
 
 
@@ -132,36 +267,112 @@ def _new_file_mode(path: str | os.PathLike) -> int:
     return 0o666 & ~mask
 
 
+_HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname()) or "host"
+
+
+def _temp_prefix(target: str) -> str:
+    return f".{os.path.basename(target)}.{_HOST}.{os.getpid()}."
+
+
+def remove_stale_temporaries(target: str | os.PathLike) -> list[str]:
+    """Remove the temporary files of ``target`` left by processes of this host that are gone
+    (a run killed by SIGKILL); returns their paths. Other hosts' files (a shared file system)
+    and live processes' are left alone."""
+    target = os.fspath(target)
+    directory = os.path.dirname(os.path.abspath(target))
+    pattern = re.compile(rf"\.{re.escape(os.path.basename(target))}\.{re.escape(_HOST)}"
+                         rf"\.(\d+)\.[A-Za-z0-9_]+\.tmp")
+    removed = []
+    with contextlib.suppress(OSError):
+        for name in os.listdir(directory):
+            found = pattern.fullmatch(name)
+            if not found or int(found.group(1)) == os.getpid():
+                continue
+            try:
+                os.kill(int(found.group(1)), 0)
+                continue  # alive
+            except ProcessLookupError:
+                pass
+            except (PermissionError, OverflowError):
+                continue  # alive (another user's), or no pid at all
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(os.path.join(directory, name))
+                removed.append(os.path.join(directory, name))
+    return removed
+
+
+class Terminated(SystemExit):
+    """SIGTERM arrived while outputs were being written (exit status 143, as a shell shows)."""
+
+
+@contextlib.contextmanager
+def _terminate_cleanly() -> Iterator[None]:
+    """While the block runs, SIGTERM raises ``Terminated`` (so the ``finally`` blocks remove the
+    temporary files), where SIGTERM still has its default action and this is the main thread."""
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+
+    def terminated(signum, frame):
+        raise Terminated(128 + signal.SIGTERM)
+
+    signal.signal(signal.SIGTERM, terminated)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _open_output(path: str | os.PathLike) -> tuple[Any, str | None, str]:
+    """(handle, temporary name or None, target) for one output: see the module doc."""
+    target = os.path.realpath(path) if os.path.islink(path) else os.fspath(path)
+    with contextlib.suppress(FileNotFoundError):
+        mode = os.stat(target).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(f"{os.fspath(path)}: is a directory")
+        if not stat.S_ISREG(mode):  # a device or a FIFO: written in place, never replaced
+            return open(target, "wb"), None, target
+    directory = os.path.dirname(os.path.abspath(target))
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(f"{os.fspath(path)}: directory {directory} does not exist")
+    remove_stale_temporaries(target)
+    handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 (closed or removed by the caller)
+        dir=directory, prefix=_temp_prefix(target), suffix=".tmp", delete=False)
+    return handle, handle.name, target
+
+
 @contextlib.contextmanager
 def atomic_outputs(paths: list[str | os.PathLike]) -> Iterator[list[Any]]:
     """Open binary handles that become ``paths`` only if the block finishes without error.
 
-    Each handle is a temporary file in its target's directory (so the final rename is atomic
-    on one file system); on an exception every temporary file is removed and no target is
-    touched.
+    Each handle of a regular (or new) file is a temporary file in its target's directory (so
+    the final rename is atomic on one file system); on an exception, SIGINT or SIGTERM every
+    temporary file is removed and no such target is touched. A symlink's target is written; a
+    device or FIFO is written in place (see the module doc).
     """
-    handles, done = [], False
+    opened, done = [], False
     try:
-        for path in paths:
-            directory = os.path.dirname(os.path.abspath(path))
-            if not os.path.isdir(directory):
-                raise FileNotFoundError(f"{os.fspath(path)}: directory {directory} does not exist")
-            # Closed or removed in this function, never left to a with-block: SIM115 is moot.
-            handles.append(tempfile.NamedTemporaryFile(  # noqa: SIM115
-                dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp", delete=False))
-        yield handles
-        for handle, path in zip(handles, paths, strict=True):
-            handle.close()
-            os.chmod(handle.name, _new_file_mode(path))  # temporary files are 0600
-        for handle, path in zip(handles, paths, strict=True):
-            os.replace(handle.name, path)
-        done = True
+        with _terminate_cleanly():
+            for path in paths:
+                opened.append(_open_output(path))
+            yield [handle for handle, _, _ in opened]
+            for handle, temp, target in opened:
+                handle.close()
+                if temp is not None:
+                    os.chmod(temp, _new_file_mode(target))  # temporary files are 0600
+            for _, temp, target in opened:
+                if temp is not None:
+                    os.replace(temp, target)
+            done = True
     finally:
         if not done:
-            for handle in handles:
-                handle.close()
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(handle.name)
+            for handle, temp, _ in opened:
+                with contextlib.suppress(OSError):
+                    handle.close()
+                if temp is not None:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(temp)
 
 
 def check_output_paths(outputs: list[str | os.PathLike],

@@ -8,10 +8,22 @@ of the value among all the format's values, which is the same thing for the IEEE
 also right for the tapered hifloat8. A NaN against a number is infinitely far (``math.inf``;
 ``null`` in JSON). Integers are |a - b| apart.
 
-The verdicts (``criteria``):
+The rules (``criteria``; every one is computed and reported, the ``rules`` asked for decide the
+verdict, ``isclose`` by default):
 
-* ``thousandth``: the Ascend samples' ``verify_result.py`` (LOSS = 1e-3, "absolute and
-  relative error both within one thousandth"), computed as the script computes it::
+* ``isclose``: the rule of 148 of the 152 ``verify_result.py`` scripts of the Ascend samples::
+
+      close = np.isclose(output, golden, rtol=R, atol=A, equal_nan=True)
+      error_ratio = float(count(!close)) / golden.size;  pass if error_ratio <= E
+
+  called as the scripts call it, on the arrays ``np.fromfile`` gives them (float16 for half,
+  float32 for float, the integer types as such; ml_dtypes' bfloat16 / float8 types for those;
+  hifloat8 and the 4-bit types, which NumPy cannot load, as float32 values), so the arithmetic
+  (float16 for half: ``atol + rtol * |golden|`` is rounded to float16) is the scripts'.
+  ``PRESETS`` name the common (R, A, E) settings; ``DEFAULT_PRESET`` is the default.
+* ``thousandth`` (rule ``loss``): the other ``verify_result.py`` rule (LOSS = 1e-3, "absolute
+  and relative error both within one thousandth"; 4 of the samples' scripts), computed as the
+  script computes it::
 
       diff = |actual - golden|;  deno = max(|actual|, |golden|)
       atol_ok = diff <= LOSS;    rtol_ok = diff / (deno + 10e-10) <= LOSS
@@ -27,7 +39,11 @@ The verdicts (``criteria``):
   2^-3 (fp8 e4m3), 2^-2 (fp8 e5m2); other types have no T and no such verdict. Equal values
   and NaN pairs have rel = 0; a NaN against a number, or an inf against a different value, has
   rel = inf.
-* ``bit_exact`` (only when asked for): no mismatch.
+* ``bit_exact``: no mismatch.
+
+Mismatches are located in the file's layout: ``layout="registers"`` (index, register, 32-byte
+block, lane) for files of registers, ``layout="flat"`` (index only) for compacted outputs such
+as squeeze or gather results. Comparing zero elements is an error unless ``allow_empty=True``.
 """
 
 from __future__ import annotations
@@ -55,6 +71,19 @@ THRESHOLDS = {  # CANN precision standard, threshold T per output type
 CHUNK_ELEMENTS = 1 << 22  # elements compared per step: bounded memory for any file size
 SUM_BLOCK = 1 << 12  # MERE is summed in blocks at fixed offsets: same bits for any chunk size
 _INF_ULP = -1  # the integer stand-in for "a NaN against a number" inside the arrays
+
+# The (rtol, atol, error ratio) settings of the samples' np.isclose scripts, named after their
+# values; the default is the loosest in all three (a FAIL under it fails every common script).
+PRESETS = {
+    "r1e-3-a1e-3-e1e-3": (1e-3, 1e-3, 1e-3),
+    "r1e-3-a1e-3-e1e-4": (1e-3, 1e-3, 1e-4),
+    "r1e-4-a1e-5-e1e-4": (1e-4, 1e-5, 1e-4),
+    "r1e-6-a1e-9-e1e-4": (1e-6, 1e-9, 1e-4),
+}
+DEFAULT_PRESET = "r1e-3-a1e-3-e1e-3"
+RULES = ("isclose", "thousandth", "mere_mare", "bit_exact")
+RULE_NAMES = {"loss": "thousandth", "mere-mare": "mere_mare", "bit-exact": "bit_exact"}
+LAYOUTS = ("registers", "flat")
 
 
 # --- per-format element model: codes, values, NaN/inf, order --------------------------------
@@ -143,39 +172,47 @@ class Mismatch:
     """One element whose bits differ: where it is, both values and bit patterns, ULPs apart.
 
     ``register`` = index // elements per register; ``lane`` the register lane (the byte-pair
-    lane for 4-bit types); ``block`` the 32-byte DataBlock of that lane. ``ulp`` is
-    ``math.inf`` for a NaN against a number.
+    lane for 4-bit types); ``block`` the 32-byte DataBlock of that lane (all three ``None``
+    for ``layout="flat"``). ``ulp`` is ``math.inf`` for a NaN against a number; ``close`` is
+    what ``np.isclose`` said of the element under the report's isclose rule.
     """
 
     index: int
-    register: int
-    block: int
-    lane: int
+    register: int | None
+    block: int | None
+    lane: int | None
     actual: float
     golden: float
     actual_bits: str
     golden_bits: str
     ulp: float | int
+    close: bool = True
 
     def as_dict(self) -> dict:
         d = dataclasses.asdict(self)
         d.update(actual=_json_value(self.actual), golden=_json_value(self.golden),
                  ulp=_json_ulp(self.ulp))
+        if self.register is None:
+            for key in ("register", "block", "lane"):
+                d.pop(key)
         return d
 
 
 @dataclasses.dataclass(frozen=True)
 class Criterion:
-    """One verdict: its name, whether it passed, the figures it rests on, and the rule."""
+    """One rule: its name, whether it passed, the figures it rests on, the rule in words, and
+    whether it decides the verdict (``applied``: one of the rules asked for)."""
 
     name: str
     passed: bool
     figures: dict
     rule: str
+    applied: bool = True
 
     def as_dict(self) -> dict:
         figures = {k: _json_value(v) for k, v in self.figures.items()}
-        return {"name": self.name, "pass": self.passed, "figures": figures, "rule": self.rule}
+        return {"name": self.name, "pass": self.passed, "applied": self.applied,
+                "figures": figures, "rule": self.rule}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -185,7 +222,8 @@ class CompareReport:
     ``mismatches`` counts elements whose bits differ (NaN pairs excluded); ``max_ulp`` is their
     largest ULP distance (``math.inf`` if a NaN meets a number); ``ulp_histogram`` maps bins
     ("0", "1", "2", "3-4", "5-8", ..., "inf") to counts of mismatches; ``passed`` is True when
-    every criterion passes. ``str(report)`` is a table for people; ``as_dict()`` /
+    every applied criterion (the ``rules`` asked for) passes; ``layout`` is how mismatches are
+    located. ``str(report)`` is a table for people; ``as_dict()`` /
     ``to_json()`` the data (JSON keys as ``ascjax compare --json`` prints them).
     """
 
@@ -201,6 +239,8 @@ class CompareReport:
     first_mismatches: tuple[Mismatch, ...]
     criteria: tuple[Criterion, ...]
     passed: bool
+    rules: tuple[str, ...] = ("isclose",)
+    layout: str = "registers"
 
     def as_dict(self) -> dict:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
@@ -208,7 +248,7 @@ class CompareReport:
         d.update(max_ulp=_json_ulp(self.max_ulp),
                  first_mismatches=[m.as_dict() for m in self.first_mismatches],
                  criteria={c.name: c.as_dict() for c in self.criteria},
-                 ulp_histogram=dict(self.ulp_histogram))
+                 ulp_histogram=dict(self.ulp_histogram), rules=list(self.rules))
         d["pass"] = self.passed
         return d
 
@@ -226,20 +266,30 @@ class CompareReport:
                      f"payloads), NaN vs number {self.nan_vs_number}, inf mismatches "
                      f"{self.inf_mismatches}")
         if self.first_mismatches:
-            lines.append(f"  first mismatches:\n    {'index':>10} {'register':>8} {'block':>5} "
-                         f"{'lane':>4}  {'actual':>24}  {'golden':>24}  {'ulp':>6}")
+            where = (f"{'register':>8} {'block':>5} {'lane':>4} " if self.layout == "registers"
+                     else "")
+            lines.append(f"  first mismatches:\n    {'index':>10} {where} {'actual':>24}  "
+                         f"{'golden':>24}  {'ulp':>6}  isclose")
             for m in self.first_mismatches:
                 a, g = f"{m.actual!r} ({m.actual_bits})", f"{m.golden!r} ({m.golden_bits})"
                 u = "inf" if m.ulp == math.inf else str(m.ulp)
-                lines.append(f"    {m.index:>10} {m.register:>8} {m.block:>5} {m.lane:>4}  "
-                             f"{a:>24}  {g:>24}  {u:>6}")
-        lines.append("  criteria:")
+                at = (f"{m.register:>8} {m.block:>5} {m.lane:>4} " if self.layout == "registers"
+                      else "")
+                lines.append(f"    {m.index:>10} {at} {a:>24}  {g:>24}  {u:>6}  "
+                             f"{'yes' if m.close else 'no'}")
+        lines.append(f"  rules (deciding: {', '.join(self.rules)}):")
         for c in self.criteria:
             figures = ", ".join(f"{k} {_fmt(v)}" for k, v in c.figures.items())
-            lines.append(f"    {c.name:<10} {'pass' if c.passed else 'FAIL'}  ({figures})")
+            verdict = ("pass" if c.passed else "FAIL") if c.applied else \
+                ("(pass)" if c.passed else "(fail)")
+            lines.append(f"    {c.name:<10} {verdict:<6}  ({figures})")
             if c.name == "thousandth" and not c.passed and c.figures["nan_inf_agreeing"]:
                 lines.append("               (as verify_result.py does, NaN and inf elements "
                              "fail this rule even where both files agree)")
+        isclose = next(c for c in self.criteria if c.name == "isclose")
+        # verify_result.py's own line, in its own format
+        lines.append("  error ratio: %.4f, tolerance: %.4f" % (  # noqa: UP031
+            isclose.figures["error_ratio"], isclose.figures["tolerance"]))
         lines.append("  PASS" if self.passed else "  FAIL")
         return "\n".join(lines)
 
@@ -266,8 +316,10 @@ def _bin_key(label: str) -> float:
 class _Tally:
     """Running totals over chunks, so files of any size are compared in bounded memory."""
 
-    def __init__(self, fmt: Format, first: int):
-        self.fmt, self.first = fmt, first
+    def __init__(self, fmt: Format, first: int, tolerance: tuple[float, float, float],
+                 layout: str):
+        self.fmt, self.first, self.tolerance, self.layout = fmt, first, tolerance, layout
+        self.close_fail = 0
         self.n = self.mismatches = self.max_ulp = 0
         self.nan_pairs = self.nan_payload = self.nan_vs_number = self.inf_mismatches = 0
         self.hist: dict[str, int] = {}
@@ -284,6 +336,8 @@ class _Tally:
         differ = (a != g) & ~both_nan
         ulp = np.abs(_order(a, fmt) - _order(g, fmt))
         ulp = np.where(one_nan, _INF_ULP, ulp)
+        close = self._isclose(a, g)
+        self.close_fail += int(close.size - np.count_nonzero(close))
         self.n += a.size
         self.nan_pairs += int(both_nan.sum())
         self.nan_payload += int((both_nan & (a != g)).sum())
@@ -300,22 +354,31 @@ class _Tally:
                 key = _bin_label(value)
                 self.hist[key] = self.hist.get(key, 0) + count
             for i in where[: max(self.first - len(self.found), 0)].tolist():
-                self.found.append(self._mismatch(offset + i, a[i], g[i], int(ulp[i])))
+                self.found.append(self._mismatch(offset + i, a[i], g[i], int(ulp[i]),
+                                                 bool(close[i])))
         va, vg = _values(a, fmt), _values(g, fmt)
         self._thousandth(va, vg)
         # The script fails these although both sides agree (NaN pairs, equal infinities).
         self.nonfinite_agree += int(((both_nan | (inf_a & (a == g))) & ~differ).sum())
         self._relative(va, vg, both_nan, one_nan)
 
-    def _mismatch(self, index: int, a, g, ulp: int) -> Mismatch:
+    def _mismatch(self, index: int, a, g, ulp: int, close: bool) -> Mismatch:
         fmt, per = self.fmt, _elements_per_register(self.fmt)
         lane = (index % per) // (2 if fmt.packed else 1)
+        at = (index // per, lane // fmt.per_block, lane) if self.layout == "registers" \
+            else (None, None, None)
         digits = max(fmt.bits // 4, 1)
         kind = float if fmt.is_float else int
         va, vg = (kind(_values(np.array([x]), fmt)[0]) for x in (a, g))
-        return Mismatch(index, index // per, lane // fmt.per_block, lane, va, vg,
-                        f"0x{int(a):0{digits}x}", f"0x{int(g):0{digits}x}",
-                        math.inf if ulp == _INF_ULP else ulp)
+        return Mismatch(index, *at, va, vg, f"0x{int(a):0{digits}x}", f"0x{int(g):0{digits}x}",
+                        math.inf if ulp == _INF_ULP else ulp, close)
+
+    def _isclose(self, a: np.ndarray, g: np.ndarray) -> np.ndarray:
+        """The scripts' np.isclose, on the arrays np.fromfile would give them."""
+        rtol, atol, _ = self.tolerance
+        x, y = _script_arrays(a, self.fmt), _script_arrays(g, self.fmt)
+        with np.errstate(all="ignore"):
+            return np.isclose(x, y, rtol=rtol, atol=atol, equal_nan=True)
 
     def _thousandth(self, va: np.ndarray, vg: np.ndarray) -> None:
         # The script's own arithmetic, in the type np.fromfile would give it.
@@ -341,9 +404,17 @@ class _Tally:
         if rel.size:
             self.rel_max = max(self.rel_max, float(rel.max()))
 
-    def report(self, bit_exact: bool) -> CompareReport:
+    def report(self, rules: tuple[str, ...], preset: str | None) -> CompareReport:
         n, name = self.n, self.fmt.name
+        rtol, atol, tol = self.tolerance
+        ratio = float(self.close_fail) / n if n else 0.0  # the scripts' own division
         criteria = [Criterion(
+            "isclose", ratio <= tol,
+            {"failures": self.close_fail, "error_ratio": ratio, "tolerance": tol, "rtol": rtol,
+             "atol": atol, "preset": preset},
+            "Ascend samples verify_result.py: np.isclose(output, golden, rtol, atol, "
+            "equal_nan=True); pass when the share of failing elements <= tolerance"),
+            Criterion(
             "thousandth",
             not (self.rtol_fail > n * LOSS and self.atol_fail > n * LOSS),
             {"rtol_failures": self.rtol_fail, "atol_failures": self.atol_fail,
@@ -358,15 +429,23 @@ class _Tally:
                 {"mere": mere, "mare": self.rel_max, "threshold": t, "mare_threshold": 10 * t},
                 "CANN precision standard: MERE < T and MARE < 10T, "
                 "rel = |a-g|/(|g|+1e-7)"))
-        if bit_exact:
-            criteria.append(Criterion("bit_exact", self.mismatches == 0,
-                                      {"mismatches": self.mismatches},
-                                      "every element's bits equal (NaN pairs equal)"))
+        criteria.append(Criterion("bit_exact", self.mismatches == 0,
+                                  {"mismatches": self.mismatches},
+                                  "every element's bits equal (NaN pairs equal)"))
+        criteria = [dataclasses.replace(c, applied=c.name in rules) for c in criteria]
         hist = dict(sorted(self.hist.items(), key=lambda kv: _bin_key(kv[0])))
         return CompareReport(name, n, self.mismatches, self.max_ulp, hist, self.nan_pairs,
                              self.nan_payload, self.nan_vs_number, self.inf_mismatches,
                              tuple(self.found), tuple(criteria),
-                             all(c.passed for c in criteria))
+                             all(c.passed for c in criteria if c.applied), rules, self.layout)
+
+
+def _script_arrays(codes: np.ndarray, fmt: Format) -> np.ndarray:
+    """The codes as the array a samples script holds: np.fromfile's dtype where NumPy (or
+    ml_dtypes) has one, else float32 values (hifloat8, 4-bit types)."""
+    if fmt.packed or fmt.storage_dtype == np.uint8 and fmt.is_float:
+        return _values(codes, fmt).astype(np.float32)
+    return codes.view(fmt.storage_dtype)
 
 
 def _load(x: Any, fmt: Format, arg: str) -> np.ndarray:
@@ -379,16 +458,57 @@ def _load(x: Any, fmt: Format, arg: str) -> np.ndarray:
     return x.reshape(-1)
 
 
+def _rules(rules: Any, bit_exact: bool) -> tuple[str, ...]:
+    given = ("isclose",) if rules is None else ((rules,) if isinstance(rules, str) else rules)
+    named = [RULE_NAMES.get(r, r) for r in given]
+    bad = [r for r in named if r not in RULES]
+    if bad or not named:
+        raise ValueError(f"compare: rules={list(given)!r}: choose one or more of {list(RULES)} "
+                         f"(or {', '.join(RULE_NAMES)})")
+    return tuple(dict.fromkeys([*named, *(["bit_exact"] if bit_exact else [])]))
+
+
+def tolerance(preset: str | None = None, rtol: float | None = None, atol: float | None = None,
+              error_ratio: float | None = None) -> tuple[float, float, float]:
+    """(rtol, atol, error ratio) of the isclose rule: ``preset`` (default ``DEFAULT_PRESET``),
+    each given value replacing the preset's; checked (finite, >= 0; the ratio at most 1)."""
+    if preset is not None and preset not in PRESETS:
+        raise ValueError(f"compare: unknown preset {preset!r}; presets (rtol, atol, error "
+                         f"ratio): {', '.join(f'{k} {v}' for k, v in PRESETS.items())}")
+    base = PRESETS[preset or DEFAULT_PRESET]
+    values = []
+    for name, value, default, top in (("rtol", rtol, base[0], math.inf),
+                                      ("atol", atol, base[1], math.inf),
+                                      ("error_ratio", error_ratio, base[2], 1.0)):
+        value = default if value is None else value
+        number = not isinstance(value, bool) and isinstance(value, (int, float, np.floating))
+        if not (number and 0 <= value <= top and math.isfinite(value)):
+            valid = "a number in [0, 1]" if top == 1 else "a finite number >= 0"
+            raise ValueError(f"compare: {name}={value!r} is not {valid} "
+                             f"(--{name.replace('_', '-')})")
+        values.append(float(value))
+    return tuple(values)
+
+
 def compare(actual: Any, golden: Any, *, dtype: Any, first: int = 10, bit_exact: bool = False,
-            chunk: int = CHUNK_ELEMENTS) -> CompareReport:
+            chunk: int = CHUNK_ELEMENTS, rules: Any = None, preset: str | None = None,
+            rtol: float | None = None, atol: float | None = None,
+            error_ratio: float | None = None, layout: str = "registers",
+            allow_empty: bool = False) -> CompareReport:
     """Compare ``actual`` (e.g. an NPU dump) with ``golden`` element by element.
 
-    ``actual`` and ``golden`` are .bin paths (read as ``dtype``, memory-mapped) or arrays in
-    ``dtype``'s storage type (or its unsigned bits); any shape, compared flat. ``first``
-    mismatches are located (index, register, block, lane). ``bit_exact=True`` adds the
-    criterion "no mismatch". Files of any size are compared ``chunk`` elements at a time
-    (rounded up to a multiple of 4096); the report does not depend on ``chunk``.
-    Raises ``ValueError`` when the element counts differ. Rules: the module doc.
+    ``actual`` and ``golden`` are .bin paths (read as ``dtype``, chunk by chunk) or arrays in
+    ``dtype``'s storage type (or its unsigned bits); any shape, compared flat. Every rule is
+    computed; ``rules`` (a name or names from ``RULES``, or the command line's ``loss``,
+    ``mere-mare``, ``bit-exact``; default ``"isclose"``) decide ``passed``; ``bit_exact=True``
+    adds ``"bit_exact"``. The isclose rule's (rtol, atol, error ratio) come from ``preset``
+    (one of ``PRESETS``, default ``DEFAULT_PRESET``), each overridden by ``rtol``, ``atol``,
+    ``error_ratio`` when given. ``first`` mismatches are located, in ``layout``
+    (``"registers"``: index, register, block, lane; ``"flat"``: index only, for compacted
+    outputs). Files of any size are compared ``chunk`` elements at a time (rounded up to a
+    multiple of 4096); the report does not depend on ``chunk``. Raises ``ValueError`` when the
+    element counts differ, or when there are none (unless ``allow_empty=True``). Rules: the
+    module doc.
 
     >>> import numpy as np, ascjax
     >>> g = np.ones(128, np.float16)
@@ -398,17 +518,27 @@ def compare(actual: Any, golden: Any, *, dtype: Any, first: int = 10, bit_exact:
     (1, 1, 5, True)
     """
     fmt = resolve(dtype, where="compare")
+    chosen = _rules(rules, bit_exact)
+    tol = tolerance(preset, rtol, atol, error_ratio)
+    if layout not in LAYOUTS:
+        raise ValueError(f"compare: layout={layout!r} is not one of {list(LAYOUTS)}")
+    if isinstance(first, bool) or not isinstance(first, int) or first < 0:
+        raise ValueError(f"compare: first={first!r} must be an int >= 0 (--first)")
+    if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
+        raise ValueError(f"compare: chunk={chunk!r} must be an int >= 1")
     a, g = _load(actual, fmt, "actual"), _load(golden, fmt, "golden")
     if a.size != g.size:
         unit = "bytes" if fmt.packed else f"{fmt.name} elements"
         raise ValueError(f"compare: actual has {a.size} {unit} but golden has {g.size}; the "
                          f"lengths must match")
-    if not (isinstance(first, int) and first >= 0):
-        raise ValueError(f"compare: first={first!r} must be an int >= 0")
-    tally = _Tally(fmt, first)
+    if a.size == 0 and not allow_empty:
+        raise ValueError("compare: both inputs hold 0 elements; nothing was compared (give "
+                         "--allow-empty / allow_empty=True if that is expected)")
+    tally = _Tally(fmt, first, tol, layout)
     scale = 2 if fmt.packed else 1  # elements per stored unit
-    step = -(-max(chunk, 1) // SUM_BLOCK) * SUM_BLOCK // scale
+    step = -(-chunk // SUM_BLOCK) * SUM_BLOCK // scale
     for start in range(0, a.size, step):
         tally.add(_codes(np.asarray(a[start:start + step]), fmt),
                   _codes(np.asarray(g[start:start + step]), fmt), start * scale)
-    return tally.report(bit_exact)
+    named = (preset or DEFAULT_PRESET) if (rtol, atol, error_ratio) == (None,) * 3 else None
+    return tally.report(chosen, named)

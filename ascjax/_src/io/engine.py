@@ -1,11 +1,11 @@
 """The streaming, sharded engine: functions over whole files of registers.
 
 ``map_registers`` runs a function over the leading (register) axis of arrays that may be far
-larger than memory (``np.memmap``): a fixed number of registers at a time (the last chunk
-padded, so ``jit`` compiles once), each chunk split over the local devices along that axis
-(``Mesh`` + ``NamedSharding``), with the next chunk dispatched while the previous one is
-copied back. Registers are independent, so the bits do not depend on the chunk size or the
-device count.
+larger than memory (``read_bin(..., mmap=True)``, rows read as used): a fixed number of
+registers at a time (the last chunk padded, so ``jit`` compiles once), each chunk split over
+the local devices along that axis (``Mesh`` + ``NamedSharding``), with the next chunk
+dispatched while the previous one is copied back. Registers are independent, so the bits do
+not depend on the chunk size or the device count.
 
 ``execute`` runs a ``Plan`` (what ``ascjax run`` builds for one instruction, see ``runners``)
 the same way and writes its outputs atomically. Under ``jax.distributed`` with several
@@ -27,7 +27,7 @@ from jax.experimental import checkify
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from ..formats import Format
-from .binio import atomic_outputs, to_little
+from .binio import atomic_outputs, write_to
 from .progress import Progress
 
 CHUNK = 1 << 16  # registers per compiled call: 16 MiB of input at 256 bytes a register
@@ -56,9 +56,9 @@ def iter_chunks(fn: Callable, batched: Sequence[Any], shared: Sequence[Any] = ()
     """Yield ``(start, stop, outputs)`` for ``fn(*batched[start:stop], *shared)``, chunk by chunk.
 
     ``batched`` arrays share their leading length n (registers, tensors or groups) and may be
-    ``np.memmap``; ``shared`` arrays go whole to every device. ``fn`` returns an array or a
-    tuple of arrays with the same leading axis; ``outputs`` is a tuple of NumPy arrays of
-    ``stop - start`` rows. Each call has the same shape (``chunk_size``), split over
+    ``binio.BinArray`` (rows read as used); ``shared`` arrays go whole to every device. ``fn``
+    returns an array or a tuple of arrays with the same leading axis; ``outputs`` is a tuple of
+    NumPy arrays of ``stop - start`` rows. Each call has the same shape (``chunk_size``), split over
     ``devices`` (default: all local devices) along the leading axis.
     """
     if not batched:
@@ -166,7 +166,7 @@ def execute(plan: Plan, *, chunk: int, devices: list, progress: bool, label: str
                                          chunk=rows, devices=devices, progress=progress,
                                          label=label, unit=plan.unit):
                 for handle, o in zip(handles, plan.outputs, strict=True):
-                    to_little(np.asarray(o.take(out), o.fmt.storage_dtype), o.fmt).tofile(handle)
+                    write_to(handle, np.asarray(o.take(out), o.fmt.storage_dtype), o.fmt)
     if procs > 1:
         _join_parts([o.path for o in plan.outputs], rank, procs)
     return count

@@ -343,7 +343,7 @@ def mask_input(opts: dict, fmt: Format, count: int, dtype: Any) -> tuple[list, l
             return jnp.unpackbits(m, axis=-1, bitorder="little").astype(bool)
     else:
         for start in range(0, len(data), CHUNK):
-            if data[start:start + CHUNK].max(initial=0) > 1:
+            if np.asarray(data[start:start + CHUNK]).max(initial=0) > 1:
                 raise BinFileError(f"--mask {path}: values must be 0 or 1 (one uint8 a lane)")
 
         def to_mask(m):
@@ -459,10 +459,10 @@ class Tensor:
                              ascend_type, choices=type_choices(name, self.dst_column)),)
         options = (Option("src", "src LocalTensor(s) (.bin)", required=True), *types,
                    Option("tensors", "the src (and dst) file holds this many LocalTensors",
-                          int, 1),
+                          int, 1, low=1),
                    Option("dst", "initial dst LocalTensor(s) (.bin); default zeros"),
                    Option("dst_len", "elements of each zero dst when no --dst (default: src "
-                          "length)", int),
+                          "length)", int, low=1),
                    *static, *_templates(templates, function), OUT,
                    *_extra_options(self.outputs))
 

@@ -161,11 +161,17 @@ def _plan_squeeze(opts: dict) -> Plan:
     fmt = resolve(opts["dtype"], where=where)
     src = registers(opts["src"], fmt, "--src")
     config = config_from_options(opts)
-    group = opts.get("group") or len(src)
-    if len(src) == 0 or len(src) % group:
+    addr = check_int(opts["dst_addr"], 0, config.ub_bytes - 1, where=where, arg="dst_addr")
+    group = opts.get("group")
+    if group is None:
+        # The largest group dividing the registers whose store (256 bytes a register at most)
+        # cannot pass the UB end: any file size runs.
+        most = max((config.ub_bytes - addr) // 256, 1)
+        group = max((g for g in range(1, min(most, len(src)) + 1) if len(src) % g == 0),
+                    default=1)
+    if len(src) % group:
         raise BinFileError(f"--src {opts['src']}: {len(src)} registers is not a whole number "
                            f"of groups of {group} (--group)")
-    addr = check_int(opts["dst_addr"], 0, config.ub_bytes - 1, where=where, arg="dst_addr")
     if addr % fmt.width:
         raise ValueError(f"{where}: dst_addr={addr} must be aligned to sizeof({fmt.name}) = "
                          f"{fmt.width} (a UB byte address in [0, {config.ub_bytes}))")
@@ -452,8 +458,8 @@ RUNNERS |= {r.name: r for r in (
         Option("dtype", "type", ascend_type, required=True,
                choices=type_choices("squeeze_and_storeunalign")),
         *MASK_OPTIONS,
-        Option("group", "registers per init ... finalize sequence (default: the whole file)",
-               int),
+        Option("group", "registers per init ... finalize sequence (default: the largest that "
+               "divides the file's registers and cannot store past the UB end)", int, low=1),
         Option("dst_addr", "dst_addr, UB byte address (decimal or 0x hex)",
                byte_address, 0),
         Option("no_finalize", "skip _finalize (the pending tail stays out of the UB)",
@@ -532,8 +538,15 @@ def _parsed(instruction: str, option: Option, value: Any) -> Any:
                          f"(--{option.name.replace('_', '-')}){why}") from None
 
 
+def _check_low(instruction: str, option: Option, value: Any) -> None:
+    flag = "--" + option.name.replace("_", "-")
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < option.low:
+        raise ValueError(f"{instruction}: {flag} {value!r} must be an integer >= "
+                         f"{option.low}")
+
+
 def run_bin(instruction: str, *, chunk: int = CHUNK, devices: Sequence[Any] | None = None,
-            progress: bool = False, **options: Any) -> RunSummary:
+            progress: bool = False, allow_empty: bool = False, **options: Any) -> RunSummary:
     """Run ``instruction`` over .bin files; write its outputs atomically; return a summary.
 
     ``options`` are those of ``RUNNERS[instruction]`` (the ``ascjax run INSTRUCTION`` options,
@@ -541,6 +554,8 @@ def run_bin(instruction: str, *, chunk: int = CHUNK, devices: Sequence[Any] | No
     (``runner.config_options``). Registers are streamed ``chunk`` at a time
     (memory stays bounded) over ``devices`` (default: all local devices); the bits do not
     depend on either. Under ``jax.distributed`` each process takes its share (``engine``).
+    A run over zero rows is an error unless ``allow_empty=True`` (then empty outputs are
+    written); an int option below its least value raises ``ValueError`` naming it.
 
     >>> import numpy as np, tempfile, os, ascjax
     >>> d = tempfile.mkdtemp()
@@ -567,9 +582,15 @@ def run_bin(instruction: str, *, chunk: int = CHUNK, devices: Sequence[Any] | No
         if o.choices is not None and opts[name] is not None and opts[name] not in o.choices:
             raise ValueError(f"{instruction}: {name}={opts[name]!r} is not one of "
                              f"{list(o.choices)}")
+        if o.low is not None and opts[name] is not None:
+            _check_low(instruction, o, opts[name])
     check_int(chunk, 1, 1 << 30, where=f"run {instruction}", arg="chunk")
     begin = time.perf_counter()
     plan = runner.plan(opts)
+    if len(plan.batched[0]) == 0 and not allow_empty:
+        files = ", ".join(f"--{n} {opts[n]}" for n in runner.inputs if opts.get(n))
+        raise ValueError(f"run {instruction}: the input holds 0 {plan.unit} ({files}); nothing "
+                         f"to compute (give --allow-empty if an empty output is expected)")
     check_output_paths([o.path for o in plan.outputs],
                        [opts[name] for name in runner.inputs if opts.get(name)])
     devices = list(jax.local_devices() if devices is None else devices)
