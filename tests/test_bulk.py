@@ -296,7 +296,7 @@ def test_cli_run_guards_against_user_mistakes(tmp_path, capsys):
         (squeeze + ["--out", out, "--ub-out", out], 2, "named for two outputs of one run"),
         (squeeze + ["--out", out, "--devices", "99"], 2, "--devices 99: this process sees"),
         (["run", "asc_gather", "--src", str(src), "--dtype", "float", "--index", str(src),
-          "--dst-dtype", "half", "--out", out], 2, "dst=half from src=float is not in the seed"),
+          "--dst-dtype", "half", "--out", out], 2, "dst=half from src=float is not in its table"),
     ]
     for args, code, message in cases:
         assert main(args) == code and message in capsys.readouterr().err, message
