@@ -125,6 +125,14 @@ def _plain_extreme(config: Config) -> bool:
             and config.extreme_nan == "canonical")
 
 
+def _value_only(spec, fmt: Format) -> bool:
+    """Whether a max/min group kernel takes ``lanes.extreme_value`` (no index) under the
+    default readings: for DataBlocks, and ReduceRepeat's only_value on 32-bit types (measured:
+    on XLA's CPU backend a 16-bit whole-register row is faster through select_extreme)."""
+    return (_plain_extreme(spec.adder.config)
+            and (spec.order is None or (spec.order == "only_value" and fmt.bits == 32)))
+
+
 class GroupSpec(NamedTuple):
     """A group kernel's static spec: sums or the max/min of ``group`` adjacent lanes."""
 
@@ -175,8 +183,8 @@ def _groups_forward(spec: GroupSpec, d, s, _):
         bits = to_bits(plan.load(s), fmt)
         bits = bits.reshape(bits.shape[:-1] + (-1, group))
         fill = np.array(spec.fill, bits.dtype)
-        if group == fmt.per_block and _plain_extreme(adder.config):
-            # DataBlocks store no index: the value straight from the order keys (2-3x faster).
+        if _value_only(spec, fmt):
+            # No index is stored: the value straight from the order keys (2-3x faster).
             values = bits if fmt.is_float else from_bits(bits, fmt)
             out = extreme_value(values, grouped, fmt, spec.kind, fill)
             out = out if fmt.is_float else to_bits(out, fmt)
