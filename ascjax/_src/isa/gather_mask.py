@@ -36,6 +36,7 @@ from ..formats import DATABLOCK_BYTES, Format
 from ..numerics.bits import from_bits, to_bits
 from .lanes import check_int, check_product, check_supported, kernel, resolve_dtypes, runtime_check
 from .repeat import RepeatPlan
+from .squeeze import source_lanes
 
 _B16_B32 = ("int16_t", "uint16_t", "half", "int32_t", "uint32_t", "float")
 # 数据类型 tables: T per product (src0 = dst; the user pattern is the unsigned type of T's width).
@@ -171,7 +172,27 @@ def _select(plan: Plan, pattern):
     return keep.reshape(keep.shape[:-2] + (-1,)).astype(bool) & plan.active
 
 
+_SHORT_WORDS = 64  # a selection of up to 64 32-bit words packs by squeeze's select network
+
+
 def _pack(vals, sel, n: int):
+    """``(..., n)``: the selected elements of ``vals`` from the front, in order (zeros past
+    them). A short call (up to 2048 elements, 8 repeats of floats) packs as ``asc_squeeze``
+    does, elementwise on the selection's words and one gather within each row (20-50x faster
+    on XLA's CPU backend than a scatter); a longer one by ``_pack_by_scatter``."""
+    total = vals.shape[-1]
+    if total % 32 or total // 32 > _SHORT_WORDS:
+        return _pack_by_scatter(vals, sel, n)
+    source, _ = source_lanes(sel)
+    m = min(n, total)
+    packed = jnp.take_along_axis(vals, source[..., :m], axis=-1)
+    if n > total:
+        packed = jnp.concatenate([packed, jnp.zeros(vals.shape[:-1] + (n - total,), vals.dtype)],
+                                 -1)
+    return packed
+
+
+def _pack_by_scatter(vals, sel, n: int):
     """``(..., n)``: the selected elements of ``vals`` from the front, in order (zeros past
     them). One scatter of int32 source positions over the flattened batch (each row's selected
     element i goes to its rank; the others to distinct places past the end, dropped), then a

@@ -69,7 +69,7 @@ def get_squeeze_status(state: SqueezeState) -> jax.Array:
     return state.ar
 
 
-def _source_lanes(active):
+def source_lanes(active):
     """For each output lane j, the input lane of the (j+1)-th active lane; and the count.
 
     Works on the mask as 32-bit words: which word holds the j-th active lane comes from the
@@ -110,7 +110,7 @@ def _compact(x, active):
 
     Callers pass bit patterns or tangents, never values a select could canonicalize.
     """
-    source, count = _source_lanes(active)
+    source, count = source_lanes(active)
     packed = jnp.take_along_axis(x, source, axis=-1)
     lane = jnp.arange(x.shape[-1], dtype=jnp.int32)
     return jnp.where(lane < count[..., None], packed, jnp.zeros((), x.dtype))
@@ -396,7 +396,7 @@ def _ub_squeeze_bits(plan: _UbPlan, dst, src0, src1):
     offsets, bit = plan.mask_reads()
     m = src1[..., offsets]
     active = (m != 0) if bit is None else ((m >> bit.astype(m.dtype)) & 1) != 0
-    source, count = _source_lanes(active)
+    source, count = source_lanes(active)
     lane = jnp.arange(plan.fmt.lanes)
     packed = jnp.where(lane < count[..., None], jnp.take_along_axis(x, source, axis=-1),
                        jnp.zeros((), x.dtype))
