@@ -34,6 +34,7 @@ from .lanes import (
     runtime_check,
 )
 from .masks import element_mask
+from .repeat import offset_tensors
 
 _ALL_WIDTHS = ("int8_t", "uint8_t", "int16_t", "uint16_t", "half", "bfloat16_t", "int32_t",
                "uint32_t", "float")
@@ -204,20 +205,8 @@ _ub_gather = kernel(_ub_forward, _ub_linear, num_diff=2)
 
 def _ub_call(where: str, dst, src, offset, repeat: int, blk_stride: int, rep_stride: int,
              table: dict, config: Config | None):
-    config = check_product(config, table, where)
-    fmt = resolve_dtypes(src, None, where=where, arg="src")
-    check_supported(fmt, table[config.product], where=where,
-                    arg=f"T on product {config.product!r}")
-    dst_fmt = resolve_dtypes(dst, None, where=where, arg="dst")
-    if dst_fmt != fmt:
-        raise TypeError(f"{where}: dst dtype {dst_fmt.name} differs from src dtype {fmt.name}")
-    dst, src, offset = jnp.asarray(dst), jnp.asarray(src), jnp.asarray(offset)
-    for name, x in (("dst", dst), ("src", src), ("offset", offset)):
-        if x.ndim == 0:
-            raise ValueError(f"{where}: {name} must be a LocalTensor (..., n), got a scalar")
-    if offset.dtype != np.uint32:
-        raise TypeError(f"{where}: offset must be a uint32 LocalTensor (byte offsets), got "
-                        f"dtype {offset.dtype}")
+    config, fmt, dst, src, offset = offset_tensors(where, dst, src, offset, "offset", table,
+                                                   config)
     repeat = check_int(repeat, 0, 255, where=where, arg="repeat_time")
     blk_stride = check_int(blk_stride, 0, DST_BLK_STRIDE_MAX, where=where, arg="dst_blk_stride")
     rep_stride = check_int(rep_stride, 0, DST_REP_STRIDE_MAX, where=where, arg="dst_rep_stride")

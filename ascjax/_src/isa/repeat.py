@@ -75,6 +75,27 @@ def setup(where: str, dst: Any, src: Any, table: dict, config: Config | None,
     return config, fmt, dst, src
 
 
+def offset_tensors(where: str, dst: Any, src: Any, offsets: Any, offset_arg: str, table: dict,
+                   config: Config | None):
+    """``(config, T, dst, src, offsets)`` of a LocalTensor move by byte offsets (Gatherb,
+    Scatter), after the checks: T supported on the product, dst of src's type, LocalTensors
+    (not scalars), the offsets uint32."""
+    config = check_product(config, table, where)
+    fmt = resolve_dtypes(src, None, where=where, arg="src")
+    check_supported(fmt, table[config.product], where=where, arg=f"T on product {config.product!r}")
+    dst_fmt = resolve_dtypes(dst, None, where=where, arg="dst")
+    if dst_fmt != fmt:
+        raise TypeError(f"{where}: dst dtype {dst_fmt.name} differs from src dtype {fmt.name}")
+    dst, src, offsets = jnp.asarray(dst), jnp.asarray(src), jnp.asarray(offsets)
+    for name, x in (("dst", dst), ("src", src), (offset_arg, offsets)):
+        if x.ndim == 0:
+            raise ValueError(f"{where}: {name} must be a LocalTensor (..., n), got a scalar")
+    if offsets.dtype != np.uint32:
+        raise TypeError(f"{where}: {offset_arg} must be a uint32 LocalTensor (byte offsets), got "
+                        f"dtype {offsets.dtype}")
+    return config, fmt, dst, src, offsets
+
+
 def repeat_mask(mask: Any, fmt: Format, where: str, *, allow_zero: bool = False) -> np.ndarray:
     """Per-element mask of one repeat from continuous (int) or bit mode (uint64 words).
 

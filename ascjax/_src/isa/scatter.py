@@ -22,8 +22,8 @@ from ..config import Config
 from ..formats import FORMATS, Format
 from ..numerics.bits import from_bits, to_bits
 from .gather_block import check_offsets
-from .lanes import check_int, check_product, check_supported, kernel, resolve_dtypes
-from .repeat import repeat_mask
+from .lanes import check_int, kernel
+from .repeat import offset_tensors, repeat_mask
 
 _ALL = ("int8_t", "uint8_t", "int16_t", "uint16_t", "half", "bfloat16_t", "int32_t", "uint32_t",
         "float")
@@ -117,20 +117,8 @@ def scatter(dst: Any, src: Any, dst_offset: Any, dst_base_addr: int, *args: Any,
     cotangent of the dst element it wrote (a gather), 0 when a later element overwrote it.
     """
     where = "scatter"
-    config = check_product(config, SCATTER_TYPES, where)
-    fmt = resolve_dtypes(src, None, where=where, arg="src")
-    check_supported(fmt, SCATTER_TYPES[config.product], where=where,
-                    arg=f"T on product {config.product!r}")
-    dst_fmt = resolve_dtypes(dst, None, where=where, arg="dst")
-    if dst_fmt != fmt:
-        raise TypeError(f"{where}: dst dtype {dst_fmt.name} differs from src dtype {fmt.name}")
-    dst, src, dst_offset = jnp.asarray(dst), jnp.asarray(src), jnp.asarray(dst_offset)
-    for name, x in (("dst", dst), ("src", src), ("dst_offset", dst_offset)):
-        if x.ndim == 0:
-            raise ValueError(f"{where}: {name} must be a LocalTensor (..., n), got a scalar")
-    if dst_offset.dtype != np.uint32:
-        raise TypeError(f"{where}: dst_offset must be a uint32 LocalTensor (byte offsets), got "
-                        f"dtype {dst_offset.dtype}")
+    config, fmt, dst, src, dst_offset = offset_tensors(where, dst, src, dst_offset, "dst_offset",
+                                                       SCATTER_TYPES, config)
     base = check_int(dst_base_addr, 0, 2**32 - 1, where=where, arg="dst_base_addr")
     if base % fmt.width:
         raise ValueError(f"{where}: dst_base_addr={base} is not a multiple of sizeof({fmt.name})"
