@@ -456,3 +456,19 @@ def test_squeeze_default_group_works_on_files_larger_than_the_ub(tmp_path):
     assert (tmp_path / "u.bin").read_bytes() == (tmp_path / "u10.bin").read_bytes()
     assert (tmp_path / "d.bin").read_bytes() == (tmp_path / "d10.bin").read_bytes()
     assert np.array_equal(np.fromfile(tmp_path / "u.bin", np.uint32), _bits(x)[mask == 1])
+
+
+def test_progress_rate_is_real_for_slow_and_fast_jobs():
+    """Issue 15: the study's bar always said 0/s (cells take seconds each)."""
+    import io
+
+    from ascjax._src.io.progress import Progress, rate_text
+
+    assert rate_text(0.25) == "4.0 s each" and rate_text(2.5) == "2.5/s"
+    assert rate_text(123456.0) == "123,456/s" and rate_text(0.0) == "starting"
+    stream = io.StringIO()
+    bar = Progress(2, "study", enabled=True, unit="cells", stream=stream)
+    bar.start -= 3.0                      # as if the first cell took 3 s
+    bar.update(note="half n=16")
+    assert "1/2 cells" in stream.getvalue() and " s each" in stream.getvalue()
+    assert "0/s" not in stream.getvalue()

@@ -7,6 +7,16 @@ import time
 from typing import Any
 
 
+def rate_text(rate: float) -> str:
+    """Items per second as a person reads it: slow jobs (the study's cells take seconds each)
+    as seconds per item, never "0/s"."""
+    if rate <= 0:
+        return "starting"
+    if rate < 1:
+        return f"{1 / rate:.1f} s each"
+    return f"{rate:,.0f}/s" if rate >= 10 else f"{rate:.1f}/s"
+
+
 class Progress:
     """A one-line progress bar on stderr (items done, rate), redrawn at most 5 times/s.
 
@@ -29,7 +39,8 @@ class Progress:
             rate = self.done / max(now - self.start, 1e-9)
             bar = "#" * int(30 * frac)
             self.stream.write(f"\r{self.label} [{bar:<30}] {100 * frac:5.1f}% "
-                              f"{self.done}/{self.total} {self.unit}, {rate:,.0f}/s {note:<24}")
+                              f"{self.done}/{self.total} {self.unit}, {rate_text(rate)} "
+                              f"{note:<24}")
             self.stream.flush()
 
     def close(self) -> None:
