@@ -70,6 +70,12 @@ def _check_range(index, active, n_src: int, mode: str, where: str):
     """
     if mode == "ignore":
         return
+    if n_src == 0:  # every lane reads past an empty src: only an active one faults
+        lane = jnp.argmax(jnp.any(active, axis=tuple(range(active.ndim - 1))))
+        runtime_check(jnp.any(active), lambda i: f"{where}: active index lane {i} reads "
+                      f"element 0.. but src has 0 elements (the hardware raises an address "
+                      f"exception); an empty src needs every lane masked", lane, mode=mode)
+        return
     zero = np.zeros((), index.dtype)  # reduced in the index's own type: a widening copies
 
     def active_top():
@@ -103,6 +109,8 @@ def _place(spec: _Spec, values):
 
 def _take(data, index, active):
     """``data[index]`` on active lanes that lie inside ``data``, else 0."""
+    if data.shape[0] == 0:  # nothing to read: every lane is 0 (an active one was refused)
+        return jnp.zeros(jnp.broadcast_shapes(index.shape, active.shape), data.dtype)
     take = active & (index.astype(jnp.uint32) < np.uint32(data.shape[0]))
     return jnp.where(take, data[jnp.where(take, index, 0).astype(jnp.int32)],
                      jnp.zeros((), data.dtype))
