@@ -284,3 +284,63 @@ def test_asc_gather_ub_grad_under_jit():
     want = np.zeros(128, np.float16)
     want[[127, 126, 125]] = 1
     np.testing.assert_array_equal(np.asarray(g), want)
+
+
+# --- an empty src (issue 14 item 5) -----------------------------------------------------------
+
+@pytest.mark.parametrize("call", [
+    lambda src, idx, m: ascjax.asc_gather(src, idx, m),
+    lambda src, idx, m: ascjax.reg_gather(src, idx, m),
+    lambda src, idx, m: jax.jit(lambda s, i, k: ascjax.asc_gather(s, i, k))(src, idx, m),
+])
+def test_all_masked_gather_on_an_empty_src_is_zeros(call):
+    """Every lane masked reads nothing, so an empty src is fine: dst is all 0 (as the reference
+    model says); one active lane is still the address fault, naming that lane."""
+    empty, idx = np.zeros(0, np.float32), np.full(64, 7, np.uint32)
+    out = call(empty, idx, np.zeros(64, bool))
+    np.testing.assert_array_equal(bits(out), np.zeros(64, np.uint32))
+    np.testing.assert_array_equal(bits(reference.asc_gather(empty, idx, np.zeros(64, bool))),
+                                  np.zeros(64, np.uint32))
+    batched = ascjax.asc_gather(np.zeros(0, np.float16), np.zeros((3, 128), np.uint16),
+                                np.zeros((3, 128), bool))
+    assert batched.shape == (3, 128) and not np.any(bits(batched))
+    mask = np.zeros(64, bool)
+    mask[5] = True
+    # Eagerly an IndexError; under jit the host callback's AddressFault, wrapped by the runtime.
+    with pytest.raises(Exception, match="active index lane 5 .* src has 0 elements"):
+        jax.block_until_ready(call(empty, idx, mask))
+
+
+def test_all_masked_gather_on_an_empty_src_under_checkify_and_grad():
+    empty, idx = np.zeros(0, np.float32), np.zeros(64, np.uint32)
+    cfg = Config(out_of_range="checkify")
+    run = checkify.checkify(jax.jit(lambda s, m: ascjax.asc_gather(s, idx, m, config=cfg)))
+    err, out = run(empty, np.zeros(64, bool))
+    assert err.get() is None and not np.any(bits(out))
+    mask = np.ones(64, bool)
+    err, _ = run(empty, mask)
+    assert "src has 0 elements" in err.get()
+    grad = jax.grad(lambda s: ascjax.asc_gather(s, idx, np.zeros(64, bool)).sum())(empty)
+    assert grad.shape == (0,)
+
+
+def test_other_gathers_on_an_empty_src():
+    """gather_datablock / Reg::GatherB with every block masked, Gather with count 0, Gatherb
+    with repeat 0 read nothing: dst as the reference says; an active block still faults."""
+    empty, idx = np.zeros(0, np.float32), np.zeros(64, np.uint32)
+    for call in (ascjax.gather_datablock, ascjax.reg_gather_b):
+        out = call(empty, idx, np.zeros(256, bool))
+        np.testing.assert_array_equal(bits(out), np.zeros(64, np.uint32))
+    np.testing.assert_array_equal(bits(reference.gather_datablock(empty, idx,
+                                                                   np.zeros(256, bool))),
+                                  np.zeros(64, np.uint32))
+    one = np.zeros(256, bool)
+    one[4] = True
+    with pytest.raises(IndexError, match="gather_datablock: index lane 1 .* src \\(0 bytes\\)"):
+        ascjax.gather_datablock(empty, idx, one)
+    dst = np.arange(64, dtype=np.uint32)
+    for out in (ascjax.gather(dst, np.zeros(0, np.uint32), np.zeros(8, np.uint32), 0, 0,
+                              config=A2),
+                ascjax.gatherb(dst, np.zeros(0, np.uint32), np.zeros(8, np.uint32), 0, (1, 8),
+                               config=A2)):
+        np.testing.assert_array_equal(np.asarray(out), dst)

@@ -45,6 +45,31 @@ def _with_pending(ar: int, start: int, pending: bytes) -> SqueezeState:
     return SqueezeState(ar, len(pending), bytes(tail))
 
 
+def _tail(state: Any) -> bytes:
+    tail = state.tail
+    return bytes(tail) if isinstance(tail, (bytes, bytearray)) else np.asarray(
+        tail, np.uint8).tobytes()
+
+
+def _check_state(state: Any, dst_addr: int, ub_size: int, where: str) -> None:
+    """A passed-in state the byte model can have left: AR in [0, UB size - dst_addr], pending
+    in [0, min(AR, (dst_addr + AR) % 32)], a 32-byte unaligned register."""
+    if not hasattr(state, "ar") or not hasattr(state, "pending") or not hasattr(state, "tail"):
+        got = "None" if state is None else type(state).__name__
+        raise TypeError(f"{where}: state must be a SqueezeState, got {got}")
+    if len(_tail(state)) != BLOCK_BYTES:
+        raise ValueError(f"{where}: state.tail must hold {BLOCK_BYTES} bytes, got "
+                         f"{len(_tail(state))}")
+    ar, pending = int(state.ar), int(state.pending)
+    if not 0 <= ar <= ub_size - dst_addr:
+        raise ValueError(f"{where}: state.ar={ar} is outside the valid range [0, "
+                         f"{ub_size - dst_addr}]")
+    top = min(ar, (dst_addr + ar) % BLOCK_BYTES)
+    if not 0 <= pending <= top:
+        raise ValueError(f"{where}: state.pending={pending} is outside the valid range [0, "
+                         f"{top}]")
+
+
 def squeeze_and_storeunalign(ub: Any, dst_addr: int, state: SqueezeState, src1: Any,
                              squeeze_mask: Any, *, dtype: Any = None,
                              config: Config | None = None):
@@ -59,6 +84,8 @@ def squeeze_and_storeunalign(ub: Any, dst_addr: int, state: SqueezeState, src1: 
     mask = element_mask(squeeze_mask, lanes, width, "squeeze_and_storeunalign")
     if dst_addr < 0 or dst_addr % width:
         raise ValueError(f"squeeze_and_storeunalign: dst_addr={dst_addr} not aligned to {width}")
+    _check_state(state, dst_addr, ub.size, "squeeze_and_storeunalign")
+    state = SqueezeState(int(state.ar), int(state.pending), _tail(state))
     bits = src1.view(UINT[width])
     dst_bits = np.zeros(lanes, UINT[width])
     selected = b""
@@ -87,6 +114,8 @@ def squeeze_and_storeunalign(ub: Any, dst_addr: int, state: SqueezeState, src1: 
 def squeeze_and_storeunalign_finalize(ub: Any, dst_addr: int, state: SqueezeState):
     """Reference ``asc_squeeze_and_storeunalign_finalize``: write the pending bytes; AR kept."""
     ub = np.array(ub, dtype=np.uint8, copy=True)
+    _check_state(state, dst_addr, ub.size, "squeeze_and_storeunalign_finalize")
+    state = SqueezeState(int(state.ar), int(state.pending), _tail(state))
     p_end = dst_addr + state.ar
     if state.pending:
         ub[p_end - state.pending:p_end] = np.frombuffer(_pending_bytes(dst_addr, state), np.uint8)

@@ -19,7 +19,14 @@ from ..config import Config, resolve_config
 from ..formats import Format, resolve
 from ..numerics.bits import from_bits, to_bits
 from .gather_tensor import UB_FORMS, ub_gather
-from .lanes import check_product, check_register, kernel, resolve_dtypes, runtime_check
+from .lanes import (
+    check_batch,
+    check_product,
+    check_register,
+    kernel,
+    resolve_dtypes,
+    runtime_check,
+)
 from .masks import element_mask
 
 # (dst, src, index) rows of the seed's table 1.
@@ -70,6 +77,12 @@ def _check_range(index, active, n_src: int, mode: str, where: str):
     """
     if mode == "ignore":
         return
+    if n_src == 0:  # every lane reads past an empty src: only an active one faults
+        lane = jnp.argmax(jnp.any(active, axis=tuple(range(active.ndim - 1))))
+        runtime_check(jnp.any(active), lambda i: f"{where}: active index lane {i} reads "
+                      f"element 0.. but src has 0 elements (the hardware raises an address "
+                      f"exception); an empty src needs every lane masked", lane, mode=mode)
+        return
     zero = np.zeros((), index.dtype)  # reduced in the index's own type: a widening copies
 
     def active_top():
@@ -103,6 +116,8 @@ def _place(spec: _Spec, values):
 
 def _take(data, index, active):
     """``data[index]`` on active lanes that lie inside ``data``, else 0."""
+    if data.shape[0] == 0:  # nothing to read: every lane is 0 (an active one was refused)
+        return jnp.zeros(jnp.broadcast_shapes(index.shape, active.shape), data.dtype)
     take = active & (index.astype(jnp.uint32) < np.uint32(data.shape[0]))
     return jnp.where(take, data[jnp.where(take, index, 0).astype(jnp.int32)],
                      jnp.zeros((), data.dtype))
@@ -135,6 +150,7 @@ def _from_ub(where: str, src: Any, index: Any, mask: Any, dst_dtype: Any, dtype:
     _check_combination(dst_fmt, src_fmt, idx_fmt, where, table, page)
     index = check_register(index, idx_fmt, where=where, arg="index")
     active = element_mask(mask, idx_fmt, where=where)
+    check_batch(where, index=index, mask=mask)
     _check_range(index, active, src.shape[0], config.out_of_range, where)
     return _gather(_Spec(src_fmt, dst_fmt, idx_fmt), src, index, active)
 
@@ -170,7 +186,7 @@ def _from_register(where: str, src: Any, index: Any, dst_dtype: Any, dtype: Any,
                         f"not a supported register form; supported (c-reg page): {rows}")
     src = check_register(src, fmt, where=where, arg="src")
     index = check_register(index, idx_fmt, where=where, arg="index")
-    batch = jnp.broadcast_shapes(src.shape[:-1], index.shape[:-1])
+    batch = check_batch(where, src=src, index=index)
     return _register_gather(fmt, jnp.broadcast_to(src, batch + src.shape[-1:]),
                             jnp.broadcast_to(index, batch + index.shape[-1:]))
 

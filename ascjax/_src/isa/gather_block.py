@@ -25,6 +25,7 @@ from ..config import Config, resolve_config
 from ..formats import BLOCKS_PER_REGISTER, DATABLOCK_BYTES, FORMATS, Format
 from ..numerics.bits import from_bits, to_bits
 from .lanes import (
+    check_batch,
     check_int,
     check_product,
     check_register,
@@ -207,6 +208,7 @@ def _ub_call(where: str, dst, src, offset, repeat: int, blk_stride: int, rep_str
              table: dict, config: Config | None):
     config, fmt, dst, src, offset = offset_tensors(where, dst, src, offset, "offset", table,
                                                    config)
+    batch = check_batch(where, dst=dst, src=src, offset=offset)
     repeat = check_int(repeat, 0, 255, where=where, arg="repeat_time")
     blk_stride = check_int(blk_stride, 0, DST_BLK_STRIDE_MAX, where=where, arg="dst_blk_stride")
     rep_stride = check_int(rep_stride, 0, DST_REP_STRIDE_MAX, where=where, arg="dst_rep_stride")
@@ -216,7 +218,6 @@ def _ub_call(where: str, dst, src, offset, repeat: int, blk_stride: int, rep_str
             raise ValueError(f"{where}: repeat_time=0 is a NOP only on {list(NOP_PRODUCTS)} "
                              f"(the page); Config(empty_move=\"raise\") rejects it on product "
                              f"{config.product!r}")
-        batch = jnp.broadcast_shapes(dst.shape[:-1], src.shape[:-1], offset.shape[:-1])
         return jnp.broadcast_to(dst, batch + dst.shape[-1:])
     count = repeat * BLOCKS_PER_REGISTER
     if offset.shape[-1] < count:
@@ -352,6 +353,8 @@ def _register_call(where: str, src, index, mask, dtype, element: bool, config: C
         active = element_mask(mask, fmt, where=where)
     else:
         active = _block_mask(mask, fmt, where)
+    if mask is not None:
+        check_batch(where, index=index, mask=mask)
     spec = _RegSpec(fmt, element, src.shape[0])
     check_offsets(index[..., :BLOCKS_PER_REGISTER], _read_blocks(spec, jnp.asarray(active)),
                   align=DATABLOCK_BYTES, limit=src.shape[0] * fmt.width - DATABLOCK_BYTES,

@@ -34,7 +34,15 @@ import numpy as np
 from ..config import Config
 from ..formats import DATABLOCK_BYTES, Format
 from ..numerics.bits import from_bits, to_bits
-from .lanes import check_int, check_product, check_supported, kernel, resolve_dtypes, runtime_check
+from .lanes import (
+    check_batch,
+    check_int,
+    check_product,
+    check_supported,
+    kernel,
+    resolve_dtypes,
+    runtime_check,
+)
 from .repeat import RepeatPlan
 from .squeeze import source_lanes
 
@@ -281,8 +289,8 @@ def _check_plan(plan: Plan, n_src: int, n_dst: int, n_src1: int | None, where: s
 
 def _run(where: str, plan: Plan, config: Config, dst, src0, pattern, src1_arg: str):
     """(new dst, rsvdCnt) of a checked call."""
-    batch = jnp.broadcast_shapes(dst.shape[:-1], src0.shape[:-1],
-                                 () if pattern is None else pattern.shape[:-1])
+    batch = check_batch(where, dst=dst, src0=src0,
+                        **({} if pattern is None else {src1_arg: pattern}))
     dst = jnp.broadcast_to(dst, batch + dst.shape[-1:])
     src0 = jnp.broadcast_to(src0, batch + src0.shape[-1:])
     _check_plan(plan, src0.shape[-1], dst.shape[-1], None if pattern is None else

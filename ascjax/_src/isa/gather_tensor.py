@@ -37,7 +37,7 @@ import numpy as np
 from ..config import Config
 from ..formats import FORMATS, Format
 from ..numerics.bits import from_bits, to_bits
-from .lanes import check_int, kernel, runtime_check
+from .lanes import check_batch, check_int, kernel, runtime_check
 from .repeat import active_rows, mask_source, setup
 from .vector_mask import ZERO_MASK_NOP
 
@@ -253,6 +253,7 @@ def tensor_gather(where: str, dst: Any, src: Any, src_offset: Any, base: int, ar
     # CPU, so batch axes are broadcast on bit patterns (in the kernel, or ``_unchanged``).
     dst, src = jnp.asarray(dst), jnp.asarray(src)
     src_offset = _check_offset_tensor(src_offset, where)
+    check_batch(where, dst=dst, src=src, src_offset=src_offset)
     base = check_int(base, 0, OFFSET_MAX, where=where, arg="src_base_addr")
     if base % fmt.width:
         raise ValueError(f"{where}: src_base_addr={base} is not a multiple of sizeof({fmt.name})"

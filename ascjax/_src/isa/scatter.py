@@ -22,7 +22,7 @@ from ..config import Config
 from ..formats import FORMATS, Format
 from ..numerics.bits import from_bits, to_bits
 from .gather_block import check_offsets
-from .lanes import check_int, kernel
+from .lanes import check_batch, check_int, kernel
 from .repeat import offset_tensors, repeat_mask
 
 _ALL = ("int8_t", "uint8_t", "int16_t", "uint16_t", "half", "bfloat16_t", "int32_t", "uint32_t",
@@ -124,7 +124,7 @@ def scatter(dst: Any, src: Any, dst_offset: Any, dst_base_addr: int, *args: Any,
         raise ValueError(f"{where}: dst_base_addr={base} is not a multiple of sizeof({fmt.name})"
                          f" = {fmt.width} (the page: data would be misplaced)")
     src_index, offset_index, empty = _elements(where, fmt, config, args, src.shape[-1])
-    batch = jnp.broadcast_shapes(dst.shape[:-1], src.shape[:-1], dst_offset.shape[:-1])
+    batch = check_batch(where, dst=dst, src=src, dst_offset=dst_offset)
     if empty:
         if config.empty_move == "raise":
             raise ValueError(f"{where}: a count or repeat_time of 0 is not a documented NOP "

@@ -23,6 +23,7 @@ from ..config import Config, resolve_config
 from ..formats import DATABLOCK_BYTES, VL_BYTES, resolve
 from ..numerics.bits import U32, from_bits, to_bits
 from .lanes import (
+    check_batch,
     check_int,
     check_product,
     check_register,
@@ -154,6 +155,78 @@ def _batched(fn, batch_ndim: int):
     return fn
 
 
+_STATE_FORM = ("an ascjax.SqueezeState (from squeeze_and_storeunalign_init() or a previous "
+               "call)")
+
+
+def check_state(state: Any, where: str) -> SqueezeState:
+    """The static part of a passed-in ``SqueezeState``: its type, dtypes and shapes.
+
+    AR and the pending count are integer scalars per register (``(...)``), the unaligned
+    register uint8 ``(..., 32)``, all with one batch shape. Returns the state with int32 counts.
+    """
+    if not isinstance(state, SqueezeState):
+        got = "None" if state is None else type(state).__name__
+        raise TypeError(f"{where}: state must be {_STATE_FORM}, got {got}")
+    fields = {}
+    for name in ("ar", "pending"):
+        x = jnp.asarray(getattr(state, name))
+        if not jnp.issubdtype(x.dtype, jnp.integer):
+            raise TypeError(f"{where}: state.{name} must be an integer byte count, got dtype "
+                            f"{x.dtype}")
+        fields[name] = x.astype(jnp.int32)
+    tail = jnp.asarray(state.tail)
+    if tail.dtype != jnp.uint8 or tail.ndim == 0 or tail.shape[-1] != DATABLOCK_BYTES:
+        raise ValueError(f"{where}: state.tail must be the 32-byte unaligned register, uint8 "
+                         f"(..., {DATABLOCK_BYTES}); got {tail.dtype} {tail.shape}")
+    shapes = {n: jnp.shape(x) for n, x in fields.items()} | {"tail[..., 0]": tail.shape[:-1]}
+    if len(set(shapes.values())) != 1:
+        listed = ", ".join(f"state.{n} {sh}" for n, sh in shapes.items())
+        raise ValueError(f"{where}: the SqueezeState's fields must share one batch shape "
+                         f"(one AR, pending count and 32-byte register per call); got {listed}")
+    return SqueezeState(fields["ar"], fields["pending"], tail)
+
+
+def check_state_values(state: SqueezeState, dst_addr: Any, ub_bytes: int, where: str,
+                       mode: str) -> None:
+    """The values of a passed-in state, against the UB and dst_addr.
+
+    AR in [0, ub_bytes - dst_addr] (dst_addr + AR lies in the UB); pending in [0,
+    min(AR, (dst_addr + AR) % 32)]: the pending bytes are the last ones stored, they lie in the
+    unaligned register's 32-byte block, and a call only ever leaves such a state. Anything else
+    would write UB bytes outside ``[dst_addr, dst_addr + AR)`` or lose bytes. Concrete values
+    raise ``ValueError`` before anything is written; traced ones (under ``jit``/``vmap``) are
+    checked when the computation runs, as ``mode`` (``Config.out_of_range``) says.
+    """
+    addr = jnp.asarray(dst_addr, jnp.int32)
+    ar, pending = state.ar, state.pending
+    p = addr + ar
+    rules = (
+        ("ar", ar, (ar < 0) | (p > ub_bytes), ub_bytes - addr,
+         f"bytes stored since init; dst_addr + AR must lie in the {ub_bytes}-byte UB"),
+        ("pending", pending, (pending < 0) | (pending > jnp.minimum(ar, p % DATABLOCK_BYTES)),
+         jnp.minimum(ar, p % DATABLOCK_BYTES),
+         ("the pending bytes are the last AR bytes that lie in the unaligned register's "
+          "32-byte block [floor32(dst_addr + AR), dst_addr + AR)")),
+    )
+    for name, value, bad, hi, why in rules:
+        bad, value, hi = jnp.broadcast_arrays(bad, value, hi)
+        if not any(isinstance(x, jax.core.Tracer) for x in (bad, value, hi)):
+            if bool(jnp.any(bad)):
+                i = np.unravel_index(int(jnp.argmax(bad)), bad.shape)
+                at = f"[{', '.join(map(str, i))}]" if bad.ndim else ""
+                raise ValueError(f"{where}: state.{name}{at}={int(value[i])} is outside the "
+                                 f"valid range [0, {int(hi[i])}] ({why}); a corrupt "
+                                 f"SqueezeState, nothing written")
+            continue  # AR first: the pending bound means nothing for a bad AR
+        first = jnp.argmax(bad.ravel()) if bad.ndim else 0
+        detail = jnp.stack([value.ravel()[first], hi.ravel()[first]]) if bad.ndim else \
+            jnp.stack([value, hi])
+        runtime_check(bad, lambda d, name=name, why=why: f"{where}: state.{name}={d[0]} is "
+                      f"outside the valid range [0, {d[1]}] ({why}); a corrupt SqueezeState",
+                      detail, mode=mode)
+
+
 def squeeze_and_storeunalign(ub: Any, dst_addr: Any, state: SqueezeState, src1: Any,
                              squeeze_mask: Any, *, dtype: Any = None,
                              config: Config | None = None):
@@ -168,10 +241,27 @@ def squeeze_and_storeunalign(ub: Any, dst_addr: Any, state: SqueezeState, src1: 
     sizeof(dtype); writing past the end of ``ub`` raises (under ``jit``: see
     ``Config.out_of_range``).
 
+    ``state`` is checked as it comes in (``check_state``, ``check_state_values``): anything
+    but a ``SqueezeState`` is a TypeError; fields of the wrong dtype or shape (tail not uint8
+    (..., 32), batch shapes that differ) a TypeError / ValueError at trace time; AR outside
+    [0, UB size - dst_addr] or a pending count outside [0, min(AR, (dst_addr + AR) % 32)] a
+    ValueError naming the field and the range, before anything is written. Under ``jit`` those
+    values are checked when the call runs, as ``Config.out_of_range`` says (``"raise"``: from a
+    host callback; ``"checkify"``; ``"ignore"``: not at all).
+
     ``dst`` is differentiable in ``src1`` (floating types) as the exact selection.
     """
+    return _squeeze_and_storeunalign(ub, dst_addr, state, src1, squeeze_mask, dtype, config,
+                                     trusted=False)
+
+
+def _squeeze_and_storeunalign(ub, dst_addr, state, src1, squeeze_mask, dtype, config, *,
+                              trusted: bool):
+    """``squeeze_and_storeunalign``; a ``trusted`` state (one this module's own loop carries
+    from init) skips the value checks."""
     where = "squeeze_and_storeunalign"
     config = resolve_config(config)
+    state = check_state(state, where)
     ub = check_ub(ub, where)
     fmt = resolve_dtypes(src1, dtype, where=where, arg="src1")
     check_supported(fmt, SQUEEZE_TYPES, where=where, arg="src1 dtype")
@@ -179,8 +269,11 @@ def squeeze_and_storeunalign(ub: Any, dst_addr: Any, state: SqueezeState, src1: 
     active = element_mask(squeeze_mask, fmt, where=where, arg="squeeze_mask")
     _check_dst_addr(dst_addr, fmt.width, ub.shape[-1], where)
 
+    batch = check_batch(where, ub=ub, src1=src1, squeeze_mask=squeeze_mask,
+                        **{"state.tail": state.tail})
+    if not trusted:
+        check_state_values(state, dst_addr, ub.shape[-1], where, config.out_of_range)
     dst = _squeeze(fmt, src1, active)
-    batch = jnp.broadcast_shapes(ub.shape[:-1], dst.shape[:-1], jnp.shape(state.ar))
     n = jnp.count_nonzero(active, axis=-1).astype(jnp.int32) * fmt.width
     end = jnp.asarray(dst_addr, jnp.int32) + state.ar + n
     runtime_check(end > ub.shape[-1], lambda e: f"{where}: the store reaches UB byte {e}, past "
@@ -211,7 +304,9 @@ def squeeze_register(src1: Any, squeeze_mask: Any, *, dtype: Any = None) -> jax.
     fmt = resolve_dtypes(src1, dtype, where=where, arg="src1")
     check_supported(fmt, SQUEEZE_TYPES, where=where, arg="src1 dtype")
     src1 = check_register(src1, fmt, where=where, arg="src1")
-    return _squeeze(fmt, src1, element_mask(squeeze_mask, fmt, where=where, arg="squeeze_mask"))
+    active = element_mask(squeeze_mask, fmt, where=where, arg="squeeze_mask")
+    check_batch(where, src1=src1, squeeze_mask=squeeze_mask)
+    return _squeeze(fmt, src1, active)
 
 
 def _register_form(where: str, src: Any, mask: Any, dtype: Any, config: Config | None):
@@ -219,7 +314,9 @@ def _register_form(where: str, src: Any, mask: Any, dtype: Any, config: Config |
     fmt = resolve_dtypes(src, dtype, where=where, arg="src")
     check_supported(fmt, REGISTER_SQUEEZE_TYPES, where=where, arg="src dtype")
     src = check_register(src, fmt, where=where, arg="src")
-    return fmt, src, element_mask(mask, fmt, where=where, arg="mask")
+    active = element_mask(mask, fmt, where=where, arg="mask")
+    check_batch(where, src=src, mask=mask)
+    return fmt, src, active
 
 
 _UB_FORM = ("dst", "src0", "src1", "repeat", "dst_block_stride", "src0_block_stride",
@@ -320,7 +417,7 @@ def unsqueeze(dst: Any, mask: Any, *, dtype: Any = None,
     check_supported(fmt, UNSQUEEZE_TYPES, where=where, arg="dst dtype")
     dst = check_register(dst, fmt, where=where, arg="dst")
     active = element_mask(mask, fmt, where=where, arg="mask")
-    shape = jnp.broadcast_shapes(dst.shape, active.shape)
+    shape = check_batch(where, dst=dst, mask=mask) + dst.shape[-1:]
     return _unsqueeze((fmt, shape), active)
 
 
@@ -467,7 +564,7 @@ def squeeze_ub(dst: Any, src0: Any, src1: Any, repeat: int, dst_block_stride: in
             verb = "writes" if name == "dst" else "reads"
             raise ValueError(f"{where}: {name} has {size} elements but repeat {r} lane {e} "
                              f"{verb} element {int(table[r, e])}; the tensor is too short")
-    batch = jnp.broadcast_shapes(*(x.shape[:-1] for x in arrays))
+    batch = check_batch(where, dst=arrays[0], src0=arrays[1], src1=arrays[2])
     dst, src0, src1 = (jnp.broadcast_to(x, batch + x.shape[-1:]) for x in arrays)
     return _ub_squeeze(plan, dst, src0, src1)
 
@@ -496,15 +593,26 @@ def _check_dst_addr(dst_addr: Any, align: int, size: int, where: str) -> None:
                          f"aligned to sizeof(dtype) = {align}")
 
 
-def squeeze_and_storeunalign_finalize(ub: Any, dst_addr: Any, state: SqueezeState):
+def squeeze_and_storeunalign_finalize(ub: Any, dst_addr: Any, state: SqueezeState, *,
+                                      config: Config | None = None):
     """``asc_squeeze_and_storeunalign_finalize(dst_addr, src0)``: write the pending bytes.
 
-    Returns ``(ub, state)`` with nothing pending; AR is kept (only init clears it).
+    Returns ``(ub, state)`` with nothing pending; AR is kept (only init clears it). ``state``
+    is checked as ``squeeze_and_storeunalign`` checks it (values under ``jit``: as
+    ``config.out_of_range`` says).
     """
+    return _finalize_checked(ub, dst_addr, state, config, trusted=False)
+
+
+def _finalize_checked(ub, dst_addr, state, config, *, trusted: bool):
     where = "squeeze_and_storeunalign_finalize"
+    config = resolve_config(config)
+    state = check_state(state, where)
     ub = check_ub(ub, where)
     _check_dst_addr(dst_addr, 1, ub.shape[-1], where)
-    batch = jnp.broadcast_shapes(ub.shape[:-1], jnp.shape(state.ar))
+    batch = check_batch(where, ub=ub, **{"state.tail": state.tail})
+    if not trusted:
+        check_state_values(state, dst_addr, ub.shape[-1], where, config.out_of_range)
     return _finalize(batch, ub, jnp.asarray(dst_addr, jnp.int32), state)
 
 
@@ -549,12 +657,12 @@ def squeeze_sequence(src1: Any, squeeze_mask: Any, dst_addr: int, ub_size: int, 
 
     def call(carry, xs):
         ub, state = carry
-        ub, dst, state = squeeze_and_storeunalign(ub, dst_addr, state, xs[0], xs[1], dtype=dtype,
-                                                  config=config)
+        ub, dst, state = _squeeze_and_storeunalign(ub, dst_addr, state, xs[0], xs[1], dtype,
+                                                   config, trusted=True)
         return (ub, state), dst
 
     (ub, state), dst = lax.scan(call, (jnp.zeros(batch + (ub_size,), jnp.uint8), state),
                                 (jnp.moveaxis(src1, -2, 0), jnp.moveaxis(masks, -2, 0)))
     if finalize:
-        ub, state = squeeze_and_storeunalign_finalize(ub, dst_addr, state)
+        ub, state = _finalize_checked(ub, dst_addr, state, config, trusted=True)
     return jnp.moveaxis(dst, 0, -2), ub, get_squeeze_status(state)
