@@ -1,5 +1,6 @@
 """The README's promises: its code runs, its commands are CI's, its conformance table is current."""
 
+import io
 import pathlib
 import re
 import subprocess
@@ -27,10 +28,39 @@ def test_quick_start_has_two_commands_and_ci_runs_the_test_one():
     assert commands[1] in ci.splitlines()
 
 
-def test_readme_python_runs(tmp_path, monkeypatch):
+def _printed(block):
+    """What each ``print`` of a README block says it prints: its ``# prints: TEXT`` comment on
+    the same line or the next one (``...`` stands for anything, ``\\n`` for a new line)."""
+    lines, expected = block.splitlines(), []
+    for i, line in enumerate(lines):
+        if not line.lstrip().startswith("print("):
+            continue
+        comment = [c for c in (line, lines[i + 1] if i + 1 < len(lines) else "")
+                   if "# prints: " in c]
+        assert comment, f"README: {line.strip()!r} says nothing about what it prints"
+        expected.append(comment[0].split("# prints: ", 1)[1].replace("\\n", "\n"))
+    return expected
+
+
+def test_readme_python_runs_and_prints_what_it_says(tmp_path, monkeypatch):
+    """Every Python block runs as written, in an empty directory, and each print shows what its
+    comment says (issue 15: the comments showed outputs the code did not print)."""
     monkeypatch.chdir(tmp_path)  # the snippets save files where a user would run them
     for block in _blocks("python"):
-        exec(compile(block, "README.md", "exec"), {})  # noqa: S102 - the README is ours
+        printed: list[str] = []
+
+        def capture(*args, printed=printed, **kwargs):
+            kwargs.pop("file", None)
+            out = io.StringIO()
+            print(*args, file=out, **kwargs)
+            printed.append(out.getvalue().rstrip("\n"))
+
+        exec(compile(block, "README.md", "exec"), {"print": capture})  # noqa: S102 - ours
+        expected = _printed(block)
+        assert len(printed) == len(expected), (printed, expected)
+        for got, want in zip(printed, expected, strict=True):
+            pattern = ".*".join(re.escape(part) for part in want.split("..."))
+            assert re.fullmatch(pattern, got, flags=re.DOTALL), (got, want)
 
 
 def test_conformance_table_is_current():
