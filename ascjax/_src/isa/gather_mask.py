@@ -37,13 +37,10 @@ from ..numerics.bits import from_bits, to_bits
 from .lanes import (
     check_batch,
     check_int,
-    check_product,
-    check_supported,
     kernel,
-    resolve_dtypes,
     runtime_check,
 )
-from .repeat import RepeatPlan
+from .repeat import RepeatPlan, same_type_tensors
 from .squeeze import source_lanes
 
 _B16_B32 = ("int16_t", "uint16_t", "half", "int32_t", "uint32_t", "float")
@@ -311,17 +308,7 @@ def _run(where: str, plan: Plan, config: Config, dst, src0, pattern, src1_arg: s
 
 
 def _tensors(where: str, dst: Any, src0: Any, table: dict, config: Config | None):
-    config = check_product(config, table, where)
-    fmt = resolve_dtypes(src0, None, where=where, arg="src0")
-    check_supported(fmt, table[config.product], where=where, arg=f"T on product {config.product!r}")
-    dst_fmt = resolve_dtypes(dst, None, where=where, arg="dst")
-    if dst_fmt != fmt:
-        raise TypeError(f"{where}: dst dtype {dst_fmt.name} differs from src0 dtype {fmt.name}")
-    dst, src0 = jnp.asarray(dst), jnp.asarray(src0)
-    for name, x in (("dst", dst), ("src0", src0)):
-        if x.ndim == 0:
-            raise ValueError(f"{where}: {name} must be a LocalTensor (..., n), got a scalar")
-    return config, fmt, dst, src0
+    return same_type_tensors(where, table, config, dst, src0, "src0")
 
 
 def _user_pattern(where: str, arg: str, pattern: Any, fmt: Format):

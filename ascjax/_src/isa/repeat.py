@@ -75,21 +75,31 @@ def setup(where: str, dst: Any, src: Any, table: dict, config: Config | None,
     return config, fmt, dst, src
 
 
-def offset_tensors(where: str, dst: Any, src: Any, offsets: Any, offset_arg: str, table: dict,
-                   config: Config | None):
-    """``(config, T, dst, src, offsets)`` of a LocalTensor move by byte offsets (Gatherb,
-    Scatter), after the checks: T supported on the product, dst of src's type, LocalTensors
-    (not scalars), the offsets uint32."""
+def same_type_tensors(where: str, table: dict, config: Config | None, dst: Any, src: Any,
+                      src_arg: str = "src", **others):
+    """``(config, T, dst, src, *others)`` of a LocalTensor call whose dst has src's type T,
+    after the checks: T supported on the product (``table``), every tensor at least 1-D."""
     config = check_product(config, table, where)
-    fmt = resolve_dtypes(src, None, where=where, arg="src")
+    fmt = resolve_dtypes(src, None, where=where, arg=src_arg)
     check_supported(fmt, table[config.product], where=where, arg=f"T on product {config.product!r}")
     dst_fmt = resolve_dtypes(dst, None, where=where, arg="dst")
     if dst_fmt != fmt:
-        raise TypeError(f"{where}: dst dtype {dst_fmt.name} differs from src dtype {fmt.name}")
-    dst, src, offsets = jnp.asarray(dst), jnp.asarray(src), jnp.asarray(offsets)
-    for name, x in (("dst", dst), ("src", src), (offset_arg, offsets)):
+        raise TypeError(f"{where}: dst dtype {dst_fmt.name} differs from {src_arg} dtype "
+                        f"{fmt.name}")
+    arrays = {"dst": dst, src_arg: src, **others}
+    arrays = {name: jnp.asarray(x) for name, x in arrays.items()}
+    for name, x in arrays.items():
         if x.ndim == 0:
             raise ValueError(f"{where}: {name} must be a LocalTensor (..., n), got a scalar")
+    return (config, fmt, *arrays.values())
+
+
+def offset_tensors(where: str, dst: Any, src: Any, offsets: Any, offset_arg: str, table: dict,
+                   config: Config | None):
+    """``(config, T, dst, src, offsets)`` of a LocalTensor move by byte offsets (Gatherb,
+    Scatter): ``same_type_tensors``, and the offsets uint32."""
+    config, fmt, dst, src, offsets = same_type_tensors(where, table, config, dst, src,
+                                                       **{offset_arg: offsets})
     if offsets.dtype != np.uint32:
         raise TypeError(f"{where}: {offset_arg} must be a uint32 LocalTensor (byte offsets), got "
                         f"dtype {offsets.dtype}")
