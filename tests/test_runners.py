@@ -661,3 +661,15 @@ def test_gather_mask_and_asc_reduce_runners_equal_the_python_call(tmp_path):
         ascjax.run_bin("asc_reduce", src=paths["src"], src1=paths["src1"], dtype="uint16_t",
                        product="A2", repeat=1, src0_block_stride=1, pattern_mode=1,
                        src0_repeat_stride=8, out=paths["out"])
+
+
+def test_a_runner_of_one_form_lists_only_that_forms_options():
+    """Issue 15: ``ascjax run squeeze`` (the register form) listed the UB form's options and
+    int_overflow; rows of one type that differ by form carry their own assumptions."""
+    names = {o.name for o in runners.RUNNERS["squeeze"].config_options}
+    assert not names & {"squeeze_ub_mask", "squeeze_ub_tail", "int_overflow"}
+    assert "int_overflow" in {o.name for o in
+                              runners.RUNNERS["reduce_sum_datablock"].config_options}
+    squeeze = ascjax.INSTRUCTIONS["squeeze"]
+    assert squeeze.assumptions(("uint16_t", "register (950)")) == ()
+    assert squeeze.assumptions(("uint16_t", "UB (A2, A3)")) == ("A43", "A44", "A45")

@@ -30,8 +30,9 @@ class Instruction:
     """One emulated Ascend C call.
 
     ``types`` are the supported type rows (named by ``columns``); ``assumed`` maps a row's key
-    (its first column, the type the conformance table files it under) to the keys of the
-    ``ASSUMPTIONS`` its results rest on. ``aliases`` are other names the pages give the same
+    (its first column, the type the conformance table files it under), or a whole row where
+    rows of one type differ (a register and a UB form), to the keys of the ``ASSUMPTIONS`` its
+    results rest on (``assumptions(row)``). ``aliases`` are other names the pages give the same
     call with the same arguments (an older class-library name, the C API spelling of a
     class-library call); ``variants`` maps a vendor name to the template keywords it fixes
     (``"WholeReduceMax": {"reduce_type": "max"}``): ``instruction(name)`` returns the function
@@ -48,6 +49,10 @@ class Instruction:
     assumed: dict = dataclasses.field(default_factory=dict)
     aliases: tuple[str, ...] = ()
     variants: dict = dataclasses.field(default_factory=dict)
+
+    def assumptions(self, row: tuple) -> tuple[str, ...]:
+        """The assumption keys a type row rests on: its own entry, else its key's."""
+        return self.assumed.get(tuple(row)) or self.assumed.get(row[0]) or ()
 
     @property
     def vendor_names(self) -> tuple[str, ...]:
@@ -357,7 +362,7 @@ INSTRUCTIONS: dict[str, Instruction] = {
         Instruction("squeeze", "asc_squeeze", _squeeze.squeeze, "7", None, ("T", "form"),
                     tuple((t, "register (950)") for t in _squeeze.REGISTER_SQUEEZE_TYPES)
                     + tuple((t, "UB (A2, A3)") for t in _squeeze.UB_SQUEEZE_TYPES),
-                    {t: ("A43", "A44", "A45") for t in _squeeze.UB_SQUEEZE_TYPES}),
+                    {(t, "UB (A2, A3)"): ("A43", "A44", "A45") for t in _squeeze.UB_SQUEEZE_TYPES}),
         Instruction("squeeze_with_status", "asc_squeeze_with_status",
                     _squeeze.squeeze_with_status, "7", None, ("T",),
                     tuple((t,) for t in _squeeze.REGISTER_SQUEEZE_TYPES),
@@ -624,11 +629,12 @@ def conformance_table() -> str:
     """
     lines = ["| instruction | Ascend C | SPEC | type | status |", "|---|---|---|---|---|"]
     for ins in INSTRUCTIONS.values():
-        for key in dict.fromkeys(row[0] for row in ins.types):
-            variants = [row for row in ins.types if row[0] == key]
+        # one line per type, or per set of its rows that rest on the same assumptions
+        for group in dict.fromkeys((row[0], ins.assumptions(row)) for row in ins.types):
+            variants = [row for row in ins.types if (row[0], ins.assumptions(row)) == group]
             detail = "; ".join(", ".join(f"{c}={v}" for c, v in zip(ins.columns, row, strict=True))
                                for row in variants)
-            keys = ins.assumed.get(key)
+            keys = group[1]
             status = f"assumed ({', '.join(keys)})" if keys else "documented"
             lines.append(f"| `{ins.name}` | `{ins.ascend}` | {ins.spec} | {detail} | {status} |")
     lines += ["", "| # | assumption | option for the other reading |", "|---|---|---|"]

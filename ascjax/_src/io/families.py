@@ -72,6 +72,8 @@ class Runner:
 # Fields an instruction reads that none of its assumptions names (the registry's ``assumed``
 # gives the rest): the UB size of a store runner.
 READS = {"squeeze_and_storeunalign": ("ub_bytes",)}
+# The type rows a runner covers, where it runs one form of several: its assumptions only.
+ROWS = {"squeeze": lambda row: row[-1].startswith("register")}
 
 
 def config_options(name: str, options: Sequence[Option],
@@ -80,14 +82,16 @@ def config_options(name: str, options: Sequence[Option],
     per product), the fields named by the assumptions its type rows rest on (the registry's
     ``assumed`` keys, ``Config(field=...)`` in ``ASSUMPTIONS``), ``int_overflow`` where the
     instruction ``adds`` (a reduction) and a type row is an integer type, ``mask_layout`` /
-    ``vl_overflow`` where ``--pattern`` builds a mask, and ``READS``."""
+    ``vl_overflow`` where ``--pattern`` builds a mask, and ``READS``; of the rows in ``ROWS``
+    where the runner runs one form."""
     ins = INSTRUCTIONS[name]
-    keys = {k for ks in ins.assumed.values() for k in ks}
+    rows = [row for row in ins.types if ROWS.get(name, lambda _: True)(row)]
+    keys = {k for row in rows for k in ins.assumptions(row)}
     fields = {"product", *READS.get(name, ())}
     for key, _, option in ASSUMPTIONS:
         if key in keys:
             fields.update(re.findall(r"Config\((\w+)=", option))
-    if adds and any(v in FORMATS and not FORMATS[v].is_float for row in ins.types for v in row):
+    if adds and any(v in FORMATS and not FORMATS[v].is_float for row in rows for v in row):
         fields.add("int_overflow")
     if any(o.name == "pattern" for o in options):
         fields.update(("mask_layout", "vl_overflow"))
@@ -381,10 +385,12 @@ class Register:
     """``f(src, mask, *, dtype=None, config=None, **template)`` over a file of registers.
 
     ``templates``: keyword -> its choices (a tuple, or a ``Template``); ``outputs``: names of
-    the parts after dst (``--NAME-out`` files)."""
+    the parts after dst (``--NAME-out`` files); ``adds``: a reduction (its integer adds read
+    ``Config.int_overflow``), False for data movement."""
 
     templates: dict = dataclasses.field(default_factory=dict)
     outputs: tuple[str, ...] = ()
+    adds: bool = True
 
     def runner(self, name: str) -> Runner:
         function = INSTRUCTIONS[name].function
@@ -407,7 +413,7 @@ class Register:
             p = masked_registers(opts, src, fmt, call, ())
             return dataclasses.replace(p, outputs=_outputs(name, p, self.outputs, opts, fmt))
 
-        return Runner(name, options, plan, config_options(name, options, adds=True),
+        return Runner(name, options, plan, config_options(name, options, adds=self.adds),
                       inputs=("src", "mask"))
 
 

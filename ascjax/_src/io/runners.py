@@ -410,9 +410,9 @@ FAMILIES = {
     **{name: Register(templates={"reduce_type": REDUCE_TYPES})
        for name in ("reg_reduce", "reg_reduce_data_block")},
     # The register forms (asc_squeeze's UB form takes three tensors: no family has it).
-    "squeeze": Register(),
-    "squeeze_with_status": Register(outputs=("ar",)),
-    "unsqueeze": Register(),
+    "squeeze": Register(adds=False),
+    "squeeze_with_status": Register(outputs=("ar",), adds=False),
+    "unsqueeze": Register(adds=False),
     "reduce_data_block": Tensor(templates={"reduce_type": REDUCE_TYPES},
                                 units={"dst_rep_stride": "units of 8 elements"}),
     **{name: Tensor(units={"dst_rep_stride": "units of 8 elements"})
