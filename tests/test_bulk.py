@@ -472,3 +472,16 @@ def test_progress_rate_is_real_for_slow_and_fast_jobs():
     bar.update(note="half n=16")
     assert "1/2 cells" in stream.getvalue() and " s each" in stream.getvalue()
     assert "0/s" not in stream.getvalue()
+
+
+def test_output_errors_name_the_output_not_a_temporary_file(tmp_path, capsys):
+    """Issue 15: an --out that is a directory said "[Errno 21] Is a directory:
+    '.outdir._w0cdjxn.tmp' -> 'outdir'"."""
+    np.ones(128 * 2, np.float16).tofile(tmp_path / "src.bin")
+    (tmp_path / "outdir").mkdir()
+    for out in (tmp_path / "outdir", tmp_path / "missing" / "x.bin"):
+        assert main(["run", "reduce_sum_datablock", "--src", str(tmp_path / "src.bin"),
+                     "--dtype", "half", "--pattern", "PAT_ALL", "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert str(out) in err and ".tmp" not in err and err.count("\n") == 1, err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["outdir", "src.bin"]
