@@ -412,6 +412,10 @@ def plot(study: Study, fmt: str) -> Any:
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_ylim(floor / 2, ceiling * 2)
+        for level, text in ((floor, "exact (0)"), (ceiling, "overflow (inf)")):  # the edges
+            ax.axhline(level, color="0.8", lw=0.6, ls=":", zorder=0)
+            ax.annotate(text, (0.01, level), xycoords=("axes fraction", "data"), fontsize=6,
+                        color="0.45", va="bottom")
         ax.set_title(f"{fmt}, {dist}", fontsize=9)
         ax.set_xlabel("n")
         ax.set_ylabel("max |error| / sum|x|")
