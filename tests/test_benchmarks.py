@@ -64,3 +64,12 @@ def test_prepared_device_check_runs_end_to_end(tmp_path):
                           cwd=ROOT, env=env, check=True, capture_output=True, text=True)
     assert re.search(r"bits identical to \S+: (\d+)/\1\b", done.stdout)
     assert "float32 reduction at 2^10 registers runs at" in done.stdout
+
+
+def test_bulk_path_script_runs(capsys):
+    """benchmarks/bulk_path.py (issue 14's speed figures), on tiny files: it checks its own
+    verdict against the vendor rule and prints both ratios."""
+    bench = _load("bulk_path")
+    assert bench.main(["--log2", "12", "--registers-log2", "6", "--repeats", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "the NumPy isclose script" in out and "NumPy read+write" in out
