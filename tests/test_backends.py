@@ -4,6 +4,7 @@ benchmarks/gpu_check.sh makes the same comparison at scale, from saved SHA-256s.
 """
 
 import jax
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -36,6 +37,22 @@ CASES = {
         _registers(np.float32, 256), np.zeros((64, 8), np.float32)),
     "reduce_max/half": lambda: (lambda s, d: ascjax.reduce_max(d, s, None, 300, True),
                                 _registers(np.float16, 384), np.zeros((64, 2), np.float16)),
+    # the gathers and compaction (issue 13): bfloat16 bits through gathers and a scatter-free
+    # pack, where XLA's CPU backend once flushed subnormals
+    "gather/bfloat16": lambda: (lambda s, o, d: ascjax.gather(d, s, o, 0, 128),
+                                _registers(np.uint16, 300).view(ml_dtypes.bfloat16),
+                                (RNG.integers(0, 300, (64, 128)) * 2).astype(np.uint32),
+                                np.zeros((64, 128), ml_dtypes.bfloat16)),
+    "gather_mask(user)/half": lambda: (
+        lambda s, m, d: ascjax.gather_mask(d, s, m, False, 0, (1, 2, 8, 0))[0],
+        _registers(np.float16, 256), RNG.integers(0, 2**16, (64, 16)).astype(np.uint16),
+        np.zeros((64, 256), np.float16)),
+    "squeeze/float": lambda: (ascjax.squeeze, _registers(np.float32, 64),
+                              RNG.random((64, 64)) < 0.5),
+    "gather_datablock/half": lambda: (
+        lambda i, m: ascjax.gather_datablock(_registers(np.float16, 512, 1)[0], i, m),
+        np.where(np.arange(64) < 8, RNG.integers(0, 32, (64, 64)) * 32, 0).astype(np.uint32),
+        RNG.random((64, 256)) < 0.9),
 }
 
 
