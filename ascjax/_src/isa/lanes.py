@@ -398,9 +398,15 @@ def select_extreme(bits, active, fmt: Format, kind: str, *, leading: bool = Fals
     ``leading`` reduces over the lanes moved to a leading axis, in stages of 16 (the same
     answer): inside the LocalTensor kernels XLA's CPU backend runs it several times faster.
     """
-    key, top, bottom = _extreme_keys(bits, active, fmt, kind)
+    key = order_key(bits, fmt)
+    if kind == "min":
+        key = ~key  # reverses the order, bijectively: the min becomes the max
+    top, bottom = jnp.iinfo(key.dtype).max, jnp.iinfo(key.dtype).min
+    if fmt.is_float:  # a NaN outranks every value (no float's key reaches the type's max)
+        key = jnp.where(is_nan_bits(bits, fmt), top, key)
     n = bits.shape[-1]
     active = jnp.broadcast_to(active, bits.shape)
+    key = jnp.where(active, key, bottom)
     if leading and n > 16 and n % 16 == 0:
         # Two stages: the first extreme of each 16 lanes over a leading axis, then the first
         # group holding the overall one (the first lane of the first such group is the first
@@ -415,17 +421,6 @@ def select_extreme(bits, active, fmt: Format, kind: str, *, leading: bool = Fals
         best, index = _first_max(key, active, leading)
     has_nan = (best == top) if fmt.is_float else jnp.zeros(index.shape, bool)
     return jnp.where(index < n, index, 0), index < n, has_nan
-
-
-def _extreme_keys(bits, active, fmt: Format, kind: str):
-    """Keys whose max is the extreme: NaN lanes the type's max, masked lanes its min."""
-    key = order_key(bits, fmt)
-    if kind == "min":
-        key = ~key  # reverses the order, bijectively: the min becomes the max
-    top, bottom = jnp.iinfo(key.dtype).max, jnp.iinfo(key.dtype).min
-    if fmt.is_float:  # a NaN outranks every value (no float's key reaches the type's max)
-        key = jnp.where(is_nan_bits(bits, fmt), top, key)
-    return jnp.where(active, key, bottom), top, bottom
 
 
 def extreme_value(bits, active, fmt: Format, kind: str, empty):

@@ -119,17 +119,14 @@ def extreme_index(bits, active, fmt: Format, kind: str, config: Config):
     return index
 
 
-def _plain_extreme(config: Config) -> bool:
-    """The default max/min readings, under which ``lanes.extreme_value`` gives the value."""
-    return (config.signed_zero == "ordered" and config.max_min_nan == "propagate"
-            and config.extreme_nan == "canonical")
-
-
 def _value_only(spec, fmt: Format) -> bool:
-    """Whether a max/min group kernel takes ``lanes.extreme_value`` (no index) under the
-    default readings: for DataBlocks, and ReduceRepeat's only_value on 32-bit types (measured:
-    on XLA's CPU backend a 16-bit whole-register row is faster through select_extreme)."""
-    return (_plain_extreme(spec.adder.config)
+    """Whether a max/min group kernel takes ``lanes.extreme_value`` (no index): under the
+    default readings of A19, A21 and A22, for DataBlocks, and for ReduceRepeat's only_value on
+    32-bit types (measured: on XLA's CPU backend a 16-bit whole-register row is faster through
+    select_extreme)."""
+    config = spec.adder.config
+    return (config.signed_zero == "ordered" and config.max_min_nan == "propagate"
+            and config.extreme_nan == "canonical"
             and (spec.order is None or (spec.order == "only_value" and fmt.bits == 32)))
 
 

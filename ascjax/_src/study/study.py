@@ -128,11 +128,9 @@ def available_memory() -> int | None:
 
 
 def _size(nbytes: float) -> str:
-    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
-        if nbytes < 1024 or unit == "TiB":
-            return f"{nbytes:.1f} {unit}" if unit != "bytes" else f"{nbytes:.0f} bytes"
-        nbytes /= 1024
-    raise AssertionError
+    """A memory size as the error shows it: GiB, TiB from 1024 GiB on."""
+    gib = nbytes / 2**30
+    return f"{gib / 1024:.1f} TiB" if gib >= 1024 else f"{gib:.1f} GiB"
 
 
 def check_study(*, formats: Sequence[str], sizes: Sequence[int], distributions: Sequence[str],
