@@ -5,6 +5,7 @@ a time, never from the bulk path itself.
 """
 
 import dataclasses
+from pathlib import Path
 from typing import NamedTuple
 
 import jax.numpy as jnp
@@ -110,6 +111,31 @@ def test_cli_runs_block_reduce_sum_and_reduce_sum_from_text(tmp_path):
     want = _loop(lambda s: ascjax.reduce_sum(np.zeros(256, np.float16), s, None, 256,
                                              method="sequential"), src)
     assert np.array_equal(_bits(ascjax.read_bin(out, "half").reshape(2, -1)), _bits(want))
+
+
+def test_run_takes_any_vendor_name_and_the_keywords_it_fixes(tmp_path, capsys):
+    # A new user types the page's name: `ascjax run asc_reduce_sum_datablock` once failed with
+    # "invalid choice"; a variant name binds its template keyword as the option would.
+    src = _random("half", (2, 128))
+    paths = _files(tmp_path, src=src)
+    base = ["--src", paths["src"], "--dtype", "half"]
+    for vendor, name, extra in (("asc_reduce_sum_datablock", "reduce_sum_datablock", []),
+                                ("AscendC::WholeReduceMax", "reduce_repeat",
+                                 ["--reduce-type", "max"])):
+        tensor = [] if name == "reduce_sum_datablock" else [
+            "--tensors", "2", "--mask", "128", "--repeat-time", "1"]
+        by_vendor, by_python = str(tmp_path / "v.bin"), str(tmp_path / "p.bin")
+        assert main(["run", vendor, *base, *tensor, "--out", by_vendor]) == 0
+        assert main(["run", name, *base, *tensor, *extra, "--out", by_python]) == 0
+        assert Path(by_vendor).read_bytes() == Path(by_python).read_bytes()
+    capsys.readouterr()
+    for argv, message in (
+            (["run", "asc_reduce_sum_datablok"], "nearest: asc_reduce_sum_datablock"),
+            (["run", "create_mask"], "has no runner"),
+            (["run", "WholeReduceMax", "--reduce-type", "sum"], "fixes --reduce-type max")):
+        with pytest.raises(SystemExit) as exit_:
+            main(argv)
+        assert exit_.value.code == 2 and message in capsys.readouterr().err
 
 
 def test_reduce_sum_datablock_and_pair_reduce_sum_keep_their_options():

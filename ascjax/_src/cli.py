@@ -65,6 +65,9 @@ def _run_args(p: argparse.ArgumentParser) -> None:
     from .io.engine import CHUNK
     from .io.runners import RUNNERS
 
+    p.epilog = ("INSTRUCTION is a name below or any vendor name of one (as ascjax.instruction "
+                "takes it): asc_reduce_sum_datablock, AscendC::WholeReduceMax (reduce_repeat "
+                "with --reduce-type max), ...")
     sub = p.add_subparsers(dest="instruction", metavar="INSTRUCTION", required=True)
     for name, runner in RUNNERS.items():
         ins = runner.instruction
@@ -304,8 +307,44 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _usage_error(message: str) -> None:
+    print(f"ascjax run: error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def _run_by_vendor_name(argv: list[str]) -> list[str]:
+    """``ascjax run NAME ...`` with NAME any name ``ascjax.instruction`` accepts: the runner's
+    own name, and the template keywords a vendor name fixes as their options
+    (``WholeReduceMax`` -> ``reduce_repeat --reduce-type max``)."""
+    if len(argv) < 2 or argv[0] != "run" or argv[1].startswith("-"):
+        return argv
+    from .io.runners import RUNNERS
+    from .registry import UnknownInstruction, _by_name, instruction
+
+    name = argv[1]
+    if name in RUNNERS:
+        return argv
+    try:
+        instruction(name)
+    except UnknownInstruction as error:
+        _usage_error(f"{str(error).removeprefix('ascjax.instruction: ')}; "
+                     "`ascjax run --help` lists the instructions with a runner")
+    ins, fixed = _by_name()[name]
+    if ins.name not in RUNNERS:
+        _usage_error(f"{name} ({ins.name}) has no runner for .bin files; "
+                     "`ascjax run --help` lists the instructions with one")
+    rest = argv[2:]
+    for keyword, value in fixed.items():
+        flag = "--" + keyword.replace("_", "-")
+        if any(a == flag or a.startswith(flag + "=") for a in rest):
+            _usage_error(f"{name} fixes {flag} {value}; leave the option out or run {ins.name}")
+        rest += [flag, str(value)]
+    return ["run", ins.name, *rest]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    argv = _run_by_vendor_name(list(sys.argv[1:] if argv is None else argv))
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
