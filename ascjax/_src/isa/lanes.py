@@ -321,13 +321,33 @@ def runtime_check(bad, message: Callable[..., str], detail, *, mode: str = "rais
 
     def report(any_bad, *values):
         if bool(any_bad):
-            raise AddressFault(message(*(_detail_value(v) for v in values)))
+            fault = AddressFault(message(*(_detail_value(v) for v in values)))
+            raise fault.with_traceback(_caller_free_traceback(fault))
 
     jax.debug.callback(report, jnp.any(bad), *details)
 
 
 class AddressFault(IndexError):
     """An access the hardware faults on, found while a jitted computation ran."""
+
+
+def _caller_free_traceback(fault: BaseException):
+    """A traceback of one frame with no caller, for ``fault``.
+
+    The JaxRuntimeError that carries a callback's exception embeds a traceback that XLA's
+    binding formats from the deepest frame up through every caller (about 15 frames of JAX
+    internals before the message). A generator's frame has no caller once it is suspended, so
+    the embedded text shrinks to this one frame and the message."""
+    def fault_found_while_running():
+        try:
+            raise fault
+        except AddressFault as raised:
+            yield raised.__traceback__
+
+    frames = fault_found_while_running()
+    traceback = next(frames)
+    frames.close()
+    return traceback
 
 
 class _QuietAddressFaults:
