@@ -11,8 +11,9 @@ from ascjax._src import cli
 from ascjax._src.io import probe
 from ascjax._src.registry import ASSUMPTIONS
 
-# The probes of the assumptions whose instructions the 950 lacks (Atlas A2 only).
-A2_PROBES = ["A24_spr_index", "A29_zero_vector_mask", "A43_A44_squeeze_ub"]
+# The probes whose instructions the 950 lacks (Atlas A2 / A3 only).
+A2_PROBES = ["A24_spr_index", "A29_zero_vector_mask", "A43_A44_squeeze_ub",
+             "order_datablock_reduce_sum_f32", "order_asc_repeat_reduce_sum_f32"]
 
 
 @pytest.fixture(scope="module")

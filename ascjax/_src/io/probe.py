@@ -466,9 +466,10 @@ def _order_probes() -> list[Probe]:
             return {"dst": _np(function(x["src"], mask, dtype=dtype, config=c, **kw), dtype)}
         return run
 
-    def tensor(function, *args, dtype="float"):
+    def tensor(function, *args, dtype="float", **keywords):
         def run(x, c):
-            return {"dst": _np(function(x["dst"], x["src"], *args, config=c), dtype)}
+            return {"dst": _np(function(x["dst"], x["src"], *args, config=c, **keywords),
+                               dtype)}
         return run
 
     def spr_sum(x, c):
@@ -501,6 +502,27 @@ def _order_probes() -> list[Probe]:
                "asc_reduce_sum(dst, src, asc_create_mask_b32(PAT_ALL)) per row of input_src.bin "
                "(a vector_float); dst lane 0", f32, 64, list(range(64)),
                register(ascjax.asc_reduce_sum, f32), dst_width=0),
+        _order("order_reg_reduce_data_block_f32", "reg_reduce_data_block",
+               "Reg::ReduceDataBlock<ReduceType::SUM>(dst, src, mask) (mask all lanes) per row "
+               "of input_src.bin (a float RegTensor); dst lane 0", f32, 64, list(range(8)),
+               register(ascjax.reg_reduce_data_block, f32), dst_width=0),
+        _order("order_reduce_data_block_f32", "reduce_data_block",
+               "ReduceDataBlock<ReduceType::SUM, float>(dst, src, 64, 1, 1, 1, 8) per row of "
+               "input_src.bin and input_dst.bin; DataBlock 0's sum is dst element 0", f32, 64,
+               list(range(8)), tensor(ascjax.reduce_data_block, 64, 1, 1, 1, 8,
+                                      reduce_type="sum"), dst_width=8),
+        _order("order_datablock_reduce_sum_f32", "datablock_reduce_sum",
+               "asc_datablock_reduce_sum(dst, src, 64) (count 64) per row of input_src.bin and "
+               "input_dst.bin; DataBlock 0's sum is dst element 0", f32, 64, list(range(8)),
+               tensor(ascjax.datablock_reduce_sum, 64), dst_width=8),
+        _order("order_repeat_reduce_sum_f32", "repeat_reduce_sum",
+               "RepeatReduceSum<float>(dst, src, 1, 64, 0, 1, 1, 8) per row of input_src.bin and "
+               "input_dst.bin; dst element 0", f32, 64, list(range(64)),
+               tensor(ascjax.repeat_reduce_sum, 1, 64, 0, 1, 1, 8)),
+        _order("order_asc_repeat_reduce_sum_f32", "asc_repeat_reduce_sum",
+               "asc_repeat_reduce_sum(dst, src, 64) (count 64) per row of input_src.bin and "
+               "input_dst.bin; dst element 0", f32, 64, list(range(64)),
+               tensor(ascjax.asc_repeat_reduce_sum, 64)),
         _order("order_whole_reduce_sum_f32", "whole_reduce_sum",
                "WholeReduceSum<float>(dst, src, 64, 1, 1, 1, 8) per row of input_src.bin and "
                "input_dst.bin; dst element 0", f32, 64, list(range(64)),
@@ -668,7 +690,8 @@ def _order_values(probe: Probe, arrays: dict) -> np.ndarray:
 # The register (c-reg) calls and the UB register loads / stores: the 950's API only (the
 # emulating functions take no product, so the plan says so itself).
 REGISTER_ONLY = ("reduce_sum_datablock", "asc_reduce_sum", "asc_reduce_max", "asc_reduce_min",
-                 "squeeze_with_status", "gather_datablock", "storealign")
+                 "squeeze_with_status", "gather_datablock", "storealign",
+                 "reg_reduce_data_block")
 
 
 def _runs_on(probe: Probe, product: str) -> str | None:
