@@ -328,9 +328,12 @@ def _probe(args: argparse.Namespace) -> int:
                   f"{len(manifest['undecidable'])} assumptions no output shows)")
             return 0
         if args.action == "emulate":
-            written = probe.emulate(args.plan, args.out, probe.parse_overrides(args.config),
-                                    args.names)
-            print(f"{len(written)} output files in {args.out}")
+            done = probe.emulate(args.plan, args.out, probe.parse_overrides(args.config),
+                                 args.names)
+            for name, why in done["refused"].items():
+                print(f"ascjax probe: {name}: the emulator refuses the call under these "
+                      f"readings ({why}); no output written", file=sys.stderr)
+            print(f"{len(done['written'])} output files in {args.out}")
             return 0
         report = probe.decide(args.plan, args.outputs)
     except BAD_INPUT as error:

@@ -68,6 +68,8 @@ class Probe:
     run: Callable
     fields: tuple[str, ...] = ()
     order: dict | None = None  # order probes: n, dtype, positions, output element
+    products: tuple[str, ...] | None = None  # where the call exists, if narrower than the
+    # instruction's own checks say
 
     def readings(self) -> dict[str, dict]:
         """Reading name -> the Config fields it sets: each combination of the explicit values
@@ -230,8 +232,9 @@ def _assumption_probes() -> list[Probe]:
 
 
 def _tensor(name, keys, field, ins, call, inputs, run, outputs=(("dst", "float"),),
-            kind="assumption"):
-    return Probe(name, kind, keys, ins, call, inputs, outputs, run, _fields(field))
+            kind="assumption", products=None):
+    return Probe(name, kind, keys, ins, call, inputs, outputs, run, _fields(field),
+                 products=products)
 
 
 def _tensor_probes() -> list[Probe]:
@@ -318,6 +321,14 @@ def _tensor_probes() -> list[Probe]:
         mask = ascjax.create_mask("PAT_VL4", f32, config=c)
         return {"dst": _np(ascjax.storealign(x["dst"], 0, x["src"], mask, config=c),
                            "uint8_t")}
+
+    def gather8(x, c):
+        return {"dst": _np(ascjax.gather(x["dst"], x["src"], x["offset"], 0, 128, 2, 4,
+                                         config=c), "int8_t")}
+
+    def gather_blocks(x, c):
+        return {"dst": _np(ascjax.gather_datablock(x["dst"], x["src"], x["offset"], 8, 0, 1,
+                                                   config=c), "uint32_t")}
 
     def counter(x, c):  # A28: 70 elements in Counter mode, repeatTime 1 has no effect
         out = ascjax.block_reduce_sum(x["dst"], x["src"], 1, ascjax.MASK_PLACEHOLDER, 1, 1, 8,
@@ -425,6 +436,94 @@ def _tensor_probes() -> list[Probe]:
                 "SetMaskNorm() with src input_src.bin, dst input_dst.bin",
                 {"dst": (np.zeros(16, np.float32), f32),  # 0: the empty blocks' fill or kept
                  "src": (np.ones(128, np.float32), f32)}, counter, kind="check"),
+        *_empty_call_probes(),
+        _tensor("A32_gather_int8", ("A32",), None, "gather",
+                "Gather<int8_t>(dst, src, srcOffset, 0, 128, 2, 4) (mask 128, repeatTime 2, "
+                "dstRepStride 4: a repeat is 4 DataBlocks) with src input_src.bin, srcOffset "
+                "input_offset.bin (uint32 bytes), dst input_dst.bin",
+                {"dst": (np.zeros(256, np.int8), "int8_t"),
+                 "src": (np.arange(256).astype(np.uint8).view(np.int8), "int8_t"),
+                 "offset": (np.arange(256, dtype=np.uint32)[::-1].copy(), "uint32_t")},
+                gather8, (("dst", "int8_t"),), kind="check", products=("200I/500 A2",)),
+        _tensor("A38_gatherb_block_stride", ("A38",), None, "gather_datablock",
+                "asc_gather_datablock(dst, src, src_offset, 8, 0, 1) (uint32_t; "
+                "dst_repeat_stride 8, dst_block_stride 0, repeat 1) with src input_src.bin, "
+                "src_offset input_offset.bin (uint32 bytes, 8 DataBlocks), dst input_dst.bin",
+                {"dst": (np.full(64, 7, np.uint32), "uint32_t"),
+                 "src": (np.arange(64, dtype=np.uint32), "uint32_t"),
+                 "offset": (np.arange(8, dtype=np.uint32)[::-1] * 32, "uint32_t")},
+                gather_blocks, (("dst", "uint32_t"),), kind="check", products=("A2", "A3")),
+        _tensor("A45_squeeze_ub_no_mask", ("A45",), None, "squeeze",
+                "SetVectorMask<uint32_t>(0, 0xF) (lanes 0..3 only), then asc_squeeze(dst, src0, "
+                "src1, 1, 1, 1, 1, 8, 8, 8) (uint32, repeat 1) with src0 input_src.bin, src1 "
+                "input_src1.bin (every bit set), dst input_dst.bin",
+                {"dst": (np.full(64, 7, np.uint32), "uint32_t"),
+                 "src": (np.arange(100, 164, dtype=np.uint32), "uint32_t"),
+                 # all bits set: every lane selected read as elements or as bits (A43), so
+                 # no tail (A44) either
+                 "src1": (np.full(64, 0xFFFFFFFF, np.uint32), "uint32_t")}, squeeze_ub,
+                (("dst", "uint32_t"),), kind="check"),
+    ]
+
+
+def _empty_call_probes() -> list[Probe]:
+    """A call with nothing to do: dst unchanged (the assumed reading). The other reading is
+    the emulator refusing the call, which no output shows: ``emulate`` under it writes
+    nothing for the probe."""
+    import ascjax
+
+    f32 = "float"
+    seven = np.full(64, 7.0, np.float32)
+
+    def reduce_empty(x, c):
+        return {"dst": _np(ascjax.reduce_sum(x["dst"], x["src"], None, 64, 0, 8, config=c), f32)}
+
+    def gather_empty(x, c):
+        return {"dst": _np(ascjax.gather(x["dst"], x["src"], x["offset"], 0, 0, config=c), f32)}
+
+    def scatter_empty(x, c):
+        return {"dst": _np(ascjax.scatter(x["dst"], x["src"], x["offset"], 0, 0, config=c), f32)}
+
+    def mask_counter(x, c):
+        dst, cnt = ascjax.gather_mask(x["dst"], x["src"], 7, True, 100, (1, 1, 8, 0), config=c)
+        return {"dst": _np(dst, f32), "cnt": _np(cnt, "uint32_t")}
+
+    def mask_empty(x, c):
+        dst, cnt = ascjax.gather_mask(x["dst"], x["src"], 7, False, 0, (1, 0, 8, 0), config=c)
+        return {"dst": _np(dst, f32), "cnt": _np(cnt, "uint32_t")}
+
+    src = np.arange(1, 129, dtype=np.float32)
+    offsets = np.zeros(64, np.uint32)
+    both = (("dst", f32), ("cnt", "uint32_t"))
+    return [
+        _tensor("A26_reduce_empty", ("A26",), None, "reduce_sum",
+                "ReduceSum<float>(dst, src, sharedTmpBuffer, 64, 0, 8) (mask 64, repeatTime 0) "
+                "with src input_src.bin, dst input_dst.bin",
+                {"dst": (seven[:1].copy(), f32), "src": (src[:64].copy(), f32)}, reduce_empty,
+                kind="check"),
+        _tensor("A31_gather_empty", ("A31",), None, "gather",
+                "Gather<float>(dst, src, srcOffset, 0, 0) (count 0) with src input_src.bin, "
+                "srcOffset input_offset.bin, dst input_dst.bin",
+                {"dst": (seven.copy(), f32), "src": (src[:64].copy(), f32),
+                 "offset": (offsets, "uint32_t")}, gather_empty, kind="check"),
+        _tensor("A36_scatter_empty", ("A36",), None, "scatter",
+                "Scatter<float>(dst, src, dstOffset, 0, 0) (count 0) with src input_src.bin, "
+                "dstOffset input_offset.bin, dst input_dst.bin",
+                {"dst": (seven.copy(), f32), "src": (src[:64].copy(), f32),
+                 "offset": (offsets, "uint32_t")}, scatter_empty, kind="check"),
+        _tensor("A40_gather_mask_counter", ("A40",), None, "gather_mask",
+                "GatherMask<float, uint32_t>(dst, src, 7, true, 100, {1, 1, 8, 0}, rsvdCnt) "
+                "(Counter mode, 100 elements in one repeat, pattern 7: all) with src "
+                "input_src.bin, dst input_dst.bin; dst to output.bin, rsvdCnt (uint32) to "
+                "output_cnt.bin",
+                {"dst": (np.full(128, 7.0, np.float32), f32), "src": (src, f32)}, mask_counter,
+                both, kind="check"),
+        _tensor("A41_gather_mask_empty", ("A41",), None, "gather_mask",
+                "GatherMask<float, uint32_t>(dst, src, 7, false, 0, {1, 0, 8, 0}, rsvdCnt) "
+                "(repeatTimes 0) with src input_src.bin, dst input_dst.bin; dst to output.bin, "
+                "rsvdCnt (uint32) to output_cnt.bin",
+                {"dst": (seven.copy(), f32), "src": (src[:64].copy(), f32)}, mask_empty, both,
+                kind="check"),
     ]
 
 
@@ -552,31 +651,16 @@ def _order_probes() -> list[Probe]:
 UNDECIDABLE = {
     "A6": "no instruction reads an fp8_e8m0 value (they move its bits); the reading is the host "
           "codec's (encode / decode), not an NPU output",
-    "A9": "a range of strides the emulator accepts: an error path, which an output cannot show",
+    "A9": "a range of strides the emulator accepts: whether a call is accepted, not an output",
     "A10": "a type the emulator accepts (a compile-time question), not an output",
     "A13": "encode's default round mode: a host codec, not an NPU instruction",
     "A14": "encode's default overflow: a host codec, not an NPU instruction",
     "A15": "HiFloat8 rounding of the vendor host codec, not an NPU instruction",
     "A16": "encode's intermediate type: a host codec, not an NPU instruction",
-    "A26": "the other reading is the emulator refusing the call (ValueError): an NPU output "
-           "cannot show a refusal",
-    "A27": "argument checks (work-space size, index range): error paths, which an output "
-           "cannot show",
-    "A31": "the other reading is the emulator refusing the call (ValueError): an NPU output "
-           "cannot show a refusal",
-    "A32": "Gather with 8-bit T on Atlas 200I/500 A2 only, and the emulator has one reading "
-           "(no Config field) to compare with",
-    "A33": "a misaligned offset is an error in the emulator: an error path",
-    "A36": "the other reading is the emulator refusing the call (ValueError): an NPU output "
-           "cannot show a refusal",
-    "A38": "Gatherb's dstBlkStride 0 (Atlas A2/A3): the emulator has one reading (no Config "
-           "field), and the vendor page states it",
-    "A40": "the other reading is the emulator refusing the call (ValueError): an NPU output "
-           "cannot show a refusal",
-    "A41": "the other reading is the emulator refusing the call (ValueError): an NPU output "
-           "cannot show a refusal",
-    "A45": "the emulated call takes no mask (the page names none), so no reading of a mask "
-           "can be set up in the emulator to compare with",
+    "A27": "argument checks (work-space size, index range): whether a call is accepted, not an "
+           "output",
+    "A33": "a misaligned offset is an error in the emulator: whether a call is accepted, not an "
+           "output",
 }
 
 
@@ -696,6 +780,9 @@ REGISTER_ONLY = ("reduce_sum_datablock", "asc_reduce_sum", "asc_reduce_max", "as
 
 def _runs_on(probe: Probe, product: str) -> str | None:
     """Why ``probe`` cannot run on ``product`` (None: it can)."""
+    if probe.products is not None:
+        return None if product in probe.products else (
+            f"the probe's call is one of {list(probe.products)} only")
     if probe.instruction in REGISTER_ONLY and product != "950":
         return f"{INSTRUCTIONS[probe.instruction].ascend}: a register call of the 950 only"
     return None
@@ -825,9 +912,16 @@ def _readme(probe: Probe, entry: dict) -> str:
             lines += ["", "It also settles " + ", ".join(probe.decides[1:]) + "."]
     else:
         keys = ", ".join(probe.decides)
-        text = {k: t for k, t, _ in ASSUMPTIONS}
-        lines += [f"Decides {keys} on {entry['product']}:", ""]
-        lines += [f"> {k}: {text[k]}" for k in probe.decides]
+        text = {k: (t, o) for k, t, o in ASSUMPTIONS}
+        verb = "Checks" if probe.kind == "check" else "Decides"
+        lines += [f"{verb} {keys} on {entry['product']}:", ""]
+        lines += [f"> {k}: {text[k][0]} (other reading: {text[k][1]})" for k in probe.decides]
+        if probe.kind == "check":
+            other = ("no Config field gives another" if text[probe.decides[0]][1].startswith(
+                "none") else "the other is the emulator refusing the call, which no output "
+                "shows")
+            lines += ["", (f"One reading is predicted (`assumed`): {other}. An output that "
+                      f"differs refutes the assumption.")]
     lines += ["", "## Run", "", f"Kernel: {probe.call}.", ""]
     rows = len(next(iter(probe.inputs.values()))[0]) if probe.kind == "order" else 1
     if probe.kind == "order":
@@ -907,9 +1001,13 @@ def _read_inputs(probe: Probe, folder: str) -> dict:
 
 
 def emulate(plan_dir: str, out: str, overrides: dict | None = None,
-            names: list[str] | None = None) -> list[str]:
+            names: list[str] | None = None) -> dict:
     """Write the emulator's outputs for every probe of the plan (of ``names``, default all)
-    under ``Config(product=<the plan's>, **overrides)``; return the files written."""
+    under ``Config(product=<the plan's>, **overrides)``.
+
+    Returns ``{"written": [files], "refused": {probe: message}}``: a probe whose call the
+    emulator refuses under these readings (``reduce_empty="raise"`` and the like) writes
+    nothing, as no NPU output can show a refusal."""
     manifest = load_manifest(plan_dir)
     config = _config(manifest["product"], overrides or {})
     known = probes_by_name()
@@ -917,7 +1015,7 @@ def emulate(plan_dir: str, out: str, overrides: dict | None = None,
     if names is not None and set(names) - set(planned):
         raise ProbeError(f"probe emulate: {sorted(set(names) - set(planned))} are not probes "
                          f"of {plan_dir}; it holds {planned}")
-    written = []
+    written, refused = [], {}
     for entry in manifest["probes"]:
         if names is not None and entry.get("name") not in names:
             continue
@@ -925,13 +1023,18 @@ def emulate(plan_dir: str, out: str, overrides: dict | None = None,
         if probe is None:
             raise ProbeError(f"probe emulate: {plan_dir} names an unknown probe "
                              f"{entry.get('name')!r} (made by another ascjax version?)")
-        arrays = compute(probe, _read_inputs(probe, os.path.join(plan_dir, probe.name)), config)
+        inputs = _read_inputs(probe, os.path.join(plan_dir, probe.name))
+        try:
+            arrays = compute(probe, inputs, config)
+        except (ValueError, TypeError) as error:
+            refused[probe.name] = " ".join(str(error).split())
+            continue
         folder = os.path.join(out, probe.name)
         os.makedirs(folder, exist_ok=True)
         for stem, array in arrays.items():
             _write(os.path.join(folder, output_file(stem)), array)
             written.append(os.path.join(folder, output_file(stem)))
-    return written
+    return {"written": written, "refused": refused}
 
 
 # --- decide -------------------------------------------------------------------------------------
