@@ -131,7 +131,7 @@ def test_plan_is_small_and_deterministic(plans, tmp_path):
     dirs, _ = plans
     total = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(dirs["950"])
                 for f in fs)
-    assert total < 10 * 2**20
+    assert total < 10_000_000
     again = str(tmp_path / "again")
     probe.plan(again, "950")
     for d, _, fs in os.walk(dirs["950"]):

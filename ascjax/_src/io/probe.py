@@ -601,6 +601,10 @@ def _order_probes() -> list[Probe]:
                "asc_reduce_sum(dst, src, asc_create_mask_b32(PAT_ALL)) per row of input_src.bin "
                "(a vector_float); dst lane 0", f32, 64, list(range(64)),
                register(ascjax.asc_reduce_sum, f32), dst_width=0),
+        _order("order_reg_reduce_f32", "reg_reduce",
+               "Reg::Reduce<ReduceType::SUM>(dst, src, mask) (mask all lanes) per row of "
+               "input_src.bin (a float RegTensor); dst lane 0", f32, 64, list(range(64)),
+               register(ascjax.reg_reduce, f32), dst_width=0),
         _order("order_reg_reduce_data_block_f32", "reg_reduce_data_block",
                "Reg::ReduceDataBlock<ReduceType::SUM>(dst, src, mask) (mask all lanes) per row "
                "of input_src.bin (a float RegTensor); dst lane 0", f32, 64, list(range(8)),
@@ -775,7 +779,7 @@ def _order_values(probe: Probe, arrays: dict) -> np.ndarray:
 # emulating functions take no product, so the plan says so itself).
 REGISTER_ONLY = ("reduce_sum_datablock", "asc_reduce_sum", "asc_reduce_max", "asc_reduce_min",
                  "squeeze_with_status", "gather_datablock", "storealign",
-                 "reg_reduce_data_block")
+                 "reg_reduce", "reg_reduce_data_block")
 
 
 def _runs_on(probe: Probe, product: str) -> str | None:
