@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 
+import ascjax
+
 from ..config import _CHOICES, PRODUCTS, Config
 from ..formats import FORMATS
 from ..registry import ASSUMPTIONS, INSTRUCTIONS
@@ -50,10 +52,11 @@ class ProbeError(ValueError):
 class Probe:
     """One probe: an instruction call on ``inputs`` whose ``outputs`` tell readings apart.
 
-    ``kind``: ``"assumption"`` (``field``'s explicit ``Config`` values are the readings),
-    ``"check"`` (an assumption without a ``Config`` reading: the one reading ``"assumed"``,
-    which the output confirms or refutes) or ``"order"`` (rows of FPRev queries; ``fields``
-    are the ``Config`` fields its tree depends on, each combination a reading). ``run(inputs,
+    ``kind``: ``"assumption"`` (each combination of the explicit values of the ``Config``
+    ``fields`` is a reading), ``"check"`` (an assumption with no second reading to predict:
+    the one reading ``"assumed"``, which the output confirms or refutes) or ``"order"`` (rows
+    of FPRev queries; ``fields`` are the ``Config`` fields its tree depends on, each
+    combination a reading; none: the one reading ``"emulator"``). ``run(inputs,
     config)`` maps input stems to arrays and returns output stems to arrays; ``call`` says in
     vendor terms what the kernel does.
     """
@@ -95,7 +98,12 @@ def output_file(stem: str) -> str:
 
 
 def _np(x: Any, dtype: str) -> np.ndarray:
-    return np.asarray(x).astype(FORMATS[dtype].storage_dtype, copy=False)
+    """An output as the array of ``dtype`` it is (never a value conversion)."""
+    a = np.asarray(x)
+    if a.dtype != FORMATS[dtype].storage_dtype:
+        # a bug in a probe, not a product that lacks the call: not a ValueError / TypeError
+        raise RuntimeError(f"probe: an output of dtype {a.dtype} is not {dtype}")
+    return a
 
 
 def _bits(values: list[int], dtype: str) -> np.ndarray:
@@ -124,8 +132,6 @@ def _register_probe(name, keys, field, ins, call, dtype, src, mask, kind="assump
                     extra=()):
     """A register call ``ins(src, mask)`` with the mask from ``input_mask.bin`` (hardware
     form), or from a pattern (``mask`` a callable of the config)."""
-    import ascjax
-
     function = getattr(ascjax, ins)
     inputs = {"src": (src, dtype)}
     if not callable(mask):
@@ -149,14 +155,11 @@ def _fields(field) -> tuple[str, ...]:
 
 def _pattern(pattern, dtype):
     def make(config):
-        import ascjax
         return ascjax.create_mask(pattern, dtype, config=config)
     return make
 
 
 def _assumption_probes() -> list[Probe]:
-    import ascjax
-
     f32 = "float"
     probes = [
         _register_probe(
@@ -238,8 +241,6 @@ def _tensor(name, keys, field, ins, call, inputs, run, outputs=(("dst", "float")
 
 
 def _tensor_probes() -> list[Probe]:
-    import ascjax
-
     f32 = "float"
     seven = np.full(64, 7.0, np.float32)
     big = 2.0 ** 24
@@ -287,7 +288,8 @@ def _tensor_probes() -> list[Probe]:
         dst, spr = ascjax.reduce_repeat(x["dst"], x["src"], 64, 2, 1, 1, 16, reduce_type="max",
                                         config=c)
         value, index = ascjax.get_reduce_repeat_max_min_spr(spr, config=c)
-        return {"dst": _np(dst, f32), "spr": _np(value, f32), "spr_index": _np(index, f32)}
+        return {"dst": _np(dst, f32), "spr": _np(value, f32),
+                "spr_index": _np(index, f32)}
 
     def zero_mask(x, c):
         state = ascjax.set_vector_mask(0, 2**64 - 1, dtype=f32, config=c)
@@ -384,7 +386,7 @@ def _tensor_probes() -> list[Probe]:
                 "ReduceRepeat<ReduceType::MAX, float>(dst, src, 64, 2, 1, 1, 16) (srcRepStride "
                 "16) with src input_src.bin, dst input_dst.bin; dst to output.bin, "
                 "GetReduceRepeatMaxMinSpr<float>(value, index) to output_spr.bin and "
-                "output_spr_index.bin (index as float bits)",
+                "output_spr_index.bin (the index's bits in a float, as the SPR returns it)",
                 {"dst": (np.zeros(4, np.float32), f32), "src": (a25, f32)}, repeat_max,
                 (("dst", f32), ("spr", f32), ("spr_index", f32))),
         _tensor("A25_reduce_max_index", ("A25",), "reduce_max_index", "reduce_max",
@@ -470,8 +472,6 @@ def _empty_call_probes() -> list[Probe]:
     """A call with nothing to do: dst unchanged (the assumed reading). The other reading is
     the emulator refusing the call, which no output shows: ``emulate`` under it writes
     nothing for the probe."""
-    import ascjax
-
     f32 = "float"
     seven = np.full(64, 7.0, np.float32)
 
@@ -557,8 +557,6 @@ def _order(name, ins, call, dtype, width, positions, run, dst_width=1, element=0
 
 
 def _order_probes() -> list[Probe]:
-    import ascjax
-
     def register(function, dtype, **kw):
         def run(x, c):
             mask = ascjax.create_mask("PAT_ALL", dtype, config=c)
