@@ -580,7 +580,8 @@ def _order_probes() -> list[Probe]:
         short = "f32" if dtype == f32 else "f16"
         out += [
             _order(f"order_reduce_sum_datablock_{short}", "reduce_sum_datablock",
-                   f"asc_reduce_sum_datablock(dst, src, asc_create_mask(PAT_ALL)) per row of "
+                   f"asc_reduce_sum_datablock(dst, src, asc_create_mask_b{128 // lanes * 16}"
+                   f"(PAT_ALL)) per row of "
                    f"input_src.bin (a vector_{dtype}); the sum of DataBlock 0 is dst lane 0",
                    dtype, lanes, list(range(block)), register(ascjax.reduce_sum_datablock, dtype),
                    dst_width=0),
