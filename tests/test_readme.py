@@ -68,13 +68,18 @@ def test_readme_shell_blocks_run_as_written(tmp_path):
     """Issue 15: the bulk-validation block needed files nobody said how to make; every shell
     block after the quick start now runs, in order, in an empty directory."""
     env = dict(os.environ, PATH=f"{pathlib.Path(sys.executable).parent}:{os.environ['PATH']}")
+    stdout = ""
     for block in _blocks("bash")[2:]:
         done = subprocess.run(["bash", "-e", "-c", block], check=False, cwd=tmp_path, env=env,
                               capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
-    assert "error ratio: 0.0000, tolerance: 0.0010" in done.stdout and "PASS" in done.stdout
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["golden.bin", "mask.bin",
-                                                          "npu_out.bin", "src.bin"]
+        stdout += done.stdout
+    assert "error ratio: 0.0000, tolerance: 0.0010" in stdout and "PASS" in stdout
+    # the probe block (conformance section): the reading its emulated outputs take
+    assert "A7_masked_lanes: A7 (masked_lanes): skip (NOT the emulator's default)" in stdout
+    assert "order_block_reduce_sum_f32: match [emulator]: tree adjacent pairs" in stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["golden.bin", "mask.bin", "npu",
+                                                          "npu_out.bin", "probes", "src.bin"]
 
 
 def test_conformance_table_is_current():
@@ -106,7 +111,9 @@ def test_cli_examples_and_help(capsys):
 
 
 @pytest.mark.parametrize("command", [["examples"], ["conformance"], ["compare"], ["study"],
-                                     ["run"], *[["run", name] for name in RUNNERS]])
+                                     ["run"], *[["run", name] for name in RUNNERS],
+                                     ["probe"], *[["probe", a] for a in ("plan", "emulate",
+                                                                         "decide")]])
 def test_every_command_has_help(command, capsys):
     with pytest.raises(SystemExit) as done:
         cli_main([*command, "--help"])

@@ -288,6 +288,63 @@ def _study(args: argparse.Namespace) -> int:
     return 0
 
 
+def _probe_args(p: argparse.ArgumentParser) -> None:
+    from .config import PRODUCTS
+
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.epilog = ("plan: input files and a README per probe, manifest.json with each reading's "
+                "outputs\nemulate: the emulator's outputs for a plan (what an NPU's outputs "
+                "are compared with)\ndecide: which reading each probe's outputs match; exit "
+                "0 every present probe matches\n        one, 1 one matches none, 2 bad input")
+    sub = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+    q = sub.add_parser("plan", help="write the probe files for an NPU run")
+    q.add_argument("--out", required=True, help="directory for the probes and manifest.json")
+    q.add_argument("--product", default="950", choices=tuple(PRODUCTS),
+                   help="the Ascend product of the NPU that will run them (default 950)")
+    q.add_argument("--probe", action="append", dest="names", metavar="NAME",
+                   help="only this probe (repeat for several; default all)")
+    q = sub.add_parser("emulate", help="write the emulator's outputs for a plan")
+    q.add_argument("plan", help="the plan directory (from probe plan)")
+    q.add_argument("--out", required=True, help="directory for the outputs, one folder a probe")
+    q.add_argument("--config", action="append", default=[], metavar="FIELD=VALUE",
+                   help="a Config reading (repeat for several), e.g. masked_lanes=skip")
+    q.add_argument("--probe", action="append", dest="names", metavar="NAME",
+                   help="only this probe (repeat for several; default all)")
+    q = sub.add_parser("decide", help="say which reading an NPU's outputs match")
+    q.add_argument("plan", help="the plan directory (from probe plan)")
+    q.add_argument("outputs", help="directory of the NPU's outputs, one folder a probe")
+    q.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+@command("probe", "probe files that settle the assumptions and reduction trees on a real NPU")(
+    _probe_args)
+def _probe(args: argparse.Namespace) -> int:
+    import json
+
+    from .io import probe
+
+    try:
+        if args.action == "plan":
+            manifest = probe.plan(args.out, args.product, args.names)
+            print(f"{len(manifest['probes'])} probes for {args.product} in {args.out} "
+                  f"({len(manifest['skipped'])} not on this product, "
+                  f"{len(manifest['undecidable'])} assumptions no output shows)")
+            return 0
+        if args.action == "emulate":
+            done = probe.emulate(args.plan, args.out, probe.parse_overrides(args.config),
+                                 args.names)
+            for name, why in done["refused"].items():
+                print(f"ascjax probe: {name}: the emulator refuses the call under these "
+                      f"readings ({why}); no output written", file=sys.stderr)
+            print(f"{len(done['written'])} output files in {args.out}")
+            return 0
+        report = probe.decide(args.plan, args.outputs)
+    except BAD_INPUT as error:
+        return _fail("probe", error)
+    print(json.dumps(report, indent=1) if args.json else probe.format_decision(report))
+    return report["exit"]
+
+
 class _Parser(argparse.ArgumentParser):
     """Usage errors in two lines (what is wrong, where to look), not the whole usage."""
 
