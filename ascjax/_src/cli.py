@@ -340,7 +340,7 @@ def _probe(args: argparse.Namespace) -> int:
             return 0
         report = probe.decide(args.plan, args.outputs)
     except BAD_INPUT as error:
-        return _fail("probe", error)
+        return _fail(f"probe {args.action}", error)
     print(json.dumps(report, indent=1) if args.json else probe.format_decision(report))
     return report["exit"]
 
