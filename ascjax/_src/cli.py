@@ -300,7 +300,8 @@ def _kappa(text: str) -> float:
 
 
 @command("study", "summation error study: hardware trees vs sequential vs exact, with "
-         "Higham's bounds (Markdown, CSV, PNG plots)")(_study_args)
+         "Higham's and Higham & Mary's probabilistic bounds, error vs kappa (Markdown, CSV, "
+         "PNG plots)")(_study_args)
 def _study(args: argparse.Namespace) -> int:
     from ascjax.precision import (
         check_study,
