@@ -687,6 +687,9 @@ def order_findings(study: Study, fmt: str) -> list[str]:
                 if span < 16:  # k = 4..12 (a tree): sqrt(k) and k differ by < 4x
                     follows = ("its depth varies too little over these sizes to tell sqrt(k) "
                                "from k growth")
+                elif slope < 0.25:
+                    follows = ("it hardly grows with k: its last roundings set it, well inside "
+                               "the probabilistic bound's sqrt(k) u")
                 elif slope < 0.75:
                     follows = "it follows the probabilistic bound's sqrt(k) u"
                 else:
