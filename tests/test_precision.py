@@ -311,14 +311,17 @@ def test_make_inputs():
 
 
 def test_study_writes_markdown_csv_and_plots(tmp_path):
-    study = precision.run_study(formats=["half"], sizes=[16, 32], trials=2, seed=1)
+    study = precision.run_study(formats=["half"], sizes=[16, 32], trials=2, seed=1,
+                                kappas=(10.0,), kappa_n=32)
     assert len(study.rows) == 2 * 4 * len(precision.ORDERS)
+    assert len(study.conditioning.rows) == len(precision.ORDERS)
     ones = {(r["n"], r["order"]): r for r in study.rows if r["distribution"] == "ones"}
     assert ones[16, "sequential"]["max_abs_err"] == 0.0
     assert all(r["within_bound"] for r in study.rows)
     paths = precision.write_study(study, tmp_path / "out")
     names = sorted(p.name for p in paths)
-    assert names == ["error_vs_n_half.png", "study.csv", "study.md"]
+    assert names == ["error_distribution_half.png", "error_vs_kappa_half.png",
+                     "error_vs_n_half.png", "study.csv", "study.md", "study_trials.csv"]
     text = (tmp_path / "out" / "study.md").read_text()
     assert "| distribution | n | sequential |" in text
 
@@ -326,7 +329,7 @@ def test_study_writes_markdown_csv_and_plots(tmp_path):
 def test_study_command(tmp_path, capsys):
     code = main(["study", "--out", str(tmp_path), "--formats", "half", "--sizes", "16",
                  "--distributions", "ones,uniform(1;2)", "--orders", "sequential,adjacent_tree",
-                 "--trials", "2", "--no-progress"])
+                 "--trials", "2", "--kappa-n", "64", "--no-progress"])
     assert code == 0
     assert (tmp_path / "study.csv").exists() and (tmp_path / "error_vs_n_half.png").exists()
     assert "study.md" in capsys.readouterr().out
@@ -359,7 +362,7 @@ def test_study_command_rejects_bad_values_and_reads_uniform_with_a_comma(tmp_pat
     assert "'uniform(2,1)' needs a < b" in capsys.readouterr().err
     assert main(["study", "--out", str(tmp_path), "--formats", "half", "--sizes", "8",
                  "--trials", "4", "--orders", "sequential", "--distributions",
-                 "uniform(1,2),normal", "--no-progress"]) == 0
+                 "uniform(1,2),normal", "--kappas", "none", "--no-progress"]) == 0
     table = (tmp_path / "study.csv").read_text()
     assert "uniform(1,2)" in table and "normal" in table
 
@@ -390,7 +393,7 @@ def test_study_checks_everything_before_any_work(tmp_path, capsys, monkeypatch, 
 def test_study_markdown_explains_itself():
     """Findings in words with their numbers, every distribution and column defined, an
     overflow (half, ones, n = 65536 sums to 65536 > 65504) explained, not a contradiction."""
-    study = precision.run_study(formats=["half"], sizes=[16, 65536], trials=1,
+    study = precision.run_study(formats=["half"], sizes=[16, 65536], trials=1, kappas=(),
                                 distributions=["ones", "uniform"],
                                 orders=["sequential", "adjacent_tree"])
     text = precision.markdown(study)
@@ -408,7 +411,7 @@ def test_study_markdown_explains_itself():
 
 def test_study_plot_never_draws_a_nonzero_error_as_exact():
     """Every nonzero error lies above the bottom (exact) edge; coinciding orders are apart."""
-    study = precision.run_study(formats=["half"], sizes=[16, 256], trials=2,
+    study = precision.run_study(formats=["half"], sizes=[16, 256], trials=2, kappas=(),
                                 distributions=["cancelling"],
                                 orders=["adjacent_tree", "repeat_tree", "numpy_pairwise"])
     fig = precision.plot(study, "half")

@@ -243,11 +243,16 @@ def _distributions(text: str) -> list[str]:
 def _study_args(p: argparse.ArgumentParser) -> None:
     from ascjax.precision import (
         DEFAULT_DISTRIBUTIONS,
+        DEFAULT_FAILURE,
         DEFAULT_FORMATS,
+        DEFAULT_KAPPA_N,
+        DEFAULT_KAPPAS,
         DEFAULT_SIZES,
         DEFAULT_TRIALS,
         DISTRIBUTIONS,
+        LONG_TRIALS,
         ORDERS,
+        PATTERNS,
     )
 
     p.add_argument("--out", required=True, help="directory for study.md, study.csv and the PNGs")
@@ -257,30 +262,75 @@ def _study_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sizes", type=_csv(positive_int), default=list(DEFAULT_SIZES),
                    help=f"comma-separated n (default {','.join(map(str, DEFAULT_SIZES))})")
     p.add_argument("--distributions", type=_distributions, default=list(DEFAULT_DISTRIBUTIONS),
-                   help=f"comma-separated, from {', '.join(DISTRIBUTIONS)} or uniform(a,b) "
-                        f"(default: all four)")
+                   help=f"comma-separated, from {', '.join(DISTRIBUTIONS)}, uniform(a,b) or "
+                        f"kappa(K) (default: all four)")
     p.add_argument("--orders", type=_csv(str), default=list(ORDERS),
-                   help=f"comma-separated orders (default: all of {', '.join(ORDERS)})")
+                   help=f"comma-separated orders (default: all of {', '.join(ORDERS)}; also "
+                        f"{', '.join(PATTERNS)})")
     p.add_argument("--trials", type=positive_int, default=DEFAULT_TRIALS,
                    help=f"random inputs per cell (default {DEFAULT_TRIALS})")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--kappas", type=_kappas, default=list(DEFAULT_KAPPAS),
+                   help="condition numbers sum|x|/|sum x| of the conditioning sweep "
+                        f"(default {','.join(f'{k:g}' for k in DEFAULT_KAPPAS)}; 'none' skips "
+                        "it)")
+    p.add_argument("--kappa-n", type=positive_int, default=DEFAULT_KAPPA_N,
+                   help=f"n of the conditioning sweep (default {DEFAULT_KAPPA_N})")
+    p.add_argument("--failure-probability", type=float, default=DEFAULT_FAILURE,
+                   help="probability the probabilistic bound may fail, which fixes its lambda "
+                        f"(default {DEFAULT_FAILURE:g})")
+    p.add_argument("--long-vectors", action="store_true",
+                   help="also run the hardware's long-vector patterns in half (ReduceSum's "
+                        "methods, WholeReduceSum chained, half accumulated in float) over "
+                        f"n = 2^10..2^20, {LONG_TRIALS} trials: long_vectors.md/.csv/.png "
+                        "(a few minutes)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
                    help="progress bar on stderr (default: on)")
 
 
-@command("study", "summation error study: hardware trees vs sequential vs exact, with "
-         "Higham's bounds (Markdown, CSV, PNG plots)")(_study_args)
-def _study(args: argparse.Namespace) -> int:
-    from ascjax.precision import check_study, prepare_output, run_study, write_study
+def _kappas(text: str) -> list[float]:
+    return [] if text.strip().lower() == "none" else _csv(_kappa)(text)
 
+
+def _kappa(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 1 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"kappa {text!r} must be finite and >= 1")
+    return value
+
+
+@command("study", "summation error study: hardware trees vs sequential vs exact, with "
+         "Higham's and Higham & Mary's probabilistic bounds, error vs kappa (Markdown, CSV, "
+         "PNG plots)")(_study_args)
+def _study(args: argparse.Namespace) -> int:
+    from ascjax.precision import (
+        check_study,
+        prepare_output,
+        run_long_vectors,
+        run_study,
+        write_study,
+    )
+
+    kappas = args.kappas
     try:  # every setting and the output directory before about a minute of work
         check_study(formats=args.formats, sizes=args.sizes, distributions=args.distributions,
-                    trials=args.trials, orders=args.orders)
+                    trials=args.trials, orders=args.orders, kappas=kappas,
+                    kappa_n=args.kappa_n, failure=args.failure_probability)
         prepare_output(args.out)
         study = run_study(formats=args.formats, sizes=args.sizes, distributions=args.distributions,
                           trials=args.trials, seed=args.seed, orders=args.orders,
-                          progress=args.progress)
+                          progress=args.progress, kappas=kappas, kappa_n=args.kappa_n,
+                          failure=args.failure_probability)
         paths = write_study(study, args.out)
+        if args.long_vectors:
+            long = run_long_vectors(seed=args.seed, failure=args.failure_probability,
+                                    progress=args.progress)
+            paths += write_study(long, args.out, name="long_vectors", title=(
+                "Long vectors in half: the hardware's reduction patterns over 2^10..2^20 "
+                "elements"))
     except (*BAD_INPUT, MemoryError) as error:
         return _fail("study", error)
     for path in paths:

@@ -3,12 +3,15 @@
 ``sum(x, dtype=..., order=...)`` rounds exactly where the order rounds (``orders``);
 ``exact_sum`` rounds the exact sum once (``exact``). Errors are measured against the exact sum
 (correctly rounded to float64, far below any error of the formats studied) and reported next
-to Higham's a-priori bound for the same order.
+to two a-priori bounds for the same order: Higham's deterministic worst case (``error_bound``,
+``higham_gamma``) and Higham & Mary's probabilistic bound (``probabilistic_bound``,
+``higham_mary_gamma``), which grows like sqrt(k) u rather than k u.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 from typing import Any
 
 import jax
@@ -217,6 +220,46 @@ def gamma(k: Any, u: float) -> Any:
         return np.where(k * u < 1, k * u / (1 - k * u), np.inf)
 
 
+# The failure probability the probabilistic bounds are stated for (``higham_mary_lambda``).
+DEFAULT_FAILURE = 1e-3
+
+HIGHAM_MARY = ("N. J. Higham and T. Mary, A new approach to probabilistic rounding error "
+               "analysis, SIAM J. Sci. Comput. 41(5), A2815-A2835, 2019")
+
+
+def gamma_tilde(k: Any, u: float, lam: float) -> Any:
+    """Higham & Mary's gamma~_k(lambda) = exp(lambda sqrt(k) u + k u^2 / (1 - u)) - 1.
+
+    About lambda sqrt(k) u; finite for every k (unlike ``gamma``), inf only where the float64
+    exponential overflows. gamma~_0 = 0.
+    """
+    k = np.asarray(k, np.float64)
+    with np.errstate(over="ignore"):
+        return np.expm1(lam * np.sqrt(k) * u + k * u * u / (1 - u))
+
+
+def higham_mary_lambda(n: int, u: float, failure: float = DEFAULT_FAILURE) -> float:
+    """The lambda for which the probabilistic bound on a sum of n terms fails with probability
+    at most ``failure``: lambda = sqrt(2 ln(2n / failure)) / (1 - u).
+
+    Higham & Mary 2019, Theorem 2.4: one product prod(1 + delta_i)^(+-1) of k independent,
+    mean-zero rounding errors |delta_i| <= u lies within 1 +- gamma~_k(lambda) with probability
+    at least 1 - 2 exp(-lambda^2 (1 - u)^2 / 2); a sum carries one such product per input
+    (their Theorem 3.1 for inner products, summation being the case of ones), so by the union
+    bound all n hold at once with probability at least 1 - 2n exp(-lambda^2 (1 - u)^2 / 2).
+    Setting that failure term to ``failure`` gives lambda.
+    """
+    if not 0 < failure < 1:
+        raise ValueError(f"higham_mary_lambda: failure must lie in (0, 1), got {failure}")
+    return math.sqrt(2 * math.log(2 * max(n, 1) / failure)) / (1 - u)
+
+
+def higham_mary_failure(n: int, u: float, lam: float) -> float:
+    """The failure probability bound 2n exp(-lambda^2 (1 - u)^2 / 2) (capped at 1) of the
+    probabilistic bound with a given lambda (lambda = 1 says nothing for n >= 1)."""
+    return min(1.0, 2 * n * math.exp(-lam * lam * (1 - u) ** 2 / 2))
+
+
 def ulp(y: Any, dtype: Any) -> np.ndarray:
     """Spacing of the format's numbers at |y| (float64 in, float64 out): 2^(e - mantissa bits)
     for 2^e <= |y| < 2^(e+1), never below the least subnormal."""
@@ -309,3 +352,44 @@ def higham_gamma(order: str, n: int, dtype: Any) -> float:
     if order == "numpy_pairwise" and fmt.name != "float":
         return float(u + (1 + u) * gamma(tree_depth(order, n, fmt.name), 2.0 ** -24))
     return float(gamma(tree_depth(order, n, fmt.name), u))
+
+
+def probabilistic_bound(x: Any, *, dtype: Any = None, order: str, exact_value: Any = None,
+                        failure: float = DEFAULT_FAILURE) -> np.ndarray:
+    """Higham & Mary's probabilistic bound on |computed - exact| for each sum of ``x``: float64.
+
+    gamma~_k(lambda) * sum|x| with k = ``tree_depth`` (the order's own depth: n - 1 sequential,
+    ceil(log2 n) adjacent_tree, the repeat orders' and NumPy's their own) and lambda from
+    ``higham_mary_lambda(n, u, failure)``: under the model of independent mean-zero rounding
+    errors it holds with probability at least 1 - ``failure``. Round-to-nearest on constant or
+    structured inputs (all ones) breaks the model: there the bound may be exceeded.
+    numpy_pairwise in a narrow format: u |S| + (1 + u) gamma~_k in float32, like
+    ``error_bound``. kahan: 2u sum|x|, the first-order term of ``error_bound``, which does not
+    grow with n (Higham & Mary give no probabilistic form for it).
+    """
+    fmt, x = _format(x, dtype, "probabilistic_bound")
+    xs = np.abs(np.asarray(x).astype(np.float64)).sum(axis=-1)
+    n = x.shape[-1]
+    u = orders.unit_roundoff(fmt)
+    if order == "numpy_pairwise" and fmt.name != "float":
+        s = exact_sum_float64(x) if exact_value is None else np.asarray(exact_value)
+        return u * np.abs(s) + (1 + u) * higham_mary_gamma(order, n, fmt.name,
+                                                           failure=failure, final=False) * xs
+    return higham_mary_gamma(order, n, fmt.name, failure=failure) * xs
+
+
+def higham_mary_gamma(order: str, n: int, dtype: Any, *, failure: float = DEFAULT_FAILURE,
+                      final: bool = True) -> float:
+    """The bound of ``probabilistic_bound`` divided by sum|x|: gamma~_k(lambda) with the
+    order's depth k and lambda for ``failure`` (kahan: 2u; numpy_pairwise in a narrow format:
+    float32's gamma~ plus u, the final rounding, unless ``final`` is False)."""
+    fmt = resolve(dtype, where="higham_mary_gamma")
+    u = orders.unit_roundoff(fmt)
+    if order == "kahan":
+        return 2 * u
+    if order == "numpy_pairwise" and fmt.name != "float":
+        u32 = 2.0 ** -24
+        g = float(gamma_tilde(tree_depth(order, n, fmt.name), u32,
+                              higham_mary_lambda(n, u32, failure)))
+        return u + (1 + u) * g if final else g
+    return float(gamma_tilde(tree_depth(order, n, fmt.name), u, higham_mary_lambda(n, u, failure)))

@@ -1,15 +1,19 @@
 """The tree-versus-sequential study behind ``ascjax study``: workloads, measurements, reports.
 
 For each format, size n and input distribution, ``trials`` random vectors are summed along
-every order; each result is compared with the exact sum (``exact_sum_float64``) and with
-Higham's bound for its order. ``write_study`` turns the rows into a Markdown table, a CSV file
-and one PNG plot per format.
+every order; each result is compared with the exact sum (``exact_sum_float64``), with
+Higham's deterministic bound for its order and with Higham & Mary's probabilistic one. A second
+sweep sets the relative error against the condition number of the sum, kappa = sum|x| / |sum x|
+(``kappa(K)`` workloads); an optional third runs the hardware's long-vector patterns (ReduceSum's
+methods, WholeReduceSum chained over repeats, half accumulated in float) over 2^10..2^20 halves.
+``write_study`` turns the rows into Markdown, CSV files and PNG plots.
 """
 
 from __future__ import annotations
 
 import csv
 import dataclasses
+import functools
 import math
 import os
 import re
@@ -18,13 +22,17 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 
-from ..formats import resolve
+from ..config import resolve_config
+from ..formats import Format, resolve
 from ..io.progress import Progress
-from ..isa.lanes import check_int
+from ..isa.lanes import check_int, pair_tree
 from ..isa.masks import create_mask
 from ..isa.reduce_register import reduce_sum_datablock
+from . import orders as _orders
 from . import precision
 from .orders import ORDERS
 
@@ -34,29 +42,60 @@ DISTRIBUTIONS = {
     "ones": "all ones",
     "cancelling": "n/2 standard normal values and their negatives, shuffled (exact sum 0)",
 }
+# Where Higham & Mary's model (independent, mean-zero rounding errors) cannot hold: constant
+# inputs make every rounding error a fixed function of the step, not a random draw.
+NOT_RANDOM = {"ones": "constant inputs: each rounding error is determined, not random"}
 DEFAULT_FORMATS = ("half", "bfloat16_t", "float")
 DEFAULT_SIZES = (16, 256, 4096, 65536)
 DEFAULT_DISTRIBUTIONS = tuple(DISTRIBUTIONS)
 DEFAULT_TRIALS = 16
 _UNIFORM = re.compile(r"^uniform\(\s*([-+0-9.eE]+)\s*,\s*([-+0-9.eE]+)\s*\)$")
+_KAPPA = re.compile(r"^kappa\(\s*([-+0-9.eE]+)\s*\)$")
+# The conditioning sweep: kappa(K) workloads at one n, every format and order. Four kappas at
+# n = 4096 make (4 x trials, 4096) arrays, the main cells' shape: no new compiles (+2 s).
+DEFAULT_KAPPAS = (1e1, 1e3, 1e5, 1e7)
+DEFAULT_KAPPA_N = 4096
+# The long-vector sweep (``--long-vectors``): half, 2^10..2^20 elements, the hardware's patterns.
+LONG_SIZES = tuple(1 << e for e in range(10, 21))
+# uniform on [0, 1/16): 2^20 of them sum to about 32768, inside half's range (uniform [0, 1)
+# would overflow from n = 2^17 on, for every order).
+LONG_DISTRIBUTIONS = ("uniform(0,0.0625)", "normal")
+LONG_TRIALS = 4
 
 
 def make_inputs(distribution: str, n: int, trials: int, dtype: Any, *, seed: int = 0
                 ) -> np.ndarray:
     """``trials`` input vectors ``(trials, n)`` in ``dtype``'s storage dtype.
 
-    ``distribution``: one of ``DISTRIBUTIONS`` or ``"uniform(a, b)"``. Values are drawn in
-    float64 and rounded once (``to_format``); the stream depends only on (seed, distribution,
-    n).
+    ``distribution``: one of ``DISTRIBUTIONS``, ``"uniform(a, b)"`` or ``"kappa(K)"`` (K >= 1):
+    a cancelling part, p standard normal values and their negatives (exact sum 0 after
+    rounding, as the format rounds x and -x alike), mixed with a random part of m = n - 2p
+    values (about n/4) uniform on (0, 1], scaled so that sum|x| / |sum x| = K before rounding;
+    the measured kappa of each trial differs by the rounding of the random part (more where
+    it falls into the format's subnormals). Values are drawn in float64 and rounded once
+    (``to_format``); the stream depends only on (seed, distribution, n).
     """
     fmt = resolve(dtype, where="make_inputs")
     rng = np.random.default_rng([seed, zlib.crc32(distribution.encode()), n])
     match = _UNIFORM.match(distribution)
+    kappa = _KAPPA.match(distribution)
     if match:
         low, high = float(match[1]), float(match[2])
         if not low < high:
             raise ValueError(f"make_inputs: {distribution!r} needs a < b")
         x = rng.uniform(low, high, (trials, n))
+    elif kappa:
+        target = float(kappa[1])
+        if not 1 <= target < math.inf:
+            raise ValueError(f"make_inputs: {distribution!r} needs a finite K >= 1")
+        pairs = 0 if target == 1 else (n - max(1, n // 4)) // 2
+        v = precision.to_format(rng.standard_normal((trials, pairs)), fmt).astype(np.float64)
+        w = 1.0 - rng.uniform(0.0, 1.0, (trials, n - 2 * pairs))  # (0, 1]
+        cancel = 2 * np.abs(v).sum(axis=1, keepdims=True)
+        # sum|x| / sum x = (cancel + W) / W = K  =>  W = cancel / (K - 1) (K = 1: no pairs)
+        total = cancel / (target - 1) if target > 1 and pairs else w.sum(axis=1, keepdims=True)
+        w *= total / w.sum(axis=1, keepdims=True)
+        x = rng.permuted(np.concatenate([v, -v, w], axis=1), axis=1)
     elif distribution == "uniform":
         x = rng.uniform(0.0, 1.0, (trials, n))
     elif distribution == "normal":
@@ -69,26 +108,137 @@ def make_inputs(distribution: str, n: int, trials: int, dtype: Any, *, seed: int
         x = rng.permuted(x, axis=1)
     else:
         raise ValueError(f"make_inputs: unknown distribution {distribution!r}; valid: "
-                         f"{list(DISTRIBUTIONS)} or 'uniform(a, b)'")
+                         f"{list(DISTRIBUTIONS)}, 'uniform(a, b)' or 'kappa(K)'")
     return precision.to_format(x, fmt)
 
 
-def measure(x: Any, *, dtype: Any = None, orders: Sequence[str] = ORDERS) -> dict:
+# --- the hardware's long-vector patterns (study orders beyond ``ORDERS``) --------------------
+
+@functools.partial(jax.jit, static_argnums=1)
+def _whole_reduce_chain(x, fmt: Format):
+    c = _orders.load(x, fmt)
+    add = _orders.Arith(fmt, resolve_config(None)).add
+    while c.shape[-1] > 1:
+        m, lanes = c.shape[-1], fmt.lanes
+        repeats = -(-m // lanes)
+        # The last repeat's mask leaves its other lanes out: +0 (carrier bits 0) in the tree.
+        c = jnp.pad(c, [(0, 0)] * (c.ndim - 1) + [(0, repeats * lanes - m)])
+        c = pair_tree(c.reshape(c.shape[:-1] + (repeats, lanes)), add)
+    return _orders.store(c[..., 0], fmt)
+
+
+def _float_accumulated(x, fmt: Format):
+    # Cast to float is exact for every narrower format; one rounding back (CAST_RINT).
+    wide = np.asarray(precision.sum(np.asarray(x).astype(np.float32), dtype="float",
+                                    order="repeat_sequential"))
+    return precision.to_format(wide, fmt) if fmt.name != "float" else wide
+
+
+PATTERNS = {
+    "whole_reduce_chain": "WholeReduceSum chained over repeats: each 256-byte repeat summed "
+                          "by its adjacent-pair tree (a partial repeat's other lanes +0), the "
+                          "repeat sums written contiguously and reduced again, until one value",
+    "float_acc_repeat_sequential": "no ReduceSum accumulates half in float (its pages list "
+                                   "half and float, each summed in its own type): the kernel "
+                                   "pattern Cast to float (exact), ReduceSum method 1 in float "
+                                   "(64 lanes a repeat), Cast back with CAST_RINT",
+}
+STUDY_ORDERS = ORDERS + tuple(PATTERNS)
+LONG_ORDERS = ("sequential", "adjacent_tree", "repeat_sequential", "repeat_tree",
+               "repeat_vector_merge", "whole_reduce_chain", "float_acc_repeat_sequential")
+
+
+def order_sum(x: Any, order: str, dtype: Any) -> np.ndarray:
+    """The sums of ``x`` (trials, n) along a study order (``ORDERS`` or ``PATTERNS``)."""
+    fmt = resolve(dtype, where="order_sum")
+    if order in ORDERS:
+        return np.asarray(precision.sum(x, dtype=fmt.name, order=order))
+    x = np.asarray(x).astype(fmt.storage_dtype)
+    if order == "whole_reduce_chain":
+        return np.asarray(_whole_reduce_chain(jnp.asarray(x), fmt))
+    if order == "float_acc_repeat_sequential":
+        return _float_accumulated(x, fmt)
+    raise ValueError(f"order_sum: unknown order {order!r}; valid: {list(STUDY_ORDERS)}")
+
+
+def order_depth(order: str, n: int, dtype: Any) -> int | None:
+    """Most adds on one input's way to the result (the k of the bounds); None for kahan.
+
+    whole_reduce_chain: the sum over its levels of ceil(log2 min(m, lanes)), m the values
+    that level reduces (the +0 lanes add nothing); float_acc_repeat_sequential: the float
+    ReduceSum's depth (its one rounding to the format is counted apart)."""
+    fmt = resolve(dtype, where="order_depth")
+    if order == "kahan":
+        return None
+    if order == "whole_reduce_chain":
+        depth, m = 0, n
+        while m > 1:
+            depth += (min(m, fmt.lanes) - 1).bit_length()
+            m = -(-m // fmt.lanes)
+        return depth
+    if order == "float_acc_repeat_sequential":
+        return precision.tree_depth("repeat_sequential", n, "float")
+    return precision.tree_depth(order, n, fmt.name)
+
+
+def order_gammas(order: str, n: int, dtype: Any, failure: float = precision.DEFAULT_FAILURE
+                 ) -> tuple[float, float, float]:
+    """(deterministic, probabilistic bound, lambda) of ``order`` in units of sum|x|: Higham's
+    gamma_k and Higham & Mary's gamma~_k(lambda), lambda for ``failure``."""
+    fmt = resolve(dtype, where="order_gammas")
+    u = precision.unit_roundoff(fmt.name)
+    if order in ORDERS:
+        lam_u = 2.0 ** -24 if order == "numpy_pairwise" and fmt.name != "float" else u
+        return (precision.higham_gamma(order, n, fmt.name),
+                precision.higham_mary_gamma(order, n, fmt.name, failure=failure),
+                precision.higham_mary_lambda(n, lam_u, failure))
+    k = order_depth(order, n, fmt)
+    if order == "float_acc_repeat_sequential":
+        u32 = 2.0 ** -24
+        lam = precision.higham_mary_lambda(n, u32, failure)
+        final = 0.0 if fmt.name == "float" else u  # the Cast back: |S| <= sum|x|
+        return (final + (1 + final) * float(precision.gamma(k, u32)),
+                final + (1 + final) * float(precision.gamma_tilde(k, u32, lam)), lam)
+    lam = precision.higham_mary_lambda(n, u, failure)
+    return float(precision.gamma(k, u)), float(precision.gamma_tilde(k, u, lam)), lam
+
+
+def _bounds(x, fmt: Format, order: str, exact, failure: float):
+    """Per-trial (deterministic, probabilistic) bounds on |computed - exact|."""
+    if order in ORDERS:
+        return (precision.error_bound(x, dtype=fmt.name, order=order, exact_value=exact),
+                precision.probabilistic_bound(x, dtype=fmt.name, order=order,
+                                              exact_value=exact, failure=failure))
+    det, prob, _ = order_gammas(order, x.shape[-1], fmt, failure)
+    xs = np.abs(x.astype(np.float64)).sum(axis=-1)
+    if order == "float_acc_repeat_sequential" and fmt.name != "float":
+        # u |S| + (1 + u) gamma sum|x| with the exact |S|, as error_bound does for NumPy's.
+        u = precision.unit_roundoff(fmt.name)
+        core = [(g - u) / (1 + u) for g in (det, prob)]
+        return tuple(u * np.abs(exact) + (1 + u) * g * xs for g in core)
+    return det * xs, prob * xs
+
+
+def measure(x: Any, *, dtype: Any = None, orders: Sequence[str] = ORDERS,
+            failure: float = precision.DEFAULT_FAILURE) -> dict:
     """Every order's sums of ``x`` (trials, n) with their errors and bounds.
 
-    Returns ``{"exact": float64 (trials,), "sum_abs": float64 (trials,), order: {"value",
-    "abs", "rel", "ulps", "bound", "correctly_rounded"}}`` (per-trial arrays).
+    ``orders``: from ``ORDERS`` and ``PATTERNS``. Returns ``{"exact": float64 (trials,),
+    "sum_abs": float64 (trials,), order: {"value", "abs", "rel", "ulps", "bound",
+    "prob_bound", "correctly_rounded"}}`` (per-trial arrays; ``bound`` Higham's, ``prob_bound``
+    Higham & Mary's for ``failure``).
     """
     fmt = resolve(np.asarray(x).dtype if dtype is None else dtype, where="measure")
     x = np.asarray(x).astype(fmt.storage_dtype)
     rounded, exact = precision.exact_sums(x, dtype=fmt.name)
     out: dict = {"exact": exact, "sum_abs": np.abs(x.astype(np.float64)).sum(axis=-1)}
     for order in orders:
-        value = np.asarray(precision.sum(x, dtype=fmt.name, order=order))
+        value = order_sum(x, order, fmt)
         metrics = precision.errors(value, exact, dtype=fmt.name)
-        bound = precision.error_bound(x, dtype=fmt.name, order=order, exact_value=exact)
+        bound, prob_bound = _bounds(x, fmt, order, exact, failure)
         same = _bits(value) == _bits(rounded)
-        out[order] = dict(metrics, value=value, bound=bound, correctly_rounded=same)
+        out[order] = dict(metrics, value=value, bound=bound, prob_bound=prob_bound,
+                          correctly_rounded=same)
     return out
 
 
@@ -98,7 +248,11 @@ def _bits(a: np.ndarray) -> np.ndarray:
 
 @dataclasses.dataclass(frozen=True)
 class Study:
-    """The measured rows (one per format, distribution, n, order) and the settings."""
+    """The measured rows (one per format, distribution, n, order) and the settings.
+
+    ``trial_rows``: one row per trial (its measured kappa, relative error and error / sum|x|),
+    over this study and its ``conditioning`` sweep (a Study of kappa(K) workloads at one n, or
+    None)."""
 
     rows: list
     formats: tuple
@@ -107,6 +261,9 @@ class Study:
     orders: tuple
     trials: int
     seed: int
+    failure: float = precision.DEFAULT_FAILURE
+    trial_rows: list = dataclasses.field(default_factory=list)
+    conditioning: Study | None = None
 
 
 # Peak memory per summed element (trials x distributions x n) of one (format, n) cell: about
@@ -134,10 +291,13 @@ def _size(nbytes: float) -> str:
 
 
 def check_study(*, formats: Sequence[str], sizes: Sequence[int], distributions: Sequence[str],
-                trials: int, orders: Sequence[str]) -> tuple:
+                trials: int, orders: Sequence[str], kappas: Sequence[float] = (),
+                kappa_n: int = DEFAULT_KAPPA_N, failure: float = precision.DEFAULT_FAILURE
+                ) -> tuple:
     """Every setting checked before any work (the format names are returned): known formats
-    that can be summed, sizes and trials in range, known distributions and orders, and the
-    largest cell's memory against what this machine has available."""
+    that can be summed, sizes and trials in range, known distributions and orders, kappas
+    >= 1, a failure probability in (0, 1), and the largest cell's memory against what this
+    machine has available."""
     where = "study"
     names = tuple(resolve(f, where=where, arg="formats").name for f in formats)
     for name in names:
@@ -147,15 +307,22 @@ def check_study(*, formats: Sequence[str], sizes: Sequence[int], distributions: 
     check_int(trials, 1, 1 << 31, where=where, arg="trials")
     for n in sizes:
         check_int(n, 1, 1 << 31, where=where, arg="sizes (each n)")
+    check_int(kappa_n, 2, 1 << 31, where=where, arg="kappa_n")
     for order in orders:
-        if order not in ORDERS:
-            raise ValueError(f"{where}: unknown order {order!r}; valid: {list(ORDERS)}")
+        if order not in STUDY_ORDERS:
+            raise ValueError(f"{where}: unknown order {order!r}; valid: {list(STUDY_ORDERS)}")
     for dist in distributions:
         make_inputs(dist, 2, 1, "float")  # raises on an unknown name, cheaply
+    for kappa in kappas:
+        if not 1 <= kappa < math.inf:
+            raise ValueError(f"{where}: each kappa must be finite and >= 1, got {kappa}")
+    if not 0 < failure < 1:
+        raise ValueError(f"{where}: the failure probability must lie in (0, 1), got {failure}")
     if not (names and sizes and distributions and orders):
         raise ValueError(f"{where}: nothing to measure (formats, sizes, distributions and "
                          f"orders must each name at least one)")
-    need = trials * len(distributions) * max(sizes) * BYTES_PER_ELEMENT
+    need = trials * max(len(distributions) * max(sizes), len(kappas) * kappa_n) \
+        * BYTES_PER_ELEMENT
     have = available_memory()
     if have is not None and need > have:
         raise MemoryError(f"{where}: n={max(sizes)} needs about {_size(need)} ({trials} trials "
@@ -181,49 +348,125 @@ def prepare_output(out: str | Path) -> Path:
     return out
 
 
+def _quantile(a: np.ndarray, q: float) -> float:
+    """A sample of ``a`` (no interpolation: inf and 0 stay what they are)."""
+    return float(np.quantile(a, q, method="inverted_cdf"))
+
+
+def _cells(fmt: str, n: int, distributions: Sequence[str], trials: int, seed: int,
+           orders: Sequence[str], failure: float, sweep: str) -> tuple[list, list]:
+    """The rows and trial rows of one (format, n) over every distribution and order."""
+    x = np.concatenate([make_inputs(d, n, trials, fmt, seed=seed) for d in distributions])
+    m = measure(x, dtype=fmt, orders=orders, failure=failure)
+    rows, trial_rows = [], []
+    for k, dist in enumerate(distributions):
+        part = slice(k * trials, (k + 1) * trials)
+        sum_abs, exact = m["sum_abs"][part], m["exact"][part]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            kappa = np.where(sum_abs == 0, 1.0, sum_abs / np.abs(exact))
+        for order in orders:
+            r = {key: v[part] for key, v in m[order].items()}
+            with np.errstate(invalid="ignore", divide="ignore"):
+                scaled = np.where(r["abs"] == 0, 0.0, r["abs"] / sum_abs)
+            det, prob, lam = order_gammas(order, n, fmt, failure)
+            finite = np.isfinite(r["abs"])
+            rows.append({
+                "format": fmt, "distribution": dist, "n": n, "order": order,
+                "trials": trials, "sweep": sweep,
+                "max_abs_err": float(np.max(r["abs"])),
+                "mean_rel_err": float(np.mean(r["rel"])),
+                "p50_rel_err": _quantile(r["rel"], 0.5),
+                "p90_rel_err": _quantile(r["rel"], 0.9),
+                "p99_rel_err": _quantile(r["rel"], 0.99),
+                "max_rel_err": float(np.max(r["rel"])),
+                "mean_ulps": float(np.mean(r["ulps"])),
+                "max_ulps": float(np.max(r["ulps"])),
+                "p50_err_over_sum_abs": _quantile(scaled, 0.5),
+                "p90_err_over_sum_abs": _quantile(scaled, 0.9),
+                "p99_err_over_sum_abs": _quantile(scaled, 0.99),
+                "max_err_over_sum_abs": float(np.max(scaled)),
+                "depth": order_depth(order, n, fmt),
+                "bound_over_sum_abs": det,
+                "prob_bound_over_sum_abs": prob,
+                "lambda": lam,
+                "failure": failure,
+                # An overflow (inf) is no bound's failure: the findings report it apart.
+                "over_bound": int(np.sum(finite & (r["abs"] > r["bound"]))),
+                "over_prob_bound": int(np.sum(finite & (r["abs"] > r["prob_bound"]))),
+                "within_bound": bool(np.all(r["abs"] <= r["bound"])),
+                "median_kappa": _quantile(kappa, 0.5),
+                "random_model": dist not in NOT_RANDOM,
+                "correctly_rounded": float(np.mean(r["correctly_rounded"])),
+                "mean_exact": float(np.mean(exact)),
+                "exact_is_zero": bool(np.all(exact == 0)),
+            })
+            trial_rows += [{"sweep": sweep, "format": fmt, "distribution": dist, "n": n,
+                            "order": order, "trial": t, "kappa": float(kappa[t]),
+                            "rel_err": float(r["rel"][t]),
+                            "err_over_sum_abs": float(scaled[t])} for t in range(trials)]
+    return rows, trial_rows
+
+
+def kappa_name(kappa: float) -> str:
+    """The distribution name of a kappa: ``kappa(1e+03)``."""
+    return f"kappa({kappa:.0e})"
+
+
 def run_study(*, formats: Sequence[str] = DEFAULT_FORMATS, sizes: Sequence[int] = DEFAULT_SIZES,
               distributions: Sequence[str] = DEFAULT_DISTRIBUTIONS, trials: int = DEFAULT_TRIALS,
-              seed: int = 0, orders: Sequence[str] = ORDERS, progress: bool = False) -> Study:
-    """Measure every (format, n, distribution, order) cell over ``trials`` random inputs.
+              seed: int = 0, orders: Sequence[str] = ORDERS, progress: bool = False,
+              kappas: Sequence[float] = DEFAULT_KAPPAS, kappa_n: int = DEFAULT_KAPPA_N,
+              failure: float = precision.DEFAULT_FAILURE) -> Study:
+    """Measure every (format, n, distribution, order) cell over ``trials`` random inputs, and
+    (unless ``kappas`` is empty) the conditioning sweep: ``kappa(K)`` workloads for each K at
+    n = ``kappa_n``, same formats, orders and trials.
 
-    Each row holds the maxima and means over trials of the absolute, relative and ULP errors,
-    the largest error divided by sum|x| next to Higham's bound in the same unit
-    (``higham_gamma``), whether every trial met its bound, and the share of trials that gave
-    the correctly rounded sum.
+    Each row holds the maxima, means and percentiles (p50, p90, p99) over trials of the
+    relative error and of the error / sum|x|, the ULP errors, Higham's bound
+    (``higham_gamma``) and Higham & Mary's probabilistic bound for ``failure``
+    (``higham_mary_gamma``, with its lambda) in units of sum|x|, how many trials exceeded
+    each, the median measured kappa and the share of trials that gave the correctly rounded
+    sum. ``orders`` may name ``PATTERNS`` too.
     """
     formats = check_study(formats=formats, sizes=sizes, distributions=distributions,
-                          trials=trials, orders=orders)
-    bar = Progress(len(formats) * len(sizes), "study", enabled=progress, unit="cells")
-    rows = []
+                          trials=trials, orders=orders, kappas=kappas, kappa_n=kappa_n,
+                          failure=failure)
+    cells = len(formats) * (len(sizes) + bool(kappas))
+    bar = Progress(cells, "study", enabled=progress, unit="cells")
+    rows, trial_rows, kappa_rows = [], [], []
     for fmt in formats:
         for n in sizes:
-            x = np.concatenate([make_inputs(d, n, trials, fmt, seed=seed) for d in distributions])
-            m = measure(x, dtype=fmt, orders=orders)
-            for k, dist in enumerate(distributions):
-                part = slice(k * trials, (k + 1) * trials)
-                sum_abs = m["sum_abs"][part]
-                for order in orders:
-                    r = {key: v[part] for key, v in m[order].items()}
-                    with np.errstate(invalid="ignore", divide="ignore"):
-                        scaled = np.where(r["abs"] == 0, 0.0, r["abs"] / sum_abs)
-                    rows.append({
-                        "format": fmt, "distribution": dist, "n": n, "order": order,
-                        "trials": trials,
-                        "max_abs_err": float(np.max(r["abs"])),
-                        "mean_rel_err": float(np.mean(r["rel"])),
-                        "max_rel_err": float(np.max(r["rel"])),
-                        "mean_ulps": float(np.mean(r["ulps"])),
-                        "max_ulps": float(np.max(r["ulps"])),
-                        "max_err_over_sum_abs": float(np.max(scaled)),
-                        "bound_over_sum_abs": precision.higham_gamma(order, n, fmt),
-                        "within_bound": bool(np.all(r["abs"] <= r["bound"])),
-                        "correctly_rounded": float(np.mean(r["correctly_rounded"])),
-                        "mean_exact": float(np.mean(m["exact"][part])),
-                        "exact_is_zero": bool(np.all(m["exact"][part] == 0)),
-                    })
+            r, t = _cells(fmt, n, distributions, trials, seed, orders, failure, "n")
+            rows += r
+            trial_rows += t
             bar.update(note=f"{fmt} n={n}")
+        if kappas:
+            r, t = _cells(fmt, kappa_n, [kappa_name(k) for k in kappas], trials, seed, orders,
+                          failure, "kappa")
+            kappa_rows += r
+            trial_rows += t
+            bar.update(note=f"{fmt} kappa")
     bar.close()
-    return Study(rows, formats, tuple(sizes), tuple(distributions), tuple(orders), trials, seed)
+    conditioning = None
+    if kappas:
+        conditioning = Study(kappa_rows, formats, (kappa_n,),
+                             tuple(kappa_name(k) for k in kappas), tuple(orders), trials, seed,
+                             failure)
+    return Study(rows, formats, tuple(sizes), tuple(distributions), tuple(orders), trials, seed,
+                 failure, trial_rows, conditioning)
+
+
+def run_long_vectors(*, sizes: Sequence[int] = LONG_SIZES,
+                     distributions: Sequence[str] = LONG_DISTRIBUTIONS,
+                     trials: int = LONG_TRIALS, seed: int = 0, orders: Sequence[str] = LONG_ORDERS,
+                     failure: float = precision.DEFAULT_FAILURE, progress: bool = False
+                     ) -> Study:
+    """The hardware's long-vector patterns in half: ReduceSum's three methods, WholeReduceSum
+    chained over repeats and the float-accumulated pattern (with the sequential sum and the
+    plain adjacent-pair tree beside them) over ``sizes`` (default 2^10..2^20), few trials."""
+    return run_study(formats=("half",), sizes=sizes, distributions=distributions,
+                     trials=trials, seed=seed, orders=orders, progress=progress, kappas=(),
+                     failure=failure)
 
 
 # --- reports --------------------------------------------------------------------------------
@@ -249,28 +492,74 @@ ORDER_DESCRIPTIONS = {
     "numpy_pairwise": "np.sum: NumPy's pairwise sum (blocks of 128, 8 accumulators) in "
                       "float32, rounded once to the format",
     "kahan": "Kahan's compensated sum in the format",
+    **PATTERNS,
 }
 
 COLUMNS = (
-    ("**error / sum|x| (bound)**: the largest |computed - exact| over the trials divided by "
-    "sum|x| (so cells of different n compare), then, in brackets, Higham's bound in the same "
-    "unit: gamma_k = k u / (1 - k u) with u the format's unit roundoff and k the most adds on "
-    "one path of the order's tree (kahan: 2u, first order only). `inf` as a bound means "
-    "k u >= 1: the bound says nothing (sequential sums of 2048 or more halves). `inf` as an "
-    "error means the computed sum overflowed to inf. A `!` marks a cell where some trial "
-    "exceeded its bound."),
+    ("**error / sum|x|: p50 / max (bounds)**: the median and the largest |computed - exact| "
+    "over the trials divided by sum|x| (so cells of different n compare), then, in brackets, "
+    "the two bounds in the same unit: Higham's deterministic gamma_k = k u / (1 - k u) and "
+    "Higham & Mary's probabilistic gamma~_k(lambda) (see Bounds), with u the format's unit "
+    "roundoff and k the most adds on one path of the order's tree (kahan: 2u, first order "
+    "only, for both). `inf` as a bound means k u >= 1: the deterministic bound says nothing "
+    "(sequential sums of 2048 or more halves); the probabilistic one stays finite there. `inf` "
+    "as an error means the computed sum overflowed to inf. A `!` marks a cell where some trial "
+    "that did not overflow exceeded the deterministic bound, a `?` one where some such trial "
+    "exceeded the probabilistic bound."),
     ("**max ULPs (correctly rounded)**: the largest error in units in the last place of the "
     "format at the exact sum (n/a where every exact sum is 0), then the share of trials whose "
     "result equals the exact sum rounded once to the format. Where the exact sum itself is "
     "beyond the format's largest finite value, the correctly rounded result is inf: such a "
     "cell shows 100% next to an infinite error, and that is not a contradiction."),
+    ("**relative error vs kappa**: per kappa(K) workload, the median measured kappa = "
+    "sum|x| / |exact sum|, then per order the median and largest relative error |computed - "
+    "exact| / |exact| over the trials and, in brackets, kappa times the probabilistic bound "
+    "(the relative error it allows at the median kappa)."),
+    ("The CSV files hold every row with p50, p90, p99 and max of the relative error and of the "
+    "error / sum|x|, the depth k, both bounds, lambda, the failure probability, the number of "
+    "trials above each bound and the median kappa; `study_trials.csv` holds each trial's "
+    "kappa and errors."),
 )
+
+
+def bounds_text(failure: float = precision.DEFAULT_FAILURE) -> list[str]:
+    """The two bounds stated in words, with the constant, the probability and the reference."""
+    return [
+        ("- Deterministic (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., "
+        "2002, section 4.2): |computed - exact| <= gamma_k sum|x|, gamma_k = "
+        "k u / (1 - k u), for every input and every rounding; inf once k u >= 1."),
+        (f"- Probabilistic ({precision.HIGHAM_MARY}; Theorem 2.4 for one product of k "
+        "rounding errors, Theorem 3.1 for inner products, summation being the product with a "
+        "vector of ones): if the rounding errors are independent random variables of mean 0, "
+        "|computed - exact| <= gamma~_k(lambda) sum|x| with gamma~_k(lambda) = "
+        "exp(lambda sqrt(k) u + k u^2 / (1 - u)) - 1 ~ lambda sqrt(k) u, with probability at "
+        "least 1 - 2n exp(-lambda^2 (1 - u)^2 / 2) (a union over the n inputs' products). The "
+        f"study fixes that failure probability at {failure:g} and takes lambda = "
+        f"sqrt(2 ln(2n / {failure:g})) / (1 - u) (about 4.6 at n = 16, 6.1 at n = 65536): "
+        "a bound that grows like sqrt(k) u, finite for every k. For small k it is larger than "
+        "gamma_k (lambda sqrt(k) > k); it is the tighter one from k of about lambda^2 on."),
+        ("- k is each order's own depth: n - 1 sequential, ceil(log2 n) adjacent_tree, "
+        "ceil(log2 lanes) plus the repeats' chain (repeat_sequential, repeat_vector_merge) or "
+        "tree (repeat_tree) for ReduceSum, NumPy's plan for numpy_pairwise (in float32, plus "
+        "u |S| for the one rounding to a narrower format), the sum over levels for "
+        "whole_reduce_chain."),
+        ("- What the model covers: round-to-nearest is deterministic; its errors behave like "
+        "independent mean-zero draws on random data whose partial sums keep many bits below "
+        "the addends. It does not cover constant inputs (`ones`: every rounding error is the "
+        "same function of the step) nor a running sum whose ULP has outgrown its addends "
+        "(stagnation: every error has the same sign). Cells where the measured error exceeds "
+        "the probabilistic bound are flagged (`?`) and listed in the findings."),
+    ]
 
 
 def _distribution_text(dist: str) -> str:
     match = _UNIFORM.match(dist)
     if match:
         return f"uniform on [{match[1]}, {match[2]})"
+    kappa = _KAPPA.match(dist)
+    if kappa:
+        return (f"standard normal values with their negatives (about 3n/4) and a uniform (0, 1] "
+                f"part scaled so that sum|x| / |sum x| = {float(kappa[1]):g} before rounding")
     return DISTRIBUTIONS.get(dist, dist)
 
 
@@ -337,19 +626,153 @@ def findings(study: Study) -> list[str]:
         else:
             lines.append(f"- {fmt}: every finite error lies within Higham's bound for its "
                          f"order.")
+        lines += order_findings(study, fmt)
+    if study.conditioning is not None:
+        lines += conditioning_findings(study.conditioning)
     return lines
 
 
-def markdown(study: Study) -> str:
-    """The study as Markdown: findings in words, the definitions, then per format the error /
-    sum|x| against Higham's bound and the ULP errors."""
-    lines = ["# Summation error: hardware trees vs sequential vs others", "",
+def _growth(study: Study, fmt: str, order: str) -> tuple[float, list, float] | None:
+    """The log-log slope of the median error / sum|x| against the depth k (n for kahan) over
+    the sizes, averaged over the random-model distributions of one sign (median kappa 1, so
+    that sum|x| is |sum x| and the partial sums grow with k, as the bounds assume) with a
+    nonzero finite median at two or more depths; those distributions; and the ratio of the
+    largest to the smallest k fitted. None without such data."""
+    by_key = {(r["distribution"], r["n"]): r for r in study.rows
+              if r["format"] == fmt and r["order"] == order}
+    slopes, used, spans = [], [], []
+    for dist in study.distributions:
+        if dist in NOT_RANDOM or any(by_key[dist, n]["median_kappa"] > 1 + 1e-9
+                                     for n in study.sizes):
+            continue
+        pts = [((by_key[dist, n]["depth"] or n), by_key[dist, n]["p50_err_over_sum_abs"])
+               for n in study.sizes]
+        pts = [(k, e) for k, e in pts if k > 0 and 0 < e < math.inf]
+        if len({k for k, _ in pts}) >= 2:
+            k, e = np.log(np.array(pts, float)).T
+            slopes.append(float(np.polyfit(k, e, 1)[0]))
+            used.append(dist)
+            spans.append(float(np.exp(k.max() - k.min())))
+    return (float(np.mean(slopes)), used, min(spans)) if slopes else None
+
+
+def order_findings(study: Study, fmt: str) -> list[str]:
+    """Per order: which bound its measured errors follow (the growth of the median error with
+    the depth k: sqrt(k) for the probabilistic bound, k for the deterministic one) and how
+    often each bound was exceeded (Markdown bullets)."""
+    rows = [r for r in study.rows if r["format"] == fmt]
+    n_max = max(study.sizes)
+    u = precision.unit_roundoff(fmt)
+    lines = []
+    for order in study.orders:
+        mine = [r for r in rows if r["order"] == order
+                and not math.isinf(r["max_err_over_sum_abs"])]
+        total = sum(r["trials"] for r in mine)
+        det = sum(r["over_bound"] for r in mine if not math.isinf(r["bound_over_sum_abs"]))
+        det_trials = sum(r["trials"] for r in mine if not math.isinf(r["bound_over_sum_abs"]))
+        prob = sum(r["over_prob_bound"] for r in mine)
+        top = next((r for r in mine if r["n"] == n_max), None)
+        depth = top["depth"] if top else None
+        text = f"- {fmt}, `{order}`"
+        text += f" (k = {depth} at n = {n_max}): " if depth is not None else ": "
+        growth = _growth(study, fmt, order)
+        if growth is not None:
+            slope, used, span = growth
+            if order == "kahan":
+                verdict = ("does not grow with n like either bound's k: the first-order "
+                           "2u term rules" if slope < 0.25 else "grows with n")
+                text += (f"on same-sign data ({', '.join(used)}) the median error / sum|x| "
+                         f"grows like n^{slope:.2f}; it {verdict}. ")
+            else:
+                if span < 16:  # k = 4..12 (a tree): sqrt(k) and k differ by < 4x
+                    follows = ("its depth varies too little over these sizes to tell sqrt(k) "
+                               "from k growth")
+                elif slope < 0.25:
+                    follows = ("it hardly grows with k: its last roundings set it, well inside "
+                               "the probabilistic bound's sqrt(k) u")
+                elif slope < 0.75:
+                    follows = "it follows the probabilistic bound's sqrt(k) u"
+                else:
+                    follows = ("it follows the deterministic bound's k u (errors of one sign "
+                               "add up)")
+                text += (f"on same-sign data ({', '.join(used)}) the median error / sum|x| "
+                         f"grows like k^{slope:.2f} over n = {min(study.sizes)}..{n_max}: "
+                         f"{follows}")
+                typical = [r for r in mine if r["n"] == n_max and r["distribution"] in used]
+                if depth and typical:
+                    r = max(typical, key=lambda r: r["p50_err_over_sum_abs"])
+                    text += (f"; at n = {n_max} it is "
+                             f"{r['p50_err_over_sum_abs'] / (math.sqrt(depth) * u):.2g} sqrt(k) u, "
+                             f"{r['p50_err_over_sum_abs'] / r['prob_bound_over_sum_abs']:.2g} "
+                             f"of the probabilistic bound")
+                text += ". "
+        text += (f"Trials above the deterministic bound: {det} of {det_trials}"
+                 + (f" (it is inf for the other {total - det_trials}: k u >= 1)"
+                    if det_trials < total else "")
+                 + f"; above the probabilistic bound: {prob} of {total}")
+        over = [r for r in mine if r["over_prob_bound"]]
+        if over:
+            text += " (" + "; ".join(
+                f"{r['distribution']}, n = {r['n']}: {r['over_prob_bound']}"
+                + (" - not covered by the model, " + NOT_RANDOM[r["distribution"]]
+                   if r["distribution"] in NOT_RANDOM else " - model violated")
+                for r in over) + ")"
+        inf_rows = [r for r in mine if math.isinf(r["bound_over_sum_abs"])]
+        if inf_rows:
+            first = min(r["n"] for r in inf_rows)
+            worst = max(inf_rows, key=lambda r: r["n"])
+            text += (f". From n = {first} on the deterministic bound is inf; the probabilistic "
+                     f"one still speaks: {_fmt(worst['prob_bound_over_sum_abs'])} of sum|x| "
+                     f"at n = {worst['n']}, against a measured "
+                     f"{_fmt(worst['max_err_over_sum_abs'])}")
+        lines.append(text + ".")
+    return lines
+
+
+def conditioning_findings(cond: Study) -> list[str]:
+    """Per format: how the relative error follows kappa (Markdown bullets)."""
+    lines = []
+    for fmt in cond.formats:
+        rows = [r for r in cond.rows if r["format"] == fmt]
+        lo, hi = cond.distributions[0], cond.distributions[-1]
+        by_key = {(r["distribution"], r["order"]): r for r in rows}
+        parts = []
+        for order in cond.orders:
+            a, b = by_key[lo, order], by_key[hi, order]
+            parts.append(f"{order} {_fmt(a['p50_rel_err'])} -> {_fmt(b['p50_rel_err'])}")
+        over = sum(r["over_prob_bound"] for r in rows)
+        total = sum(r["trials"] for r in rows)
+        k_lo, k_hi = by_key[lo, cond.orders[0]]["median_kappa"], \
+            by_key[hi, cond.orders[0]]["median_kappa"]
+        lines.append(f"- **{fmt}, relative error against kappa (n = {cond.sizes[0]}):** from "
+                     f"kappa {k_lo:.2g} to {k_hi:.2g} (measured medians) the median relative "
+                     f"error goes {'; '.join(parts)}: it grows with kappa, as kappa times "
+                     f"the bound per sum|x| predicts (relative error <= kappa gamma). Trials "
+                     f"above kappa gamma~: {over} of {total}.")
+    return lines
+
+
+def _marks(r: dict) -> str:
+    return ("" if r["over_bound"] == 0 or math.isinf(r["bound_over_sum_abs"]) else " !") + \
+        ("" if r["over_prob_bound"] == 0 else " ?")
+
+
+def markdown(study: Study, title: str = "Summation error: hardware trees vs sequential vs "
+             "others") -> str:
+    """The study as Markdown: findings in words, the bounds and definitions, then per format
+    the error / sum|x| (median and largest) against both bounds, the ULP errors, and the
+    relative error against kappa."""
+    lines = [f"# {title}", "",
              (f"{study.trials} random inputs (trials) per cell, seed {study.seed}; each sum is "
              f"compared with the exact sum (computed without rounding)."), "",
              "## Findings", "", *findings(study), "",
+             "## Bounds", "", *bounds_text(study.failure), "",
              "## What was measured", "", ("Distributions (values drawn in float64, then "
              "rounded once to the format):"), ""]
-    lines += [f"- `{d}`: {_distribution_text(d)}" for d in study.distributions]
+    dists = list(study.distributions)
+    if study.conditioning is not None:
+        dists += [d for d in study.conditioning.distributions if d not in dists]
+    lines += [f"- `{d}`: {_distribution_text(d)}" for d in dists]
     lines += ["", "Orders (the columns):", ""]
     lines += [f"- `{o}`: {ORDER_DESCRIPTIONS[o]}" for o in study.orders]
     lines += ["", "Tables:", ""] + [f"- {c}" for c in COLUMNS] + [""]
@@ -357,24 +780,42 @@ def markdown(study: Study) -> str:
     head = "| distribution | n | " + " | ".join(study.orders) + " |"
     rule = "|---|---|" + "---|" * len(study.orders)
     for fmt in study.formats:
-        for title, cell in (
-                ("error / sum|x| (bound)", lambda r: f"{_fmt(r['max_err_over_sum_abs'])} "
-                 f"({_fmt(r['bound_over_sum_abs'])}){'' if r['within_bound'] else ' !'}"),
+        for title_, cell in (
+                ("error / sum|x|: p50 / max (bounds)", lambda r: (
+                    f"{_fmt(r['p50_err_over_sum_abs'])} / {_fmt(r['max_err_over_sum_abs'])} "
+                    f"({_fmt(r['bound_over_sum_abs'])}; {_fmt(r['prob_bound_over_sum_abs'])})"
+                    f"{_marks(r)}")),
                 ("max ULPs (correctly rounded)", lambda r: (
                     "n/a" if r["exact_is_zero"] else _fmt(r["max_ulps"]))
                  + f" ({100 * r['correctly_rounded']:.0f}%)")):
-            lines += [f"## {fmt}: {title}", "", head, rule]
+            lines += [f"## {fmt}: {title_}", "", head, rule]
             for dist in study.distributions:
                 for n in study.sizes:
                     cells = [cell(by_key[fmt, dist, n, o]) for o in study.orders]
                     lines.append(f"| {dist} | {n} | " + " | ".join(cells) + " |")
+            lines.append("")
+    cond = study.conditioning
+    if cond is not None:
+        ckey = {(r["format"], r["distribution"], r["order"]): r for r in cond.rows}
+        for fmt in cond.formats:
+            lines += [(f"## {fmt}: relative error vs kappa (n = {cond.sizes[0]}): p50 / max "
+                      f"(kappa x probabilistic bound)"), "",
+                      "| workload | kappa | " + " | ".join(cond.orders) + " |",
+                      "|---|---|" + "---|" * len(cond.orders)]
+            for dist in cond.distributions:
+                kappa = ckey[fmt, dist, cond.orders[0]]["median_kappa"]
+                cells = [f"{_fmt(r['p50_rel_err'])} / {_fmt(r['max_rel_err'])} "
+                         f"({_fmt(kappa * r['prob_bound_over_sum_abs'])}){_marks(r)}"
+                         for r in (ckey[fmt, dist, o] for o in cond.orders)]
+                lines.append(f"| {dist} | {_fmt(kappa)} | " + " | ".join(cells) + " |")
             lines.append("")
     return "\n".join(lines)
 
 
 def plot(study: Study, fmt: str) -> Any:
     """A matplotlib Figure for one format: one panel per distribution, the largest error /
-    sum|x| against n for every order (solid), Higham's bound for it (dashed, same colour).
+    sum|x| against n for every order (solid), Higham's bound for it (dashed, same colour) and
+    Higham & Mary's probabilistic bound (dotted).
     Exact results sit on the bottom edge, below every nonzero error, overflows (inf) on the top
     edge; each order is shifted slightly along n so coinciding orders stay visible."""
     from matplotlib.figure import Figure  # no pyplot: no GUI backend, nothing to close
@@ -392,7 +833,7 @@ def plot(study: Study, fmt: str) -> Any:
     fig = Figure(figsize=(4.8 * cols, 3.4 * rows))
     axes = fig.subplots(rows, cols, squeeze=False)
     by_key = {(r["format"], r["distribution"], r["n"], r["order"]): r for r in study.rows}
-    for ax, dist in zip(axes.ravel(), dists, strict=True):
+    for ax, dist in zip(axes.ravel()[:len(dists)], dists, strict=True):
         for k, order in enumerate(study.orders):
             color = f"C{k}"
             ns = list(study.sizes)
@@ -407,6 +848,8 @@ def plot(study: Study, fmt: str) -> Any:
             ax.plot(xs, err, "-", marker="osD^vxP"[k % 7], color=color, label=order,
                     lw=2.4 - 0.3 * k, ms=6 - 0.7 * k, alpha=0.85)
             ax.plot(xs, np.clip(bound, floor, ceiling), "--", color=color, lw=0.8)
+            prob = [by_key[fmt, dist, n, order]["prob_bound_over_sum_abs"] for n in ns]
+            ax.plot(xs, np.clip(prob, floor, ceiling), ":", color=color, lw=0.8)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_ylim(floor / 2, ceiling * 2)
@@ -419,27 +862,138 @@ def plot(study: Study, fmt: str) -> Any:
         ax.set_ylabel("max |error| / sum|x|")
     for ax in axes.ravel()[len(dists):]:
         ax.set_axis_off()
-    axes[0, 0].legend(fontsize=7, title="solid: measured, dashed: bound", title_fontsize=7)
-    fig.suptitle(f"{fmt}: largest error over {study.trials} trials against Higham's bound\n"
+    axes[0, 0].legend(fontsize=7, title="solid: measured, dashed: Higham's bound,\ndotted: "
+                      "Higham & Mary's probabilistic bound", title_fontsize=7)
+    fig.suptitle(f"{fmt}: largest error over {study.trials} trials against the bounds\n"
                  "(exact (0) on the bottom edge, below every nonzero error; overflow on the top "
                  "edge; orders shifted slightly along n where they coincide)", fontsize=9)
     fig.tight_layout()
     return fig
 
 
-def write_study(study: Study, out: str | Path) -> list[Path]:
-    """Write ``study.md``, ``study.csv`` and ``error_vs_n_<format>.png`` under ``out``."""
-    out = prepare_output(out)
-    paths = [out / "study.md", out / "study.csv"]
-    paths[0].write_text(markdown(study) + "\n")
-    with paths[1].open("w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(study.rows[0]))
+def _panels(count: int, width: float = 3.6, height: float = 3.0):
+    from matplotlib.figure import Figure  # no pyplot: no GUI backend, nothing to close
+
+    cols = min(count, 4)
+    rows = -(-count // cols)
+    fig = Figure(figsize=(width * cols, height * rows))
+    axes = fig.subplots(rows, cols, squeeze=False)
+    for ax in axes.ravel()[count:]:
+        ax.set_axis_off()
+    return fig, axes.ravel()[:count]
+
+
+def plot_kappa(study: Study, fmt: str) -> Any:
+    """Relative error against the measured kappa of each trial of the conditioning sweep
+    (log-log), one panel per order, with kappa gamma_k (dashed) and kappa gamma~_k (dotted):
+    the relative errors each bound allows. Exact results sit on the bottom edge."""
+    cond = study.conditioning
+    if cond is None:
+        raise ValueError("plot_kappa: the study has no conditioning sweep (kappas=())")
+    fmt = resolve(fmt, where="plot_kappa").name
+    n = cond.sizes[0]
+    points = [t for t in study.trial_rows if t["sweep"] == "kappa" and t["format"] == fmt]
+    finite = [t["rel_err"] for t in points if 0 < t["rel_err"] < math.inf]
+    floor = min([precision.unit_roundoff(fmt) ** 2] + [e / 4 for e in finite])
+    ceiling = max([1e3] + [e * 4 for e in finite])
+    kap = [t["kappa"] for t in points if 0 < t["kappa"] < math.inf] or [1.0, 10.0]
+    line_k = np.geomspace(min(kap) / 2, max(kap) * 2, 50)
+    fig, axes = _panels(len(cond.orders))
+    for k, (ax, order) in enumerate(zip(axes, cond.orders, strict=True)):
+        mine = [t for t in points if t["order"] == order]
+        ks = np.array([t["kappa"] for t in mine])
+        rel = np.clip(np.nan_to_num([t["rel_err"] for t in mine], nan=ceiling, posinf=ceiling),
+                      floor, ceiling)
+        ax.scatter(ks, rel, s=8, color=f"C{k}", alpha=0.6, label="trials")
+        det, prob, _ = order_gammas(order, n, fmt, cond.failure)
+        if not math.isinf(det):
+            ax.plot(line_k, np.clip(line_k * det, floor, ceiling), "--", color="0.3", lw=0.8,
+                    label="kappa gamma_k")
+        ax.plot(line_k, np.clip(line_k * prob, floor, ceiling), ":", color="0.1", lw=1.0,
+                label="kappa gamma~_k")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_ylim(floor / 2, ceiling * 2)
+        ax.set_title(order, fontsize=8)
+        ax.set_xlabel("kappa = sum|x| / |sum x|", fontsize=7)
+        ax.set_ylabel("relative error", fontsize=7)
+        ax.legend(fontsize=6, loc="lower right")
+    fig.suptitle(f"{fmt}, n = {n}: relative error against the condition number of the sum "
+                 f"({cond.trials} trials per kappa; exact results on the bottom edge)", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def plot_distribution(study: Study, fmt: str) -> Any:
+    """The distribution of error / sum|x| over the trials at the largest n: one panel per
+    distribution, the empirical CDF of every order (log x axis), the probabilistic bound of
+    each order as a dotted vertical line, the deterministic one dashed. Exact results (0) are
+    drawn at the left edge."""
+    fmt = resolve(fmt, where="plot_distribution").name
+    n = max(study.sizes)
+    points = [t for t in study.trial_rows if t["sweep"] == "n" and t["format"] == fmt
+              and t["n"] == n]
+    by_row = {(r["distribution"], r["order"]): r for r in study.rows
+              if r["format"] == fmt and r["n"] == n}
+    finite = [t["err_over_sum_abs"] for t in points if 0 < t["err_over_sum_abs"] < math.inf]
+    left = min([precision.unit_roundoff(fmt) ** 2] + [e / 4 for e in finite])
+    right = max([4.0] + [e * 4 for e in finite])
+    fig, axes = _panels(len(study.distributions), width=4.2)
+    for ax, dist in zip(axes, study.distributions, strict=True):
+        for k, order in enumerate(study.orders):
+            e = np.sort(np.clip(np.nan_to_num(
+                [t["err_over_sum_abs"] for t in points
+                 if t["distribution"] == dist and t["order"] == order], nan=right, posinf=right),
+                left, right))
+            ax.step(e, np.arange(1, e.size + 1) / e.size, where="post", color=f"C{k}",
+                    label=order, lw=1.2)
+            r = by_row[dist, order]
+            ax.axvline(min(r["prob_bound_over_sum_abs"], right), color=f"C{k}", ls=":", lw=0.7)
+            if not math.isinf(r["bound_over_sum_abs"]):
+                ax.axvline(r["bound_over_sum_abs"], color=f"C{k}", ls="--", lw=0.5)
+        ax.set_xscale("log")
+        ax.set_xlim(left / 2, right * 2)
+        ax.set_ylim(0, 1.02)
+        ax.set_title(f"{fmt}, {dist}, n = {n}", fontsize=8)
+        ax.set_xlabel("error / sum|x|", fontsize=7)
+        ax.set_ylabel("share of trials <=", fontsize=7)
+    axes[0].legend(fontsize=6)
+    fig.suptitle(f"{fmt}: distribution of the error over {study.trials} trials (dotted: "
+                 f"probabilistic bound, dashed: deterministic bound)", fontsize=9)
+    fig.tight_layout()
+    return fig
+
+
+def _write_csv(path: Path, rows: list) -> None:
+    with path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()
-        writer.writerows(study.rows)
+        writer.writerows(rows)
+
+
+def write_study(study: Study, out: str | Path, *, name: str = "study",
+                title: str | None = None) -> list[Path]:
+    """Write ``<name>.md``, ``<name>.csv`` (every row, the conditioning sweep's too, told
+    apart by ``sweep``), ``<name>_trials.csv`` (one row per trial) and per format the plots
+    ``error_vs_n_<format>.png``, ``error_distribution_<format>.png`` and, with a
+    conditioning sweep, ``error_vs_kappa_<format>.png`` under ``out`` (plot names prefixed
+    with ``<name>_`` unless ``name`` is "study")."""
+    out = prepare_output(out)
+    paths = [out / f"{name}.md", out / f"{name}.csv", out / f"{name}_trials.csv"]
+    args = {} if title is None else {"title": title}
+    paths[0].write_text(markdown(study, **args) + "\n")
+    cond_rows = study.conditioning.rows if study.conditioning is not None else []
+    _write_csv(paths[1], study.rows + cond_rows)
+    _write_csv(paths[2], study.trial_rows)
+    prefix = "" if name == "study" else f"{name}_"
     for fmt in study.formats:
-        path = out / f"error_vs_n_{fmt}.png"
-        plot(study, fmt).savefig(path, dpi=110)
-        paths.append(path)
+        figures = [("error_vs_n", plot), ("error_distribution", plot_distribution)]
+        if study.conditioning is not None:
+            figures.append(("error_vs_kappa", plot_kappa))
+        for stem, draw in figures:
+            path = out / f"{prefix}{stem}_{fmt}.png"
+            draw(study, fmt).savefig(path, dpi=110)
+            paths.append(path)
     return paths
 
 

@@ -1,0 +1,216 @@
+"""Issue 17 part A: the study's probabilistic bounds, conditioning sweep, percentiles and the
+hardware's long-vector patterns."""
+
+import csv
+import math
+
+import numpy as np
+import pytest
+
+import ascjax
+from ascjax import precision
+from ascjax._src.cli import main
+
+U_HALF = 2.0 ** -11
+
+
+def _bits(a):
+    a = np.asarray(a)
+    return a.view(f"uint{a.dtype.itemsize * 8}")
+
+
+# --- the bound formulas ---
+
+def test_gamma_tilde_by_hand():
+    # k = 4, u = 2^-11, lambda = 2: exponent 2 * 2 * 2^-11 + 4 * 2^-22 / (1 - 2^-11)
+    # = 2^-9 + 2^-20 * 2048/2047, worked out by hand.
+    expo = 2.0 ** -9 + 2.0 ** -20 * 2048 / 2047
+    assert precision.gamma_tilde(4, U_HALF, 2.0) == pytest.approx(math.exp(expo) - 1, rel=1e-14)
+    assert precision.gamma_tilde(0, U_HALF, 5.0) == 0.0
+    # ~ lambda sqrt(k) u for small k u
+    assert precision.gamma_tilde(10**4, 2.0 ** -24, 3.0) == pytest.approx(3 * 100 * 2.0 ** -24,
+                                                                          rel=1e-4)
+
+
+def test_lambda_and_failure_probability_invert_each_other():
+    lam = precision.higham_mary_lambda(16, U_HALF, 1e-3)
+    # sqrt(2 ln(32 / 1e-3)) / (1 - u): ln 32000 = 10.3734 -> 4.5549 / (1 - 2^-11)
+    assert lam == pytest.approx(math.sqrt(2 * math.log(32000)) / (1 - U_HALF), rel=1e-14)
+    assert lam == pytest.approx(4.557, abs=1e-3)
+    assert precision.higham_mary_failure(16, U_HALF, lam) == pytest.approx(1e-3, rel=1e-9)
+    assert precision.higham_mary_failure(16, U_HALF, 1.0) == 1.0  # lambda 1 says nothing
+    with pytest.raises(ValueError, match="failure must lie in"):
+        precision.higham_mary_lambda(16, U_HALF, 0.0)
+
+
+def test_probabilistic_bound_is_finite_where_higham_is_inf():
+    # Sequential half from n = 2049 on: k u >= 1.
+    assert precision.higham_gamma("sequential", 4096, "half") == math.inf
+    g = precision.higham_mary_gamma("sequential", 4096, "half")
+    lam = precision.higham_mary_lambda(4096, U_HALF)
+    by_hand = math.expm1(lam * math.sqrt(4095) * U_HALF + 4095 * U_HALF ** 2 / (1 - U_HALF))
+    assert g == pytest.approx(by_hand, rel=1e-14) and 0.1 < g < 0.3
+    # Trees use their own depth: ceil(log2 4096) = 12.
+    tree = precision.higham_mary_gamma("adjacent_tree", 4096, "half")
+    assert tree == pytest.approx(math.expm1(lam * math.sqrt(12) * U_HALF
+                                            + 12 * U_HALF ** 2 / (1 - U_HALF)), rel=1e-14)
+    assert precision.higham_mary_gamma("kahan", 4096, "half") == 2 * U_HALF
+
+
+def test_probabilistic_bound_per_trial():
+    x = precision.make_inputs("uniform(-1, 1)", 300, 4, "half", seed=2)
+    xs = np.abs(x.astype(np.float64)).sum(-1)
+    got = precision.probabilistic_bound(x, order="sequential")
+    np.testing.assert_allclose(got, precision.higham_mary_gamma("sequential", 300, "half") * xs,
+                               rtol=1e-15)
+    exact = precision.exact_sum_float64(x)
+    pw = precision.probabilistic_bound(x, order="numpy_pairwise", exact_value=exact)
+    u32 = 2.0 ** -24
+    g32 = precision.gamma_tilde(precision.tree_depth("numpy_pairwise", 300, "half"), u32,
+                                precision.higham_mary_lambda(300, u32))
+    np.testing.assert_allclose(pw, U_HALF * np.abs(exact) + (1 + U_HALF) * g32 * xs, rtol=1e-15)
+
+
+# --- kappa workloads ---
+
+@pytest.mark.parametrize("fmt, kappas", [("half", (10, 1e3, 1e5)),
+                                         ("bfloat16_t", (10, 1e3, 1e6)),
+                                         ("float", (10, 1e4, 1e8))])
+def test_kappa_workloads_hit_their_kappa(fmt, kappas):
+    for kappa in kappas:
+        x = precision.make_inputs(f"kappa({kappa:g})", 1024, 8, fmt, seed=5)
+        measured = (np.abs(x.astype(np.float64)).sum(-1)
+                    / np.abs(precision.exact_sum_float64(x)))
+        assert np.all((measured > kappa / 2) & (measured < kappa * 2)), (kappa, measured)
+    assert np.all(np.abs(precision.make_inputs("kappa(1)", 64, 2, fmt)) ==
+                  precision.make_inputs("kappa(1)", 64, 2, fmt))  # K = 1: one sign
+    with pytest.raises(ValueError, match="finite K >= 1"):
+        precision.make_inputs("kappa(0.5)", 8, 1, fmt)
+
+
+# --- the long-vector patterns ---
+
+def test_whole_reduce_chain_is_whole_reduce_sum_level_by_level():
+    """The chain against the registry's WholeReduceSum, called as a kernel would: full
+    repeats with mask 128, then the repeat sums with a mask of their count."""
+    n = 3 * 128 + 5
+    x = precision.make_inputs("normal", n, 1, "half", seed=4)[0]
+    got = precision.order_sum(x[None], "whole_reduce_chain", "half")[0]
+    src = np.zeros(512, np.float16)
+    src[:n] = x
+    level = np.asarray(ascjax.whole_reduce_sum(np.zeros(4, np.float16), src, 128, 4, 1, 1, 8))
+    last = np.zeros(128, np.float16)
+    last[:4] = level
+    want = np.asarray(ascjax.whole_reduce_sum(np.zeros(1, np.float16), last, 4, 1, 1, 1, 8))[0]
+    assert _bits(got) == _bits(want)
+    # depth: ceil(log2 128) + ceil(log2 4) by hand; 2^20 halves: 7 + 7 + 6 levels.
+    assert precision.order_depth("whole_reduce_chain", n, "half") == 9
+    assert precision.order_depth("whole_reduce_chain", 1 << 20, "half") == 20
+
+
+def test_float_accumulated_pattern_is_cast_reduce_sum_cast():
+    """Cast half -> float (exact), ReduceSum first-n method 1 in float, Cast back (RNE)."""
+    x = precision.make_inputs("uniform", 1000, 1, "half", seed=6)[0]
+    got = precision.order_sum(x[None], "float_acc_repeat_sequential", "half")[0]
+    f = x.astype(np.float32)
+    acc = np.asarray(ascjax.reduce_sum(np.zeros(1, np.float32), f, np.zeros(64, np.float32),
+                                       1000, method=1))[0]
+    assert _bits(got) == _bits(np.float16(acc))  # NumPy's float32 -> half cast is RNE
+
+
+def test_long_vector_study_runs_small():
+    study = precision.run_long_vectors(sizes=[1024, 4096], distributions=["uniform"], trials=2)
+    assert study.formats == ("half",) and study.orders == precision.LONG_ORDERS
+    rows = {(r["n"], r["order"]): r for r in study.rows}
+    for order in precision.LONG_ORDERS:
+        assert rows[4096, order]["over_prob_bound"] == 0 or order == "sequential"
+    assert rows[4096, "whole_reduce_chain"]["depth"] == 7 + 5
+    assert math.isinf(rows[4096, "sequential"]["bound_over_sum_abs"])
+    assert math.isfinite(rows[4096, "sequential"]["prob_bound_over_sum_abs"])
+
+
+# --- the study's report ---
+
+@pytest.fixture(scope="module")
+def small_study():
+    return precision.run_study(formats=["half"], sizes=[16, 4096], trials=4,
+                               distributions=["uniform", "ones", "normal"],
+                               kappas=(10.0, 1e3), kappa_n=256)
+
+
+def test_study_rows_hold_percentiles_and_both_bounds(small_study):
+    r = next(r for r in small_study.rows if (r["distribution"], r["n"], r["order"])
+             == ("uniform", 4096, "adjacent_tree"))
+    assert r["p50_rel_err"] <= r["p90_rel_err"] <= r["p99_rel_err"] <= r["max_rel_err"]
+    assert r["depth"] == 12 and r["failure"] == precision.DEFAULT_FAILURE
+    assert r["prob_bound_over_sum_abs"] == precision.higham_mary_gamma("adjacent_tree", 4096,
+                                                                       "half")
+    assert r["median_kappa"] == 1.0  # uniform [0, 1): one sign
+    ones = next(r for r in small_study.rows if (r["distribution"], r["n"], r["order"])
+                == ("ones", 4096, "sequential"))
+    # 4096 ones sum to 2048 in half: error 1/2 of sum|x|, above gamma~ (about 0.19).
+    assert ones["over_prob_bound"] == 4 and not ones["random_model"]
+    cond = small_study.conditioning
+    assert cond.sizes == (256,) and cond.distributions == ("kappa(1e+01)", "kappa(1e+03)")
+    assert all(r["sweep"] == "kappa" for r in cond.rows)
+
+
+def test_findings_name_every_order_and_flag_the_model(small_study):
+    lines = precision.findings(small_study)
+    for order in small_study.orders:
+        line = next(line for line in lines if line.startswith(f"- half, `{order}`"))
+        assert "above the probabilistic bound:" in line and "deterministic bound:" in line
+    seq = next(line for line in lines if line.startswith("- half, `sequential`"))
+    assert "ones, n = 4096: 4 - not covered by the model" in seq
+    assert "From n = 4096 on the deterministic bound is inf; the probabilistic one still " \
+           "speaks" in seq
+    assert any("relative error against kappa (n = 256)" in line for line in lines)
+    text = precision.markdown(small_study)
+    assert "Theorem 2.4" in text and "SIAM J. Sci. Comput. 41(5)" in text
+    assert "## half: relative error vs kappa (n = 256)" in text
+
+
+def test_csv_columns_and_plots(small_study, tmp_path):
+    paths = precision.write_study(small_study, tmp_path)
+    names = sorted(p.name for p in paths)
+    assert names == ["error_distribution_half.png", "error_vs_kappa_half.png",
+                     "error_vs_n_half.png", "study.csv", "study.md", "study_trials.csv"]
+    with (tmp_path / "study.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    for column in ("p50_rel_err", "p90_rel_err", "p99_rel_err", "max_rel_err",
+                   "bound_over_sum_abs", "prob_bound_over_sum_abs", "lambda", "failure",
+                   "over_bound", "over_prob_bound", "median_kappa", "depth", "sweep"):
+        assert column in rows[0], column
+    assert {r["sweep"] for r in rows} == {"n", "kappa"}
+    with (tmp_path / "study_trials.csv").open() as f:
+        trials = list(csv.DictReader(f))
+    assert set(trials[0]) == {"sweep", "format", "distribution", "n", "order", "trial", "kappa",
+                              "rel_err", "err_over_sum_abs"}
+    # 3 distributions x 2 sizes + 2 kappas, 7 orders, 4 trials
+    assert len(trials) == (3 * 2 + 2) * 7 * 4
+
+
+def test_study_command_new_options(tmp_path, capsys, monkeypatch):
+    base = ["study", "--out", str(tmp_path), "--formats", "half", "--sizes", "16",
+            "--distributions", "uniform", "--orders", "sequential,whole_reduce_chain",
+            "--trials", "2", "--no-progress"]
+    assert main([*base, "--kappas", "none"]) == 0
+    assert not (tmp_path / "error_vs_kappa_half.png").exists()
+    with pytest.raises(SystemExit):
+        main([*base, "--kappas", "0.5"])
+    assert "must be finite and >= 1" in capsys.readouterr().err
+    assert main([*base, "--failure-probability", "2"]) == 2
+    assert "failure probability must lie in (0, 1)" in capsys.readouterr().err
+    calls = []
+    real = precision.run_long_vectors
+
+    def small(**kw):
+        calls.append(kw)
+        return real(sizes=[1024], trials=1, distributions=["uniform"], seed=kw["seed"])
+
+    monkeypatch.setattr(precision, "run_long_vectors", small)
+    assert main([*base, "--kappas", "10", "--kappa-n", "64", "--long-vectors"]) == 0
+    assert calls and (tmp_path / "long_vectors.md").exists()
+    assert (tmp_path / "long_vectors_error_vs_n_half.png").exists()
+    assert "Long vectors in half" in (tmp_path / "long_vectors.md").read_text()
+    assert (tmp_path / "error_vs_kappa_half.png").exists()
