@@ -19,15 +19,15 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from strategies import UINT, bits_of, float_specials, register_values
 
 import ascjax
 from ascjax import precision
 from ascjax._src.numerics.add import float_add
 from ascjax._src.numerics.bits import from_carrier, to_carrier
-from strategies import UINT, bits_of, float_specials, register_values
 
 gmpy2 = pytest.importorskip("gmpy2")
-import mpfr_oracle as oracle  # noqa: E402  (after the skip: it imports gmpy2)
+import mpfr_oracle as oracle
 
 FLOATS = ("half", "bfloat16_t", "float")
 
@@ -109,7 +109,7 @@ def adversarial_pairs(name: str, rng) -> tuple[np.ndarray, np.ndarray]:
         # Subnormal + subnormal, subnormal - normal.
         pair(int(rng.integers(0, 1 << m)), int(rng.integers(0, 2 << m)) | sign)
     max_finite = (top << m) | ((1 << m) - 1)
-    for k in range(0, m + 2):  # overflow edges: max + 2^(ulp exponent - 1 - k)
+    for k in range(m + 2):  # overflow edges: max + 2^(ulp exponent - 1 - k)
         field = top - m - 1 - k
         for delta in (-1, 0, 1):
             pair(max_finite, (field << m) + delta)
