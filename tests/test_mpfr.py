@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 from hypothesis import given
@@ -163,14 +164,17 @@ def test_sum_orders_match_mpfr(name, order, seed, n):
 
 
 @pytest.mark.parametrize("name", FLOATS)
-@pytest.mark.parametrize("order", ["sequential", "adjacent_tree", "kahan"])
+@pytest.mark.parametrize("order", ["sequential", "adjacent_tree", "numpy_pairwise", "kahan"])
 def test_sum_orders_with_specials_match_mpfr(name, order):
-    """Orders without padding follow their tree exactly, signs of zero and NaN included."""
+    """Orders without padding follow their tree exactly, signs of zero and NaN included; both
+    the host path (a NumPy input) and the JAX path (under jit)."""
     rng = np.random.default_rng(5)
     x = register_values(rng, name, (24, 33), 0.1)
-    got = np.asarray(precision.sum(x, order=order))
+    x[0] = -0.0  # a sum of -0 only: -0, but numpy_pairwise's 0 + total makes it +0
     want = oracle.to_format([oracle.order_sum(row, name, order) for row in x], name)
-    assert_same(got, want, name, f"sum order={order} (adversarial)")
+    assert_same(precision.sum(x, order=order), want, name, f"sum order={order} (host)")
+    traced = jax.jit(lambda v: precision.sum(v, order=order))(jnp.asarray(x))
+    assert_same(traced, want, name, f"sum order={order} (jit)")
 
 
 @pytest.mark.parametrize("name", FLOATS)
@@ -198,5 +202,6 @@ def test_exact_sum_hand_cases(name):
     got = np.asarray(precision.exact_sum(x))
     want = oracle.to_format([oracle.exact_sum(row, name) for row in x], name)
     assert_same(got, want, name, "exact_sum by hand")
+    assert_same(jax.jit(precision.exact_sum)(jnp.asarray(x)), want, name, "exact_sum (jit)")
     assert bits_of(got[1]) == bits_of(np.array(-0.0, dtype)) and bits_of(got[2]) == 0
     assert np.isnan(got[3].astype(np.float64)) and np.isinf(got[5].astype(np.float64))

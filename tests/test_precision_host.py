@@ -7,6 +7,8 @@ checks the fast paths bit for bit on random and adversarial data.
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -35,13 +37,22 @@ def _data(rng, name: str, rows: int, n: int) -> np.ndarray:
                            precision.to_format(zeros, name)])
 
 
+@functools.lru_cache
+def _traced_sum(order: str):
+    """precision.sum under jit (one function per order: compiled once per shape)."""
+    return jax.jit(lambda v: precision.sum(v, order=order))
+
+
+_traced_exact = jax.jit(precision.exact_sum)
+
+
 @pytest.mark.parametrize("name", FLOATS)
 @pytest.mark.parametrize("order", precision.ORDERS)
-@given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([1, 6, 9, 200, 520]))
+@given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([1, 6, 520]))
 def test_host_orders_match_the_jax_path(name, order, seed, n):
     x = _data(np.random.default_rng(seed), name, 6, n)
     host = precision.sum(x, order=order)
-    traced = jax.jit(lambda v: precision.sum(v, order=order))(jnp.asarray(x))
+    traced = _traced_sum(order)(jnp.asarray(x))
     assert_bits_equal(host, traced, f"{order} {name} n={n}")
 
 
@@ -50,7 +61,7 @@ def test_host_orders_match_the_jax_path(name, order, seed, n):
 def test_host_exact_sum_matches_the_limb_path(name, seed, n):
     x = _data(np.random.default_rng(seed), name, 6, n)
     host = precision.exact_sum(x)
-    traced = jax.jit(precision.exact_sum)(jnp.asarray(x))
+    traced = _traced_exact(jnp.asarray(x))
     assert_bits_equal(host, traced, f"exact_sum {name} n={n}")
     fmt = ascjax.FORMATS[name]
     mag, negative, rounded = impl._exact_parts(fmt, jnp.asarray(x))

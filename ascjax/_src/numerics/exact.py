@@ -7,6 +7,11 @@ values per pass, so no limb sum can overflow), carries are propagated, and the r
 integer is rounded once to the target format, ties to even, with integer shifts only. Nothing
 depends on float behaviour (flush-to-zero, excess precision, NaN payloads), so the result is
 the same eager, under jit, on CPU and GPU.
+
+``exact_sum_host`` is the host (NumPy) fast path for concrete arrays: where a row's values
+span few enough bits that a float64 sum of them is exact in any order, it sums in float64 and
+rounds once (via float32 rounded to odd); the rows it cannot take (inf, NaN, wide spans) are
+left to the limbs. Both give the same bits (tests/test_precision_host.py, tests/test_mpfr.py).
 """
 
 from __future__ import annotations

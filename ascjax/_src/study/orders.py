@@ -378,14 +378,17 @@ def tree_depth(tree) -> int:
 # against the JAX paths.
 
 HOST_FORMATS = ("half", "bfloat16_t", "float")
-HOST_BLOCK = 1 << 20  # elements per block of rows in the column-by-column orders
+# Elements per block of rows in the column-by-column orders: small blocks transpose in cache
+# (sequential, one NumPy call per block); Kahan's Python loop over columns wants wide ones.
+HOST_BLOCK = 1 << 16
+KAHAN_BLOCK = 1 << 22
 
 
-def _by_blocks(x: np.ndarray, fn: Callable) -> np.ndarray:
+def _by_blocks(x: np.ndarray, fn: Callable, block: int = HOST_BLOCK) -> np.ndarray:
     """fn over blocks of rows of ``x`` (rows, n), each block transposed to (n, block) so that
     a column-by-column order reads contiguous rows."""
     out = np.empty(x.shape[0], x.dtype)
-    step = max(1, HOST_BLOCK // x.shape[-1])
+    step = max(1, block // x.shape[-1])
     for start in range(0, x.shape[0], step):
         out[start:start + step] = fn(np.ascontiguousarray(x[start:start + step].T))
     return out
@@ -455,14 +458,18 @@ def _host_kahan(x: np.ndarray) -> np.ndarray:
             s = total
         return s
 
-    return _by_blocks(x, columns)
+    return _by_blocks(x, columns, KAHAN_BLOCK)
 
 
 def host_order(x: np.ndarray, order: str, fmt: Format) -> np.ndarray:
     """The sum of ``x`` (rows, n) in its storage dtype along ``order``, by NumPy: the same bits
     as ``run_order`` under the default float_overflow="ieee" (callers check that)."""
     if x.shape[-1] == 1 and order in ("sequential", "adjacent_tree", "kahan"):
-        return x[:, 0]  # no add at all: the value as it is, NaN payload included
+        out = x[:, 0].copy()  # no add at all: the value as ``load`` carries it
+        if fmt.name == "half":  # a half NaN's carrier is quiet, payload kept
+            bits = out.view(np.uint16)
+            bits[(bits & 0x7FFF) > 0x7C00] |= np.uint16(0x200)
+        return out
     with np.errstate(all="ignore"):  # inf and NaN arise as IEEE says
         if order == "sequential":
             out = _host_sequential(x)
