@@ -56,6 +56,19 @@ def test_host_orders_match_the_jax_path(name, order, seed, n):
     assert_bits_equal(host, traced, f"{order} {name} n={n}")
 
 
+@pytest.mark.parametrize("order", ["sequential", "numpy_pairwise"])
+@pytest.mark.parametrize("shape", [(1, 4096), (2, 20000), (3000, 9)])
+def test_host_orders_keep_their_order_at_any_shape(order, shape):
+    """One row, rows longer than NumPy's buffers, many short rows: NumPy's own loop order must
+    not leak in (np.add.reduce over axis 0 of one row sums pairwise, for one)."""
+    x = np.ones(shape, np.float16)
+    x[..., 1::3] = 0.0009765625  # 2^-10: half an ulp of 1, lost only where the order says
+    host = precision.sum(x, order=order)
+    assert_bits_equal(host, _traced_sum(order)(jnp.asarray(x)), f"{order} {shape}")
+    if order == "sequential" and shape[-1] == 4096:
+        assert float(host[0]) == 2048.0  # 1 + 1 + ... stagnates at 2048
+
+
 @pytest.mark.parametrize("name", FLOATS)
 @given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([1, 5, 300, 4096]))
 def test_host_exact_sum_matches_the_limb_path(name, seed, n):

@@ -378,13 +378,12 @@ def tree_depth(tree) -> int:
 # against the JAX paths.
 
 HOST_FORMATS = ("half", "bfloat16_t", "float")
-# Elements per block of rows in the column-by-column orders: small blocks transpose in cache
-# (sequential, one NumPy call per block); Kahan's Python loop over columns wants wide ones.
-HOST_BLOCK = 1 << 16
-KAHAN_BLOCK = 1 << 22
+# Elements per block of rows in the column-by-column orders: a Python loop over columns wants
+# wide blocks (few calls, each on many rows).
+LOOP_BLOCK = 1 << 22
 
 
-def _by_blocks(x: np.ndarray, fn: Callable, block: int = HOST_BLOCK) -> np.ndarray:
+def _by_blocks(x: np.ndarray, fn: Callable, block: int) -> np.ndarray:
     """fn over blocks of rows of ``x`` (rows, n), each block transposed to (n, block) so that
     a column-by-column order reads contiguous rows."""
     out = np.empty(x.shape[0], x.dtype)
@@ -395,11 +394,15 @@ def _by_blocks(x: np.ndarray, fn: Callable, block: int = HOST_BLOCK) -> np.ndarr
 
 
 def _host_sequential(x: np.ndarray) -> np.ndarray:
-    # A reduction over axis 0 of (n, rows) adds row i into the running row, one rounded add
-    # per element and step, in index order (NumPy's pairwise sum only runs along the inner
-    # axis). It starts from the identity +0, which would make -0 + -0 +0: start from -0,
-    # which leaves x0 as it is.
-    return _by_blocks(x, lambda t: np.add.reduce(t, axis=0, initial=-0.0))
+    # Column by column, one rounded add per element and step. Not np.add.reduce over axis 0:
+    # NumPy picks the loop order, and with one row it sums pairwise in float32.
+    def columns(t):
+        total = t[0].copy()
+        for v in t[1:]:
+            np.add(total, v, out=total)
+        return total
+
+    return _by_blocks(x, columns, LOOP_BLOCK)
 
 
 def _host_adjacent_tree(c: np.ndarray) -> np.ndarray:
@@ -443,9 +446,14 @@ def _host_repeats(x: np.ndarray, fmt: Format, method: int) -> np.ndarray:
 
 
 def _host_numpy_pairwise(x: np.ndarray) -> np.ndarray:
-    # NumPy's own float32 pairwise sum is the order modelled above; 0 + total, rounded once.
-    total = np.add.reduce(x.astype(np.float32), axis=-1) + np.float32(0)
-    return total.astype(x.dtype)
+    # NumPy's own float32 pairwise sum is the order modelled above, 0 + total, rounded once.
+    # One contiguous row per call: over a 2-D array NumPy may pick another loop order.
+    total = np.empty(x.shape[0], np.float32)
+    step = max(1, LOOP_BLOCK // x.shape[-1])
+    for start in range(0, x.shape[0], step):
+        block = x[start:start + step].astype(np.float32)
+        total[start:start + step] = [np.add.reduce(row) for row in block]
+    return (total + np.float32(0)).astype(x.dtype)
 
 
 def _host_kahan(x: np.ndarray) -> np.ndarray:
@@ -458,7 +466,7 @@ def _host_kahan(x: np.ndarray) -> np.ndarray:
             s = total
         return s
 
-    return _by_blocks(x, columns, KAHAN_BLOCK)
+    return _by_blocks(x, columns, LOOP_BLOCK)
 
 
 def host_order(x: np.ndarray, order: str, fmt: Format) -> np.ndarray:
