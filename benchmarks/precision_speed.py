@@ -5,7 +5,7 @@ storage dtype (float16, ml_dtypes bfloat16, float32), measured in the same run; 
 checked bit for bit against the JAX path (the same call under ``jax.jit``) on the first rows.
 
     python benchmarks/precision_speed.py [--cases half:20000x4096 bfloat16_t:4096x4096
-        float:4096x4096] [--repeats 3] [--check-rows 64] [--out DIR]
+        float:4096x4096] [--repeats 3] [--check-rows 64] [--jax] [--out DIR]
 
 ``--out DIR`` writes ``DIR/precision_speed-<backend>.json`` (the issue's figures live in
 ``benchmarks/results/issue17/``). Times are the best of ``--repeats`` calls after one warm-up
@@ -65,6 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--check-rows", type=int, default=64,
                         help="rows compared bit for bit with the JAX path")
+    parser.add_argument("--jax", action="store_true",
+                        help="also time the JAX path (the call under jax.jit): the speed-up")
     parser.add_argument("--out", type=pathlib.Path, default=None)
     args = parser.parse_args(argv)
 
@@ -90,11 +92,18 @@ def main(argv: list[str] | None = None) -> int:
             seconds = best_of(lambda fn=fn, x=x: fn(x), args.repeats)
             ratio = seconds / base
             verdict = "meets" if ratio <= TARGET else "misses"
+            row = {"format": name, "rows": rows, "n": n, "call": label, "seconds": seconds,
+                   "np_sum_seconds": base, "ratio": ratio, "bits_match_jax_path": same}
+            jax_note = ""
+            if args.jax:
+                jitted, device_x = jax.jit(traced), jnp.asarray(x)
+                jax.block_until_ready(jitted(device_x))  # compile
+                row["jax_seconds"] = best_of(lambda f=jitted, v=device_x: f(v), 1)
+                jax_note = f"  (JAX path x{row['jax_seconds'] / base:.1f})"
             print(f"  {label:<32} {seconds * 1e3:9.1f} ms  x{ratio:6.2f} np.sum  "
-                  f"({verdict} <= {TARGET:g}x){'' if same else '  BITS DIFFER from JAX path'}")
-            results.append({"format": name, "rows": rows, "n": n, "call": label,
-                            "seconds": seconds, "np_sum_seconds": base, "ratio": ratio,
-                            "bits_match_jax_path": same})
+                  f"({verdict} <= {TARGET:g}x){'' if same else '  BITS DIFFER from JAX path'}"
+                  f"{jax_note}")
+            results.append(row)
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)
         path = args.out / f"precision_speed-{jax.default_backend()}.json"

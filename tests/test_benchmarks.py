@@ -80,7 +80,7 @@ def test_precision_speed_script_runs(tmp_path, capsys):
     the JAX path (the script returns 1 otherwise) and each gets a ratio against np.sum."""
     bench = _load("precision_speed")
     args = ["--cases", "half:8x300", "float:4x70", "--repeats", "1", "--check-rows", "8",
-            "--out", str(tmp_path)]
+            "--jax", "--out", str(tmp_path)]
     assert bench.main(args) == 0
     out = capsys.readouterr().out
     assert out.count("np.sum  (") == 2 * 8 and "BITS DIFFER" not in out
@@ -89,3 +89,4 @@ def test_precision_speed_script_runs(tmp_path, capsys):
         f"sum order={o}" for o in ("sequential", "adjacent_tree", "repeat_sequential",
                                    "repeat_tree", "repeat_vector_merge", "numpy_pairwise",
                                    "kahan")}
+    assert all(r["bits_match_jax_path"] and r["jax_seconds"] > 0 for r in saved["rows"])

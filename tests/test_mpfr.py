@@ -167,7 +167,8 @@ def test_sum_orders_match_mpfr(name, order, seed, n):
 @pytest.mark.parametrize("order", ["sequential", "adjacent_tree", "numpy_pairwise", "kahan"])
 def test_sum_orders_with_specials_match_mpfr(name, order):
     """Orders without padding follow their tree exactly, signs of zero and NaN included; both
-    the host path (a NumPy input) and the JAX path (under jit)."""
+    the eager call (a NumPy input: the host path where ``orders.USE_HOST`` lists the order)
+    and the JAX path (under jit)."""
     rng = np.random.default_rng(5)
     x = register_values(rng, name, (24, 33), 0.1)
     x[0] = -0.0  # a sum of -0 only: -0, but numpy_pairwise's 0 + total makes it +0

@@ -20,6 +20,7 @@ from strategies import assert_bits_equal, register_values
 import ascjax
 from ascjax import precision
 from ascjax._src.numerics import exact
+from ascjax._src.study import orders
 from ascjax._src.study import precision as impl
 
 FLOATS = ("half", "bfloat16_t", "float")
@@ -46,27 +47,38 @@ def _traced_sum(order: str):
 _traced_exact = jax.jit(precision.exact_sum)
 
 
+def _host(x: np.ndarray, order: str) -> np.ndarray:
+    fmt = ascjax.resolve_format(x.dtype)
+    return orders.host_order(x.reshape(-1, x.shape[-1]), order, fmt).reshape(x.shape[:-1])
+
+
 @pytest.mark.parametrize("name", FLOATS)
-@pytest.mark.parametrize("order", precision.ORDERS)
+@pytest.mark.parametrize("order", orders.HOST_ORDERS)
 @given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([1, 6, 520]))
 def test_host_orders_match_the_jax_path(name, order, seed, n):
     x = _data(np.random.default_rng(seed), name, 6, n)
-    host = precision.sum(x, order=order)
-    traced = _traced_sum(order)(jnp.asarray(x))
-    assert_bits_equal(host, traced, f"{order} {name} n={n}")
+    assert_bits_equal(_host(x, order), _traced_sum(order)(jnp.asarray(x)),
+                      f"{order} {name} n={n}")
 
 
-@pytest.mark.parametrize("order", ["sequential", "numpy_pairwise"])
+@pytest.mark.parametrize("order", ["adjacent_tree", "numpy_pairwise"])
 @pytest.mark.parametrize("shape", [(1, 4096), (2, 20000), (3000, 9)])
 def test_host_orders_keep_their_order_at_any_shape(order, shape):
     """One row, rows longer than NumPy's buffers, many short rows: NumPy's own loop order must
-    not leak in (np.add.reduce over axis 0 of one row sums pairwise, for one)."""
+    not leak in (np.add.reduce over a 2-D array may run along either axis)."""
     x = np.ones(shape, np.float16)
     x[..., 1::3] = 0.0009765625  # 2^-10: half an ulp of 1, lost only where the order says
-    host = precision.sum(x, order=order)
-    assert_bits_equal(host, _traced_sum(order)(jnp.asarray(x)), f"{order} {shape}")
-    if order == "sequential" and shape[-1] == 4096:
-        assert float(host[0]) == 2048.0  # 1 + 1 + ... stagnates at 2048
+    assert_bits_equal(_host(x, order), _traced_sum(order)(jnp.asarray(x)), f"{order} {shape}")
+
+
+def test_sum_takes_the_host_path_only_where_listed():
+    """precision.sum on a concrete input: the host path for USE_HOST's orders, the same bits
+    as the jitted call either way."""
+    x = _data(np.random.default_rng(3), "float", 4, 200)
+    for order in precision.ORDERS:
+        assert_bits_equal(precision.sum(x, order=order), _traced_sum(order)(jnp.asarray(x)),
+                          order)
+    assert set(orders.USE_HOST["float"]) <= set(orders.HOST_ORDERS)
 
 
 @pytest.mark.parametrize("name", FLOATS)
@@ -105,9 +117,10 @@ def test_host_exact_path_takes_the_rows_it_can(name):
 def test_host_paths_keep_the_config_and_transformations():
     """float_overflow="saturate" (half) takes the JAX path; grad and vmap still trace."""
     x = np.full((2, 3), 60000, np.float16)
-    sat = precision.sum(x, config=ascjax.Config(float_overflow="saturate"))
+    sat = precision.sum(x, order="numpy_pairwise",
+                        config=ascjax.Config(float_overflow="saturate"))
     assert np.asarray(sat).view(np.uint16).tolist() == [0x7BFF, 0x7BFF]
-    assert np.isinf(np.asarray(precision.sum(x))).all()
+    assert np.isinf(np.asarray(precision.sum(x, order="numpy_pairwise"))).all()
     g = jax.grad(lambda v: precision.sum(v, order="kahan").sum().astype(np.float32))(
         jnp.asarray(x))
     assert np.asarray(g).tolist() == np.ones_like(x).tolist()

@@ -369,40 +369,24 @@ def tree_depth(tree) -> int:
 
 # --- host fast paths (NumPy) ----------------------------------------------------------------
 #
-# The same orders on concrete arrays, in NumPy's own arithmetic on the storage dtype: a float32
-# add is IEEE (RNE, subnormals kept: NumPy sets no flush-to-zero); a float16 add is a float32
-# add rounded to half and a bfloat16 (ml_dtypes) add a float32 add rounded to bfloat16, both
-# one correct rounding (24 >= 2p + 2 bits: double rounding is innocuous). So each add is the
-# adder's, and the order is written out as in the JAX paths; only NaN payloads differ, and
-# the result's NaNs are made canonical. tests/test_precision_host.py checks them bit for bit
+# Some orders on concrete arrays, in NumPy's own arithmetic on the storage dtype: a float32 add
+# is IEEE (RNE, subnormals kept: NumPy sets no flush-to-zero); a float16 add is a float32 add
+# rounded to half and a bfloat16 (ml_dtypes) add a float32 add rounded to bfloat16, both one
+# correct rounding (24 >= 2p + 2 bits: double rounding is innocuous). So each add is the
+# adder's and the order is written out as in the JAX paths; only NaN payloads differ, and the
+# result's NaNs are made canonical. tests/test_precision_host.py checks them bit for bit
 # against the JAX paths.
 
-HOST_FORMATS = ("half", "bfloat16_t", "float")
-# Elements per block of rows in the column-by-column orders: a Python loop over columns wants
-# wide blocks (few calls, each on many rows).
-LOOP_BLOCK = 1 << 22
-
-
-def _by_blocks(x: np.ndarray, fn: Callable, block: int) -> np.ndarray:
-    """fn over blocks of rows of ``x`` (rows, n), each block transposed to (n, block) so that
-    a column-by-column order reads contiguous rows."""
-    out = np.empty(x.shape[0], x.dtype)
-    step = max(1, block // x.shape[-1])
-    for start in range(0, x.shape[0], step):
-        out[start:start + step] = fn(np.ascontiguousarray(x[start:start + step].T))
-    return out
-
-
-def _host_sequential(x: np.ndarray) -> np.ndarray:
-    # Column by column, one rounded add per element and step. Not np.add.reduce over axis 0:
-    # NumPy picks the loop order, and with one row it sums pairwise in float32.
-    def columns(t):
-        total = t[0].copy()
-        for v in t[1:]:
-            np.add(total, v, out=total)
-        return total
-
-    return _by_blocks(x, columns, LOOP_BLOCK)
+HOST_ORDERS = ("adjacent_tree", "repeat_sequential", "repeat_tree", "repeat_vector_merge",
+               "numpy_pairwise")
+# Where ``precision.sum`` takes the host path for a concrete input: where it beat the jitted
+# JAX path by a clear margin (benchmarks/precision_speed.py --jax, 2-core CPU, 20000 x 4096
+# half, 4096 x 4096 bfloat16 and float; benchmarks/results/issue17). Column-by-column orders
+# (sequential, kahan) cost one NumPy call per column and never won: XLA's loop is as fast.
+USE_HOST = {"half": ("numpy_pairwise",),
+            "bfloat16_t": ("numpy_pairwise", "repeat_vector_merge"),
+            "float": ("adjacent_tree", "repeat_tree", "repeat_vector_merge", "numpy_pairwise")}
+ROW_BLOCK = 1 << 22  # elements per block of rows converted to float32 at a time
 
 
 def _host_adjacent_tree(c: np.ndarray) -> np.ndarray:
@@ -449,48 +433,32 @@ def _host_numpy_pairwise(x: np.ndarray) -> np.ndarray:
     # NumPy's own float32 pairwise sum is the order modelled above, 0 + total, rounded once.
     # One contiguous row per call: over a 2-D array NumPy may pick another loop order.
     total = np.empty(x.shape[0], np.float32)
-    step = max(1, LOOP_BLOCK // x.shape[-1])
+    step = max(1, ROW_BLOCK // x.shape[-1])
     for start in range(0, x.shape[0], step):
         block = x[start:start + step].astype(np.float32)
         total[start:start + step] = [np.add.reduce(row) for row in block]
     return (total + np.float32(0)).astype(x.dtype)
 
 
-def _host_kahan(x: np.ndarray) -> np.ndarray:
-    def columns(t):
-        s, e = t[0].copy(), np.zeros_like(t[0])
-        for v in t[1:]:
-            y = v - e
-            total = s + y
-            e = (total - s) - y
-            s = total
-        return s
-
-    return _by_blocks(x, columns, LOOP_BLOCK)
-
-
 def host_order(x: np.ndarray, order: str, fmt: Format) -> np.ndarray:
-    """The sum of ``x`` (rows, n) in its storage dtype along ``order``, by NumPy: the same bits
-    as ``run_order`` under the default float_overflow="ieee" (callers check that)."""
-    if x.shape[-1] == 1 and order in ("sequential", "adjacent_tree", "kahan"):
+    """The sum of ``x`` (rows, n) in its storage dtype along ``order`` (one of
+    ``HOST_ORDERS``), by NumPy: the same bits as ``run_order`` under the default
+    float_overflow="ieee" (callers check that)."""
+    if x.shape[-1] == 1 and order == "adjacent_tree":
         out = x[:, 0].copy()  # no add at all: the value as ``load`` carries it
         if fmt.name == "half":  # a half NaN's carrier is quiet, payload kept
             bits = out.view(np.uint16)
             bits[(bits & 0x7FFF) > 0x7C00] |= np.uint16(0x200)
         return out
     with np.errstate(all="ignore"):  # inf and NaN arise as IEEE says
-        if order == "sequential":
-            out = _host_sequential(x)
-        elif order == "adjacent_tree":
+        if order == "adjacent_tree":
             out = _host_adjacent_tree(x)
         elif order in REPEAT_ORDERS:
             out = _host_repeats(x, fmt, REPEAT_ORDERS[order])
         elif order == "numpy_pairwise":
             out = _host_numpy_pairwise(x)
-        elif order == "kahan":
-            out = _host_kahan(x)
         else:
-            raise ValueError(f"unknown order {order!r}; valid: {ORDERS}")
+            raise ValueError(f"no host path for order {order!r}; host orders: {HOST_ORDERS}")
         bits = out.view(fmt.bits_dtype)
         nan = np.isnan(out.astype(np.float32))
     m, e = fmt.mantissa_bits, fmt.exponent_bits

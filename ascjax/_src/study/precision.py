@@ -157,9 +157,9 @@ def sum(x: Any, *, dtype: Any = None, order: str = "sequential",
     * ``"kahan"``: s = x0, e = +0; for each next x: y = x - e; t = s + y; e = (t - s) - y; s = t.
 
     Differentiable (the derivative of the exact sum) and jittable (``dtype`` and ``order`` are
-    static). A concrete (untraced) half, bfloat16 or float ``x`` under the default
-    ``float_overflow="ieee"`` is summed on the host by NumPy along the same order
-    (``orders.host_order``: the same bits, much faster).
+    static). A concrete (untraced) ``x`` under the default ``float_overflow="ieee"`` is
+    summed on the host by NumPy along the same order where that is faster than the jitted
+    path (``orders.USE_HOST``: numpy_pairwise, and some trees; the same bits).
 
     >>> import numpy as np
     >>> from ascjax import precision
@@ -172,7 +172,7 @@ def sum(x: Any, *, dtype: Any = None, order: str = "sequential",
         raise ValueError(f"sum: unknown order {order!r}; valid: {list(ORDERS)}")
     fmt, x = _format(x, dtype, "sum", host=True)
     config = resolve_config(config)
-    if (isinstance(x, np.ndarray) and fmt.name in orders.HOST_FORMATS
+    if (isinstance(x, np.ndarray) and order in orders.USE_HOST.get(fmt.name, ())
             and config.float_overflow == "ieee"):
         out = orders.host_order(x.reshape(-1, x.shape[-1]), order, fmt)
         return jnp.asarray(out.reshape(x.shape[:-1]))
