@@ -73,3 +73,20 @@ def test_bulk_path_script_runs(capsys):
     assert bench.main(["--log2", "12", "--registers-log2", "6", "--repeats", "1"]) == 0
     out = capsys.readouterr().out
     assert "the NumPy isclose script" in out and "NumPy read+write" in out
+
+
+def test_precision_speed_script_runs(tmp_path, capsys):
+    """benchmarks/precision_speed.py (issue 17's speed figures), tiny: every call's bits match
+    the JAX path (the script returns 1 otherwise) and each gets a ratio against np.sum."""
+    bench = _load("precision_speed")
+    args = ["--cases", "half:8x300", "float:4x70", "--repeats", "1", "--check-rows", "8",
+            "--jax", "--out", str(tmp_path)]
+    assert bench.main(args) == 0
+    out = capsys.readouterr().out
+    assert out.count("np.sum  (") == 2 * 8 and "BITS DIFFER" not in out
+    saved = json.loads((tmp_path / f"precision_speed-{BACKEND}.json").read_text())
+    assert {r["call"] for r in saved["rows"]} == {"exact_sum"} | {
+        f"sum order={o}" for o in ("sequential", "adjacent_tree", "repeat_sequential",
+                                   "repeat_tree", "repeat_vector_merge", "numpy_pairwise",
+                                   "kahan")}
+    assert all(r["bits_match_jax_path"] and r["jax_seconds"] > 0 for r in saved["rows"])

@@ -7,6 +7,11 @@ values per pass, so no limb sum can overflow), carries are propagated, and the r
 integer is rounded once to the target format, ties to even, with integer shifts only. Nothing
 depends on float behaviour (flush-to-zero, excess precision, NaN payloads), so the result is
 the same eager, under jit, on CPU and GPU.
+
+``exact_sum_host`` is the host (NumPy) fast path for concrete arrays: where a row's values
+span few enough bits that a float64 sum of them is exact in any order, it sums in float64 and
+rounds once (via float32 rounded to odd); the rows it cannot take (inf, NaN, wide spans) are
+left to the limbs. Both give the same bits (tests/test_precision_host.py, tests/test_mpfr.py).
 """
 
 from __future__ import annotations
@@ -187,3 +192,100 @@ def limbs_to_float64(mag, negative, fmt: Format, n: int) -> np.ndarray:
                     for row in flat])
     out = np.where(np.asarray(negative).reshape(-1), -out, out)
     return out.reshape(mag.shape[:-1])
+
+
+# --- host fast path: float64 sums that are exact by construction -----------------------------
+
+HOST_CHUNK = 1 << 20  # elements per block of rows: the float64 copy stays in cache
+_SPLIT_BITS = 12  # float: each value cut into a 12-bit high part and a 12-bit low part
+
+
+def _odd_float32(s: np.ndarray, err: np.ndarray | None = None) -> np.ndarray:
+    """float32 of ``s + err`` rounded to odd (``err``: a float64 below half an ulp of ``s``, or
+    None for an exact ``s``); a later rounding to a format 2+ bits narrower is then correct."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        f = s.astype(np.float32)
+        wide = f.astype(np.float64)
+        below = wide < s if err is None else (wide < s) | ((wide == s) & (err > 0))
+        above = wide > s if err is None else (wide > s) | ((wide == s) & (err < 0))
+    inexact = np.isfinite(f) & (below | above)
+    even = (f.view(np.uint32) & 1) == 0
+    toward = np.where(below, np.float32(np.inf), np.float32(-np.inf))
+    return np.where(inexact & even, np.nextafter(f, toward), f)
+
+
+def _odd_float64(s: np.ndarray, err: np.ndarray) -> np.ndarray:
+    """``s + err`` rounded to odd in float64, for s = fl(a + b) and err its exact error."""
+    even = (s.view(np.uint64) & 1) == 0
+    toward = np.where(err > 0, np.inf, -np.inf)
+    return np.where((err != 0) & even, np.nextafter(s, toward), s)
+
+
+def _host_block(bits: np.ndarray, fmt: Format):
+    """(fmt patterns, float64 sums, done) for one block of rows ``bits`` (rows, n)."""
+    m, e = fmt.mantissa_bits, fmt.exponent_bits
+    uint = bits.dtype.type
+    n = bits.shape[-1]
+    log_n = max(n - 1, 0).bit_length()  # |partial sums| < n max|x| <= 2^log_n max|x|
+    field = (bits >> uint(m)) & uint((1 << e) - 1)
+    finite = np.all(field != (1 << e) - 1, axis=-1)
+    wide = bits.view(fmt.storage_dtype).astype(np.float64)
+    split = fmt.name == "float"  # 24 significand bits: two parts leave room for the span
+    if fmt.name == "half" and log_n <= 13:
+        done = finite  # multiples of 2^-24 below 2^16: 2^13 of them sum exactly
+    else:
+        # Every value is a multiple of 2^(lo - bias - m) below 2^(hi - bias + 1): the float64
+        # sums are exact when that span plus log_n fits in 53 bits (in each part, if split).
+        nonzero = (bits & uint((1 << (m + e)) - 1)) != 0
+        hi = np.max(np.where(finite[:, None], field, 0), axis=-1).astype(np.int64)
+        lo = np.min(np.where(nonzero, np.maximum(field, 1), 1 << e), axis=-1).astype(np.int64)
+        bits_needed = hi - lo + (m + 1 - _SPLIT_BITS if split else m + 1) + log_n
+        done = finite & (bits_needed <= 53)  # (all zero: lo is 2^e, so always done)
+    if split:
+        # high part: the value with its low 12 significand bits cleared (exact); low: the rest
+        high = (bits & ~uint((1 << _SPLIT_BITS) - 1)).view(fmt.storage_dtype).astype(np.float64)
+        a = np.sum(high, axis=-1)
+        b = np.sum(wide - high, axis=-1)
+        s = a + b
+        err = (a - (s - (s - a))) + (b - (s - a))  # TwoSum: s + err == a + b exactly
+    else:
+        s = np.sum(wide, axis=-1)
+        err = None
+    s = np.where(done, s, 0.0)
+    if fmt.name == "float":
+        exact64 = s if err is None else _odd_float64(s, np.where(done, err, 0.0))
+        with np.errstate(over="ignore"):
+            rounded = exact64.astype(np.float32)
+    else:
+        odd = _odd_float32(s, None if err is None else np.where(done, err, 0.0))
+        rounded = odd.astype(fmt.storage_dtype)
+    out = rounded.view(fmt.bits_dtype).copy()
+    # An exact zero: -0 only when every input is -0 (IEEE), else +0.
+    zero = done & (s == 0)
+    if np.any(zero):
+        sign = uint(1 << (m + e))
+        out[zero] = np.where(np.all(bits[zero] == sign, axis=-1), sign, 0)
+    return out, s + 0.0, done  # an exact zero is +0.0 in float64, as limbs_to_float64 gives
+
+
+def exact_sum_host(bits: np.ndarray, fmt: Format):
+    """Host NumPy: ``(patterns, float64 sums, done)`` of the exact sums of ``fmt`` patterns
+    ``bits`` (rows, n) for the rows where a float64 sum is exact by construction.
+
+    half (n <= 2^13): always; bfloat16 and float: when a row's exponent span plus log2 n fits
+    float64's 53 bits (float cuts each value into two 12-bit parts summed apart, then joined
+    by TwoSum). ``patterns`` is the exact sum rounded once to ``fmt`` (through float64 and
+    float32 rounded to odd, so the one rounding that counts is the last), bit-identical to
+    ``exact_sum_bits``; ``float64 sums`` is the exact sum correctly rounded to float64. Rows
+    with inf or NaN, or too wide a span, have ``done`` False: the caller takes the limb path.
+    """
+    rows = bits.shape[0]
+    out = np.zeros(rows, fmt.bits_dtype)
+    sums = np.zeros(rows)
+    done = np.zeros(rows, bool)
+    step = max(1, HOST_CHUNK // max(bits.shape[-1], 1))
+    for start in range(0, rows, step):
+        block = slice(start, start + step)
+        with np.errstate(all="ignore"):  # NaN and inf rows are computed, then not done
+            out[block], sums[block], done[block] = _host_block(bits[block], fmt)
+    return out, sums, done

@@ -214,7 +214,9 @@ def _numpy_pairwise(c, ar: Arith):
         values = values.at[..., np.array([index[g] for g in group])].set(
             _numpy_leaf(c[..., idx], ar.add_f32))
     total = run_tree(values, _relabel(plan, index), ar.add_f32)
-    return ar.round(ar.add_f32(jnp.zeros_like(total), total))
+    # 0 + total, written out: XLA folds an add of +0 away under jit, which would keep a -0
+    # (NumPy, and this path run eagerly, give +0). Every other value passes unchanged.
+    return ar.round(jnp.where(total == SIGN32, jnp.zeros_like(total), total))
 
 
 def _relabel(plan, index):
@@ -363,3 +365,102 @@ def tree_depth(tree) -> int:
             # child i of a k-ary node (added left to right) passes through k-1 adds at most
             stack += [(child, d + k - max(i, 1)) for i, child in enumerate(t)]
     return best
+
+
+# --- host fast paths (NumPy) ----------------------------------------------------------------
+#
+# Some orders on concrete arrays, in NumPy's own arithmetic on the storage dtype: a float32 add
+# is IEEE (RNE, subnormals kept: NumPy sets no flush-to-zero); a float16 add is a float32 add
+# rounded to half and a bfloat16 (ml_dtypes) add a float32 add rounded to bfloat16, both one
+# correct rounding (24 >= 2p + 2 bits: double rounding is innocuous). So each add is the
+# adder's and the order is written out as in the JAX paths; only NaN payloads differ, and the
+# result's NaNs are made canonical. tests/test_precision_host.py checks them bit for bit
+# against the JAX paths.
+
+HOST_ORDERS = ("adjacent_tree", "repeat_sequential", "repeat_tree", "repeat_vector_merge",
+               "numpy_pairwise")
+# Where ``precision.sum`` takes the host path for a concrete input: where it beat the jitted
+# JAX path by a clear margin (benchmarks/precision_speed.py --jax, 2-core CPU, 20000 x 4096
+# half, 4096 x 4096 bfloat16 and float; benchmarks/results/issue17). Column-by-column orders
+# (sequential, kahan) cost one NumPy call per column and never won: XLA's loop is as fast.
+USE_HOST = {"half": ("numpy_pairwise",),
+            "bfloat16_t": ("numpy_pairwise", "repeat_vector_merge"),
+            "float": ("adjacent_tree", "repeat_tree", "repeat_vector_merge", "numpy_pairwise")}
+ROW_BLOCK = 1 << 22  # elements per block of rows converted to float32 at a time
+
+
+def _host_adjacent_tree(c: np.ndarray) -> np.ndarray:
+    while c.shape[-1] > 1:
+        m = c.shape[-1]
+        s = c[..., 0:m - 1:2] + c[..., 1:m:2]
+        c = np.concatenate([s, c[..., m - 1:]], axis=-1) if m % 2 else s
+    return c[..., 0]
+
+
+def _host_pair_tree(v: np.ndarray) -> np.ndarray:
+    """Adjacent-pair tree over a last axis of any length, padded with +0 to a power of two."""
+    n = v.shape[-1]
+    width = 1 << (n - 1).bit_length()
+    if width != n:
+        v = np.concatenate([v, np.zeros(v.shape[:-1] + (width - n,), v.dtype)], axis=-1)
+    while v.shape[-1] > 1:
+        v = v[..., 0::2] + v[..., 1::2]
+    return v[..., 0]
+
+
+def _host_chain(v: np.ndarray) -> np.ndarray:
+    """((v0 + v1) + v2) + ... over the last axis (a short one: the repeats)."""
+    total = v[..., 0]
+    for i in range(1, v.shape[-1]):
+        total = total + v[..., i]
+    return total
+
+
+def _host_repeats(x: np.ndarray, fmt: Format, method: int) -> np.ndarray:
+    lanes = fmt.lanes
+    rows, n = x.shape
+    repeats = -(-n // lanes)
+    w = np.zeros((rows, repeats * lanes), x.dtype)  # the last repeat padded with +0
+    w[:, :n] = x
+    w = w.reshape(rows, repeats, lanes)
+    if method == 3:
+        return _host_pair_tree(_host_chain(np.moveaxis(w, 1, 2)))
+    sums = _host_pair_tree(w)
+    return _host_pair_tree(sums) if method == 2 else _host_chain(sums)
+
+
+def _host_numpy_pairwise(x: np.ndarray) -> np.ndarray:
+    # NumPy's own float32 pairwise sum is the order modelled above, 0 + total, rounded once.
+    # One contiguous row per call: over a 2-D array NumPy may pick another loop order.
+    total = np.empty(x.shape[0], np.float32)
+    step = max(1, ROW_BLOCK // x.shape[-1])
+    for start in range(0, x.shape[0], step):
+        block = x[start:start + step].astype(np.float32)
+        total[start:start + step] = [np.add.reduce(row) for row in block]
+    return (total + np.float32(0)).astype(x.dtype)
+
+
+def host_order(x: np.ndarray, order: str, fmt: Format) -> np.ndarray:
+    """The sum of ``x`` (rows, n) in its storage dtype along ``order`` (one of
+    ``HOST_ORDERS``), by NumPy: the same bits as ``run_order`` under the default
+    float_overflow="ieee" (callers check that)."""
+    if x.shape[-1] == 1 and order == "adjacent_tree":
+        out = x[:, 0].copy()  # no add at all: the value as ``load`` carries it
+        if fmt.name == "half":  # a half NaN's carrier is quiet, payload kept
+            bits = out.view(np.uint16)
+            bits[(bits & 0x7FFF) > 0x7C00] |= np.uint16(0x200)
+        return out
+    with np.errstate(all="ignore"):  # inf and NaN arise as IEEE says
+        if order == "adjacent_tree":
+            out = _host_adjacent_tree(x)
+        elif order in REPEAT_ORDERS:
+            out = _host_repeats(x, fmt, REPEAT_ORDERS[order])
+        elif order == "numpy_pairwise":
+            out = _host_numpy_pairwise(x)
+        else:
+            raise ValueError(f"no host path for order {order!r}; host orders: {HOST_ORDERS}")
+        bits = out.view(fmt.bits_dtype)
+        nan = np.isnan(out.astype(np.float32))
+    m, e = fmt.mantissa_bits, fmt.exponent_bits
+    canonical = (((1 << e) - 1) << m) | (1 << (m - 1))
+    return np.where(nan, fmt.bits_dtype.type(canonical), bits).view(fmt.storage_dtype)

@@ -76,19 +76,56 @@ def to_format(x: Any, dtype: Any) -> np.ndarray:
     return codes.reshape(x.shape).view(fmt.storage_dtype)
 
 
-def _format(x: Any, dtype: Any, where: str) -> tuple[Format, jax.Array]:
-    """The sum format and ``x`` in its storage dtype (rounded once on the host if needed)."""
+def _format(x: Any, dtype: Any, where: str, host: bool = False) -> tuple[Format, Any]:
+    """The sum format and ``x`` in its storage dtype (rounded once on the host if needed);
+    ``host``: as a NumPy array where ``x`` is concrete (not traced), else a JAX array."""
     given = x.dtype if hasattr(x, "dtype") else np.asarray(x).dtype
     fmt = _sum_format(given if dtype is None else dtype, where)
+    traced = isinstance(x, jax.core.Tracer)
     if np.dtype(given) != fmt.storage_dtype:
-        if isinstance(x, jax.core.Tracer):
+        if traced:
             raise TypeError(f"{where}: x has dtype {x.dtype} under a transformation; pass it "
                             f"already in {fmt.name} ({fmt.storage_dtype})")
         x = to_format(x, fmt)
-    x = jnp.asarray(x)
+    x = np.asarray(x) if host and not traced else jnp.asarray(x)
     if x.ndim == 0 or x.shape[-1] == 0:
         raise ValueError(f"{where}: x must have shape (..., n) with n >= 1, got {x.shape}")
     return fmt, x
+
+
+HOST_FORMATS = ("half", "bfloat16_t", "float")  # formats with NumPy fast paths
+
+
+def _pad_rows(x: np.ndarray) -> np.ndarray:
+    """Rows padded with +0 to a power of two: the limb path compiles a few shapes, not one per
+    count of rows it is left."""
+    rows = x.shape[0]
+    padded = np.zeros((1 << max(rows - 1, 0).bit_length(),) + x.shape[1:], x.dtype)
+    padded[:rows] = x
+    return padded
+
+
+def _exact_host(fmt: Format, x: np.ndarray, float64: bool):
+    """The exact sums of concrete ``x`` (..., n) on the host: ``exact.exact_sum_host`` where a
+    float64 sum is exact by construction, the integer-limb kernel on the rows left (inf, NaN,
+    spans beyond float64). Returns (rounded, float64 sums or None), both shaped x.shape[:-1]."""
+    flat = x.reshape(-1, x.shape[-1])
+    out, sums, done = exact.exact_sum_host(flat.view(fmt.bits_dtype), fmt)
+    rest = np.flatnonzero(~done)
+    if rest.size:
+        part = _pad_rows(flat[rest])
+        if float64:
+            mag, negative, rounded = _exact_parts(fmt, part)
+            wide = exact.limbs_to_float64(np.asarray(mag)[:rest.size],
+                                          np.asarray(negative)[:rest.size], fmt, x.shape[-1])
+            with np.errstate(invalid="ignore"):  # a signalling NaN widens with a warning
+                finite = np.all(np.isfinite(flat[rest].astype(np.float64)), axis=-1)
+            sums[rest] = np.where(finite, wide, np.nan)
+        else:
+            rounded = _exact_kernel(fmt, part)
+        out[rest] = np.asarray(rounded)[:rest.size].view(fmt.bits_dtype)
+    shape = x.shape[:-1]
+    return out.view(fmt.storage_dtype).reshape(shape), sums.reshape(shape) if float64 else None
 
 
 def sum(x: Any, *, dtype: Any = None, order: str = "sequential",
@@ -123,7 +160,9 @@ def sum(x: Any, *, dtype: Any = None, order: str = "sequential",
     * ``"kahan"``: s = x0, e = +0; for each next x: y = x - e; t = s + y; e = (t - s) - y; s = t.
 
     Differentiable (the derivative of the exact sum) and jittable (``dtype`` and ``order`` are
-    static).
+    static). A concrete (untraced) ``x`` under the default ``float_overflow="ieee"`` is
+    summed on the host by NumPy along the same order where that is faster than the jitted
+    path (``orders.USE_HOST``: numpy_pairwise, and some trees; the same bits).
 
     >>> import numpy as np
     >>> from ascjax import precision
@@ -134,8 +173,13 @@ def sum(x: Any, *, dtype: Any = None, order: str = "sequential",
     """
     if order not in ORDERS:
         raise ValueError(f"sum: unknown order {order!r}; valid: {list(ORDERS)}")
-    fmt, x = _format(x, dtype, "sum")
-    return _sum_kernel((fmt, order, resolve_config(config)), x)
+    fmt, x = _format(x, dtype, "sum", host=True)
+    config = resolve_config(config)
+    if (isinstance(x, np.ndarray) and order in orders.USE_HOST.get(fmt.name, ())
+            and config.float_overflow == "ieee"):
+        out = orders.host_order(x.reshape(-1, x.shape[-1]), order, fmt)
+        return jnp.asarray(out.reshape(x.shape[:-1]))
+    return _sum_kernel((fmt, order, config), jnp.asarray(x))
 
 
 def _sum_forward(spec, x):
@@ -157,9 +201,14 @@ def exact_sum(x: Any, *, dtype: Any = None) -> jax.Array:
     inputs lose nothing (``exact_sum([1e8, 1, -1e8])`` is 1 in float). Ties round to even;
     beyond the format's range the result is inf; a NaN input, or +inf with -inf, gives NaN; a
     sum that is exactly zero is +0 unless every input is -0. Jittable and differentiable.
+
+    A concrete (untraced) half, bfloat16 or float ``x`` is summed on the host in float64 where
+    that is exact by construction (``exact.exact_sum_host``; the same bits, much faster).
     """
-    fmt, x = _format(x, dtype, "exact_sum")
-    return _exact_kernel(fmt, x)
+    fmt, x = _format(x, dtype, "exact_sum", host=True)
+    if isinstance(x, np.ndarray) and fmt.name in HOST_FORMATS:
+        return jnp.asarray(_exact_host(fmt, x, float64=False)[0])
+    return _exact_kernel(fmt, jnp.asarray(x))
 
 
 def _round_exact(c, fmt, limbs=None):
@@ -190,7 +239,10 @@ def _exact_parts(fmt, x):
 
 def exact_sums(x: Any, *, dtype: Any = None) -> tuple[np.ndarray, np.ndarray]:
     """``(exact_sum(x), exact_sum_float64(x))`` from one exact accumulation (host arrays)."""
-    fmt, x = _format(x, dtype, "exact_sums")
+    fmt, x = _format(x, dtype, "exact_sums", host=True)
+    if isinstance(x, np.ndarray) and fmt.name in HOST_FORMATS:
+        return _exact_host(fmt, x, float64=True)
+    x = jnp.asarray(x)
     mag, negative, rounded = _exact_parts(fmt, x)
     out = exact.limbs_to_float64(mag, negative, fmt, x.shape[-1])
     finite = np.all(np.isfinite(np.asarray(x).astype(np.float64)), axis=-1)

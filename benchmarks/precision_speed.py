@@ -1,0 +1,117 @@
+"""Speed of ``precision.exact_sum`` and every order of ``precision.sum`` against ``np.sum``
+(issue 17): each is timed on the same (rows, n) data as ``np.sum(x, axis=-1)`` on x in its
+storage dtype (float16, ml_dtypes bfloat16, float32), measured in the same run; the target is
+<= 3x np.sum. Concrete NumPy inputs take the host paths; before timing, each result is
+checked bit for bit against the JAX path (the same call under ``jax.jit``) on the first rows.
+
+    python benchmarks/precision_speed.py [--cases half:20000x4096 bfloat16_t:4096x4096
+        float:4096x4096] [--repeats 3] [--check-rows 64] [--jax] [--out DIR]
+
+``--out DIR`` writes ``DIR/precision_speed-<backend>.json`` (the issue's figures live in
+``benchmarks/results/issue17/``). Times are the best of ``--repeats`` calls after one warm-up
+call (which compiles the limb path for rows the float64 path cannot take).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import platform
+import sys
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ascjax import precision
+
+DEFAULT_CASES = ("half:20000x4096", "bfloat16_t:4096x4096", "float:4096x4096")
+TARGET = 3.0
+
+
+def best_of(fn, repeats: int) -> float:
+    """The fastest of ``repeats`` calls (seconds): the machine's noise only slows a run."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        jax.block_until_ready(fn())
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def parse_case(text: str) -> tuple[str, int, int]:
+    name, _, size = text.partition(":")
+    rows, _, n = size.partition("x")
+    return name, int(rows), int(n)
+
+
+def rows_of(name: str, rows: int, n: int) -> np.ndarray:
+    """Standard normal data in the format's storage dtype (what np.sum is timed on)."""
+    rng = np.random.default_rng(17)
+    dtype = precision.make_inputs("normal", 1, 1, name).dtype
+    x = np.empty((rows, n), dtype)
+    step = max(1, (1 << 22) // n)
+    for start in range(0, rows, step):  # drawn in blocks: float64 draws of it all need GiBs
+        x[start:start + step] = rng.standard_normal((min(step, rows - start), n)).astype(dtype)
+    return x
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", nargs="+", default=list(DEFAULT_CASES),
+                        help="FORMAT:ROWSxN")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--check-rows", type=int, default=64,
+                        help="rows compared bit for bit with the JAX path")
+    parser.add_argument("--jax", action="store_true",
+                        help="also time the JAX path (the call under jax.jit): the speed-up")
+    parser.add_argument("--out", type=pathlib.Path, default=None)
+    args = parser.parse_args(argv)
+
+    print(f"{platform.processor() or platform.machine()}, {jax.default_backend()} backend; "
+          f"best of {args.repeats}; baseline np.sum(x, axis=-1) on x in its storage dtype")
+    results = []
+    mismatches = 0
+    for case in args.cases:
+        name, rows, n = parse_case(case)
+        x = rows_of(name, rows, n)
+        base = best_of(lambda x=x: np.sum(x, axis=-1), args.repeats)
+        print(f"\n{name}: {rows} x {n} ({x.dtype}); np.sum {base * 1e3:.1f} ms")
+        calls = [("exact_sum", precision.exact_sum, lambda v: precision.exact_sum(v))]
+        calls += [(f"sum order={o}", lambda v, o=o: precision.sum(v, order=o),
+                   lambda v, o=o: precision.sum(v, order=o)) for o in precision.ORDERS]
+        head = x[:args.check_rows]
+        for label, fn, traced in calls:
+            same = bool(np.array_equal(np.asarray(fn(head)).view(np.uint8),
+                                       np.asarray(jax.jit(traced)(jnp.asarray(head)))
+                                       .view(np.uint8)))
+            mismatches += not same
+            fn(x)  # warm-up
+            seconds = best_of(lambda fn=fn, x=x: fn(x), args.repeats)
+            ratio = seconds / base
+            verdict = "meets" if ratio <= TARGET else "misses"
+            row = {"format": name, "rows": rows, "n": n, "call": label, "seconds": seconds,
+                   "np_sum_seconds": base, "ratio": ratio, "bits_match_jax_path": same}
+            jax_note = ""
+            if args.jax:
+                jitted, device_x = jax.jit(traced), jnp.asarray(x)
+                jax.block_until_ready(jitted(device_x))  # compile
+                row["jax_seconds"] = best_of(lambda f=jitted, v=device_x: f(v), 1)
+                jax_note = f"  (JAX path x{row['jax_seconds'] / base:.1f})"
+            print(f"  {label:<32} {seconds * 1e3:9.1f} ms  x{ratio:6.2f} np.sum  "
+                  f"({verdict} <= {TARGET:g}x){'' if same else '  BITS DIFFER from JAX path'}"
+                  f"{jax_note}")
+            results.append(row)
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        path = args.out / f"precision_speed-{jax.default_backend()}.json"
+        path.write_text(json.dumps({"machine": platform.machine(), "repeats": args.repeats,
+                                    "target_ratio": TARGET, "rows": results}, indent=1))
+        print(f"\nwrote {path}")
+    return 1 if mismatches else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
