@@ -6,10 +6,21 @@ one example exercises many registers with a single (vectorized, jitted) fast cal
 
 from __future__ import annotations
 
+import os
+
 import ml_dtypes
 import numpy as np
+from hypothesis import settings
 
 import ascjax
+
+
+def few_examples(cap: int) -> settings:
+    """Hypothesis settings for a test whose examples each compile or sum a lot: at most ``cap``
+    examples in the default profile; ``ASCJAX_EXAMPLES`` (the deep profile) still sets them."""
+    deep = os.environ.get("ASCJAX_EXAMPLES")
+    return settings(max_examples=int(deep) if deep else cap)
+
 
 UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}
 

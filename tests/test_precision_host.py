@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import assert_bits_equal, register_values
+from strategies import assert_bits_equal, few_examples, register_values
 
 import ascjax
 from ascjax import precision
@@ -61,13 +61,41 @@ def test_host_orders_match_the_jax_path(name, order, seed, n):
                       f"{order} {name} n={n}")
 
 
-@pytest.mark.parametrize("order", ["adjacent_tree", "numpy_pairwise"])
-@pytest.mark.parametrize("shape", [(1, 4096), (2, 20000), (3000, 9)])
-def test_host_orders_keep_their_order_at_any_shape(order, shape):
-    """One row, rows longer than NumPy's buffers, many short rows: NumPy's own loop order must
-    not leak in (np.add.reduce over a 2-D array may run along either axis)."""
-    x = np.ones(shape, np.float16)
-    x[..., 1::3] = 0.0009765625  # 2^-10: half an ulp of 1, lost only where the order says
+def test_float_vector_merge_keeps_lanes_of_negative_zeros():
+    """NumPy's add.reduce over the repeats starts from +0: a lane that is -0 in every register
+    must still merge to -0 (the hardware adds r0 + r1 + ...)."""
+    x = np.full((3, 4 * 64), -0.0, np.float32)
+    x[1, 5] = 1.0
+    x[2, 64 + 7] = 0.0  # +0 in one register: that lane merges to +0
+    assert_bits_equal(_host(x, "repeat_vector_merge"),
+                      _traced_sum("repeat_vector_merge")(jnp.asarray(x)), "-0 lanes")
+    assert np.signbit(_host(x, "repeat_vector_merge")[0])
+
+
+@pytest.mark.parametrize(("name", "order"), [
+    (name, order) for name in FLOATS for order in orders.SCAN_ORDERS
+    if order not in orders.USE_HOST.get(name, ())])  # those take the host path
+@few_examples(20)
+@given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([1, 2, 6, 129, 520]))
+def test_scan_orders_on_leading_rows_match_the_jax_path(name, order, seed, n):
+    """A concrete input's sequential / kahan / repeat_vector_merge sum runs on rows moved to
+    the leading axis by a call of its own; the traced call keeps the last axis: same bits."""
+    x = _data(np.random.default_rng(seed), name, 6, n)
+    want = _traced_sum(order)(jnp.asarray(x))
+    assert_bits_equal(precision.sum(x, order=order), want, f"{order} {name} n={n}")
+    assert_bits_equal(precision.sum(x[:12].reshape(2, 6, n), order=order),
+                      np.asarray(want)[:12].reshape(2, 6), f"{order} {name} n={n}, 3-D")
+
+
+@pytest.mark.parametrize("order", ["adjacent_tree", "numpy_pairwise", "repeat_tree"])
+@pytest.mark.parametrize("shape", [(1, 4096), (2, 20000), (3000, 9), (40000, 3), (5, 70001)])
+@pytest.mark.parametrize("dtype", [np.float16, np.float32])
+def test_host_orders_keep_their_order_at_any_shape(order, shape, dtype):
+    """One row, rows longer than NumPy's buffers, many short rows, blocks of rows: NumPy's own
+    loop order must not leak in (np.add.reduce over a 2-D array could run along either axis)."""
+    x = np.ones(shape, dtype)
+    # half an ulp of 1, lost only where the order says
+    x[..., 1::3] = 2.0 ** -10 if dtype == np.float16 else 2.0 ** -23
     assert_bits_equal(_host(x, order), _traced_sum(order)(jnp.asarray(x)), f"{order} {shape}")
 
 
@@ -82,6 +110,7 @@ def test_sum_takes_the_host_path_only_where_listed():
 
 
 @pytest.mark.parametrize("name", FLOATS)
+@few_examples(15)
 @given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([1, 5, 300, 4096]))
 def test_host_exact_sum_matches_the_limb_path(name, seed, n):
     x = _data(np.random.default_rng(seed), name, 6, n)

@@ -9,6 +9,7 @@ gives the same orders as nested tuples of input indices, the form ``reveal_order
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 
 import jax
@@ -18,7 +19,7 @@ import numpy as np
 from ..config import Config, resolve_config
 from ..formats import FORMATS, Format, finfo
 from ..isa.codecs import decode, encode
-from ..isa.lanes import pair_tree, sequential_sum
+from ..isa.lanes import pair_tree
 from ..isa.reduce_tensor import tensor_sum
 from ..numerics.add import canonical_nan, carrier_add, float_add, native_add
 from ..numerics.bits import SIGN32, U32, from_bits, from_carrier, sll, srl, to_bits, to_carrier
@@ -113,7 +114,38 @@ def _neg(c):
 # --- the orders -----------------------------------------------------------------------------
 
 def _sequential(c, ar: Arith):
-    return sequential_sum(c, ar.add)
+    return scan_sum(jnp.moveaxis(c, -1, 0), "sequential", ar)
+
+
+# Orders that loop over the data in index order (a ``lax.scan``): on a concrete input they run
+# on rows moved to the leading axis beforehand (``to_leading``, ``leading_sum``).
+SCAN_ORDERS = ("sequential", "kahan", "repeat_vector_merge")
+
+
+def scan_sum(rows, order: str, ar: Arith, load_row: Callable | None = None):
+    """``sequential`` or ``kahan`` over the leading axis of ``rows`` (n, ...), n >= 1, as a
+    ``lax.scan`` in row order: sequential ``((x0 + x1) + x2) + ...``; Kahan's compensated sum
+    s = x0, e = +0, then per x: y = x - e; t = s + y; e = (t - s) - y; s = t.
+
+    ``load_row`` turns one row into carriers inside the loop, so rows may stay in their storage
+    format (half the memory traffic of carriers); by default rows are carriers already.
+    """
+    load_row = load_row or (lambda row: row)
+    first = load_row(rows[0])
+    if rows.shape[0] == 1:
+        return first
+    if order == "sequential":
+        total, _ = jax.lax.scan(lambda s, x: (ar.add(s, load_row(x)), None), first, rows[1:])
+        return total
+
+    def kahan_step(carry, x):
+        s, e = carry
+        y = ar.add(load_row(x), _neg(e))
+        t = ar.add(s, y)
+        return (t, ar.add(ar.add(t, _neg(s)), _neg(y))), None
+
+    (total, _), _ = jax.lax.scan(kahan_step, (first, jnp.zeros_like(first)), rows[1:])
+    return total
 
 
 def adjacent_tree(c, add: Callable):
@@ -140,22 +172,26 @@ def _repeats(c, ar: Arith, method: int):
     return tensor_sum(w, ar, method, "sequential")
 
 
+def to_leading(x, order: str, fmt: Format):
+    """``x`` (..., n) in its storage format, the scanned axis moved to the front: (n, ...); for
+    repeat_vector_merge the registers (R, ..., lanes), the last padded with +0."""
+    if order != "repeat_vector_merge":
+        return jnp.moveaxis(x, -1, 0)
+    n, lanes = x.shape[-1], fmt.lanes
+    repeats = -(-n // lanes)
+    w = jnp.pad(x, [(0, 0)] * (x.ndim - 1) + [(0, repeats * lanes - n)])
+    return jnp.moveaxis(w.reshape(x.shape[:-1] + (repeats, lanes)), -2, 0)
+
+
+def leading_sum(rows, order: str, ar: Arith, load_row: Callable):
+    """``run_order`` of a ``SCAN_ORDERS`` order on ``to_leading``'s rows (loaded per step)."""
+    if order != "repeat_vector_merge":
+        return scan_sum(rows, order, ar, load_row)
+    return pair_tree(scan_sum(rows, "sequential", ar, load_row), ar.add)
+
+
 def _kahan(c, ar: Arith):
-    """Kahan's compensated sum: s = x0, e = +0; then per x: y = x - e; t = s + y;
-    e = (t - s) - y; s = t."""
-    if c.shape[-1] == 1:
-        return c[..., 0]
-
-    def step(carry, x):
-        s, e = carry
-        y = ar.add(x, _neg(e))
-        t = ar.add(s, y)
-        return (t, ar.add(ar.add(t, _neg(s)), _neg(y))), None
-
-    rest = jnp.moveaxis(c[..., 1:], -1, 0)
-    (s, _), _ = jax.lax.scan(step, (c[..., 0], jnp.zeros_like(c[..., 0])), rest,
-                             unroll=1)
-    return s
+    return scan_sum(jnp.moveaxis(c, -1, 0), "kahan", ar)
 
 
 # --- NumPy's pairwise_sum -------------------------------------------------------------------
@@ -385,8 +421,9 @@ HOST_ORDERS = ("adjacent_tree", "repeat_sequential", "repeat_tree", "repeat_vect
 # (sequential, kahan) cost one NumPy call per column and never won: XLA's loop is as fast.
 USE_HOST = {"half": ("numpy_pairwise",),
             "bfloat16_t": ("numpy_pairwise", "repeat_vector_merge"),
-            "float": ("adjacent_tree", "repeat_tree", "repeat_vector_merge", "numpy_pairwise")}
-ROW_BLOCK = 1 << 22  # elements per block of rows converted to float32 at a time
+            "float": ("adjacent_tree", "repeat_sequential", "repeat_tree", "repeat_vector_merge",
+                      "numpy_pairwise")}
+ROW_BLOCK = 1 << 20  # elements per block of rows: every level of a tree stays in cache
 
 
 def _host_adjacent_tree(c: np.ndarray) -> np.ndarray:
@@ -410,9 +447,9 @@ def _host_pair_tree(v: np.ndarray) -> np.ndarray:
 
 def _host_chain(v: np.ndarray) -> np.ndarray:
     """((v0 + v1) + v2) + ... over the last axis (a short one: the repeats)."""
-    total = v[..., 0]
+    total = v[..., 0].copy()
     for i in range(1, v.shape[-1]):
-        total = total + v[..., i]
+        np.add(total, v[..., i], out=total)
     return total
 
 
@@ -420,24 +457,34 @@ def _host_repeats(x: np.ndarray, fmt: Format, method: int) -> np.ndarray:
     lanes = fmt.lanes
     rows, n = x.shape
     repeats = -(-n // lanes)
-    w = np.zeros((rows, repeats * lanes), x.dtype)  # the last repeat padded with +0
-    w[:, :n] = x
+    w = x
+    if n % lanes:
+        w = np.zeros((rows, repeats * lanes), x.dtype)  # the last repeat padded with +0
+        w[:, :n] = x
     w = w.reshape(rows, repeats, lanes)
     if method == 3:
-        return _host_pair_tree(_host_chain(np.moveaxis(w, 1, 2)))
+        if fmt.name != "float":
+            return _host_pair_tree(_host_chain(np.moveaxis(w, 1, 2)))
+        # float32 adds over a middle axis run in index order, ((r0 + r1) + r2) + ..., as
+        # lane-wise vector adds (tested against the chain); NumPy starts from +0, so a lane
+        # of -0 registers only would come out +0 instead of -0.
+        merged = np.add.reduce(w, axis=1)
+        zero = np.flatnonzero(merged.view(np.uint32) == 0)
+        if zero.size:
+            lanes_of = w.transpose(0, 2, 1).reshape(-1, repeats)[zero]
+            all_negative = np.all(lanes_of.view(np.uint32) == np.uint32(0x80000000), axis=-1)
+            merged.reshape(-1)[zero[all_negative]] = np.float32(-0.0)
+        return _host_pair_tree(merged)
     sums = _host_pair_tree(w)
     return _host_pair_tree(sums) if method == 2 else _host_chain(sums)
 
 
 def _host_numpy_pairwise(x: np.ndarray) -> np.ndarray:
     # NumPy's own float32 pairwise sum is the order modelled above, 0 + total, rounded once.
-    # One contiguous row per call: over a 2-D array NumPy may pick another loop order.
-    total = np.empty(x.shape[0], np.float32)
-    step = max(1, ROW_BLOCK // x.shape[-1])
-    for start in range(0, x.shape[0], step):
-        block = x[start:start + step].astype(np.float32)
-        total[start:start + step] = [np.add.reduce(row) for row in block]
-    return (total + np.float32(0)).astype(x.dtype)
+    # A C-contiguous block reduced over its last axis runs that sum row by row (tested against
+    # one call per row).
+    block = np.ascontiguousarray(x, np.float32)
+    return (np.add.reduce(block, axis=-1) + np.float32(0)).astype(x.dtype)
 
 
 def host_order(x: np.ndarray, order: str, fmt: Format) -> np.ndarray:
@@ -450,15 +497,18 @@ def host_order(x: np.ndarray, order: str, fmt: Format) -> np.ndarray:
             bits = out.view(np.uint16)
             bits[(bits & 0x7FFF) > 0x7C00] |= np.uint16(0x200)
         return out
+    if order == "adjacent_tree":
+        rows_sum = _host_adjacent_tree
+    elif order in REPEAT_ORDERS:
+        rows_sum = functools.partial(_host_repeats, fmt=fmt, method=REPEAT_ORDERS[order])
+    elif order == "numpy_pairwise":
+        rows_sum = _host_numpy_pairwise
+    else:
+        raise ValueError(f"no host path for order {order!r}; host orders: {HOST_ORDERS}")
+    step = max(1, ROW_BLOCK // x.shape[-1])
     with np.errstate(all="ignore"):  # inf and NaN arise as IEEE says
-        if order == "adjacent_tree":
-            out = _host_adjacent_tree(x)
-        elif order in REPEAT_ORDERS:
-            out = _host_repeats(x, fmt, REPEAT_ORDERS[order])
-        elif order == "numpy_pairwise":
-            out = _host_numpy_pairwise(x)
-        else:
-            raise ValueError(f"no host path for order {order!r}; host orders: {HOST_ORDERS}")
+        out = np.concatenate([rows_sum(x[start:start + step])
+                              for start in range(0, x.shape[0], step)] or [rows_sum(x)])
         bits = out.view(fmt.bits_dtype)
         nan = np.isnan(out.astype(np.float32))
     m, e = fmt.mantissa_bits, fmt.exponent_bits
