@@ -157,11 +157,17 @@ with atomic_outputs([sys.argv[1]]) as (handle,):
 """
 
 
+def _default_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_temporary_files_carry_the_pid_and_go_on_sigterm_and_sigint(tmp_path, sig):
     out = tmp_path / "out.bin"
+    # A shell starts commands with SIGINT at its default action; a test worker may ignore it,
+    # and an ignored SIGINT is inherited (Python then installs no KeyboardInterrupt handler).
     with subprocess.Popen([sys.executable, "-c", _WRITER, str(out)], stdout=subprocess.PIPE,
-                          text=True) as proc:
+                          text=True, preexec_fn=_default_sigint) as proc:
         assert proc.stdout.readline() == "ready\n"
         [temp] = os.listdir(tmp_path)
         assert temp.startswith(f".out.bin.{binio._HOST}.{proc.pid}.") and temp.endswith(".tmp")
