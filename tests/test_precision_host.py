@@ -39,12 +39,14 @@ def _data(rng, name: str, rows: int, n: int) -> np.ndarray:
 
 
 @functools.lru_cache
+@functools.cache
 def _traced_sum(order: str):
     """precision.sum under jit (one function per order: compiled once per shape)."""
     return jax.jit(lambda v: precision.sum(v, order=order))
 
 
 _traced_exact = jax.jit(precision.exact_sum)
+_traced_exact_parts = jax.jit(impl._exact_parts, static_argnums=0)
 
 
 def _host(x: np.ndarray, order: str) -> np.ndarray:
@@ -118,7 +120,7 @@ def test_host_exact_sum_matches_the_limb_path(name, seed, n):
     traced = _traced_exact(jnp.asarray(x))
     assert_bits_equal(host, traced, f"exact_sum {name} n={n}")
     fmt = ascjax.FORMATS[name]
-    mag, negative, rounded = impl._exact_parts(fmt, jnp.asarray(x))
+    mag, negative, rounded = _traced_exact_parts(fmt, jnp.asarray(x))
     wide = exact.limbs_to_float64(mag, negative, fmt, n)
     with np.errstate(invalid="ignore"):
         finite = np.all(np.isfinite(x.astype(np.float64)), axis=-1)
