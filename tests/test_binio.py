@@ -146,8 +146,11 @@ def test_symlink_output_is_followed_and_devices_fifos_written_in_place(tmp_path)
     assert sorted(os.listdir(tmp_path)) == ["fifo", "link.bin", "real.bin"]
 
 
+# A shell starts a command with Python's KeyboardInterrupt handler in place; a test worker may
+# ignore SIGINT, and an ignored SIGINT is inherited (then Python installs no handler): restore it.
 _WRITER = """
-import sys, time
+import signal, sys, time
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from ascjax._src.io.binio import atomic_outputs
 with atomic_outputs([sys.argv[1]]) as (handle,):
     handle.write(b"partial")
@@ -157,17 +160,11 @@ with atomic_outputs([sys.argv[1]]) as (handle,):
 """
 
 
-def _default_sigint():
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_temporary_files_carry_the_pid_and_go_on_sigterm_and_sigint(tmp_path, sig):
     out = tmp_path / "out.bin"
-    # A shell starts commands with SIGINT at its default action; a test worker may ignore it,
-    # and an ignored SIGINT is inherited (Python then installs no KeyboardInterrupt handler).
     with subprocess.Popen([sys.executable, "-c", _WRITER, str(out)], stdout=subprocess.PIPE,
-                          text=True, preexec_fn=_default_sigint) as proc:
+                          text=True) as proc:
         assert proc.stdout.readline() == "ready\n"
         [temp] = os.listdir(tmp_path)
         assert temp.startswith(f".out.bin.{binio._HOST}.{proc.pid}.") and temp.endswith(".tmp")

@@ -56,6 +56,7 @@ def _host(x: np.ndarray, order: str) -> np.ndarray:
 
 @pytest.mark.parametrize("name", FLOATS)
 @pytest.mark.parametrize("order", orders.HOST_ORDERS)
+@few_examples(20)
 @given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([1, 6, 520]))
 def test_host_orders_match_the_jax_path(name, order, seed, n):
     x = _data(np.random.default_rng(seed), name, 6, n)
@@ -112,8 +113,8 @@ def test_sum_takes_the_host_path_only_where_listed():
 
 
 @pytest.mark.parametrize("name", FLOATS)
-@few_examples(15)
-@given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([1, 5, 300, 4096]))
+@few_examples(10)
+@given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([5, 300, 4096]))
 def test_host_exact_sum_matches_the_limb_path(name, seed, n):
     x = _data(np.random.default_rng(seed), name, 6, n)
     host = precision.exact_sum(x)

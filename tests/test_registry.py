@@ -1278,15 +1278,13 @@ def _want(record: Record, a: tuple, static, config):
 
 def _modes(record: Record, r: int, k: int) -> tuple:
     """Row r's config reading k's modes. By default (CI): the first row's default reading in
-    every mode; every other row's default reading under jit and one more mode, taken in turn;
-    each other reading in one mode, taken in turn. So every instruction runs in every mode, and
-    every row and reading in some. The deep profile (ASCJAX_EXAMPLES >= 120) runs everything
-    in every mode."""
+    every mode; every other row's default reading under jit; each other reading in one mode,
+    taken in turn. So every instruction runs in every mode (on its first row), every row
+    under jit and every reading in some mode. The deep profile (ASCJAX_EXAMPLES >= 120) runs everything in every mode."""
     if EXAMPLES > 1 or (k == 0 and r == 0):
         return record.modes
     if k == 0:
-        others = [m for m in record.modes if m != "jit"]
-        return tuple(dict.fromkeys(("jit", others[r % len(others)]) if others else ("jit",)))
+        return ("jit",) if "jit" in record.modes else record.modes[:1]
     return (record.modes[(r + k) % len(record.modes)],)
 
 

@@ -574,6 +574,11 @@ def _order_probes() -> list[Probe]:
                                       config=c)
         return {"spr": _np(ascjax.get_reduce_repeat_sum_spr(spr, config=c), "float")}
 
+    def repeat_sum(x, c):  # ReduceRepeat's dst (its SPR has a probe of its own)
+        dst, _ = ascjax.reduce_repeat(x["dst"], x["src"], 64, 1, 1, 1, 8, reduce_type="sum",
+                                      config=c)
+        return {"dst": _np(dst, "float")}
+
     f32, f16 = "float", "half"
     out = []
     for dtype, lanes, block in ((f32, 64, 8), (f16, 128, 16)):
@@ -613,6 +618,24 @@ def _order_probes() -> list[Probe]:
                "input_src.bin and input_dst.bin; DataBlock 0's sum is dst element 0", f32, 64,
                list(range(8)), tensor(ascjax.reduce_data_block, 64, 1, 1, 1, 8,
                                       reduce_type="sum"), dst_width=8),
+        _order("order_reg_reduce_data_block_f16", "reg_reduce_data_block",
+               "Reg::ReduceDataBlock<ReduceType::SUM>(dst, src, mask) (mask all lanes) per row "
+               "of input_src.bin (a half RegTensor); dst lane 0", f16, 128, list(range(16)),
+               register(ascjax.reg_reduce_data_block, f16), dst_width=0),
+        _order("order_reduce_data_block_f16", "reduce_data_block",
+               "ReduceDataBlock<ReduceType::SUM, half>(dst, src, 128, 1, 1, 1, 8) per row of "
+               "input_src.bin and input_dst.bin; DataBlock 0's sum is dst element 0", f16, 128,
+               list(range(16)), tensor(ascjax.reduce_data_block, 128, 1, 1, 1, 8,
+                                       reduce_type="sum", dtype=f16), dst_width=8),
+        _order("order_datablock_reduce_sum_f16", "datablock_reduce_sum",
+               "asc_datablock_reduce_sum(dst, src, 128) (count 128) per row of input_src.bin "
+               "and input_dst.bin; DataBlock 0's sum is dst element 0", f16, 128,
+               list(range(16)), tensor(ascjax.datablock_reduce_sum, 128, dtype=f16),
+               dst_width=8),
+        _order("order_reduce_repeat_f32", "reduce_repeat",
+               "ReduceRepeat<ReduceType::SUM, float>(dst, src, 64, 1, 1, 1, 8) per row of "
+               "input_src.bin and input_dst.bin; dst element 0", f32, 64, list(range(64)),
+               repeat_sum),
         _order("order_datablock_reduce_sum_f32", "datablock_reduce_sum",
                "asc_datablock_reduce_sum(dst, src, 64) (count 64) per row of input_src.bin and "
                "input_dst.bin; DataBlock 0's sum is dst element 0", f32, 64, list(range(8)),
