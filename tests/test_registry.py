@@ -1280,7 +1280,8 @@ def _modes(record: Record, r: int, k: int) -> tuple:
     """Row r's config reading k's modes. By default (CI): the first row's default reading in
     every mode; every other row's default reading under jit; each other reading in one mode,
     taken in turn. So every instruction runs in every mode (on its first row), every row
-    under jit and every reading in some mode. The deep profile (ASCJAX_EXAMPLES >= 120) runs everything in every mode."""
+    under jit and every reading in some mode. The deep profile (ASCJAX_EXAMPLES >= 120) runs
+    everything in every mode."""
     if EXAMPLES > 1 or (k == 0 and r == 0):
         return record.modes
     if k == 0:
