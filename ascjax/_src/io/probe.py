@@ -583,63 +583,48 @@ def _order_probes() -> list[Probe]:
     out = []
     for dtype, lanes, block in ((f32, 64, 8), (f16, 128, 16)):
         short = "f32" if dtype == f32 else "f16"
+        width = 128 // lanes * 16  # the mask's bits per lane: b16 for half, b32 for float
         out += [
             _order(f"order_reduce_sum_datablock_{short}", "reduce_sum_datablock",
-                   f"asc_reduce_sum_datablock(dst, src, asc_create_mask_b{128 // lanes * 16}"
-                   f"(PAT_ALL)) per row of "
-                   f"input_src.bin (a vector_{dtype}); the sum of DataBlock 0 is dst lane 0",
-                   dtype, lanes, list(range(block)), register(ascjax.reduce_sum_datablock, dtype),
-                   dst_width=0),
+                   f"asc_reduce_sum_datablock(dst, src, asc_create_mask_b{width}(PAT_ALL)) per "
+                   f"row of input_src.bin (a vector_{dtype}); the sum of DataBlock 0 is dst "
+                   "lane 0", dtype, lanes, list(range(block)),
+                   register(ascjax.reduce_sum_datablock, dtype), dst_width=0),
             _order(f"order_block_reduce_sum_{short}", "block_reduce_sum",
                    f"BlockReduceSum<{dtype}>(dst, src, 1, {lanes}, 1, 1, 8) per row of "
                    f"input_src.bin and input_dst.bin; DataBlock 0's sum is dst element 0",
                    dtype, lanes, list(range(block)),
                    tensor(ascjax.block_reduce_sum, 1, lanes, 1, 1, 8, dtype=dtype), dst_width=8),
+            _order(f"order_asc_reduce_sum_{short}", "asc_reduce_sum",
+                   f"asc_reduce_sum(dst, src, asc_create_mask_b{width}(PAT_ALL)) per row of "
+                   f"input_src.bin (a vector_{dtype}); dst lane 0", dtype, lanes,
+                   list(range(lanes)), register(ascjax.asc_reduce_sum, dtype), dst_width=0),
+            _order(f"order_reg_reduce_data_block_{short}", "reg_reduce_data_block",
+                   "Reg::ReduceDataBlock<ReduceType::SUM>(dst, src, mask) (mask all lanes) per "
+                   f"row of input_src.bin (a {dtype} RegTensor); dst lane 0", dtype, lanes,
+                   list(range(block)), register(ascjax.reg_reduce_data_block, dtype),
+                   dst_width=0),
+            _order(f"order_reduce_data_block_{short}", "reduce_data_block",
+                   f"ReduceDataBlock<ReduceType::SUM, {dtype}>(dst, src, {lanes}, 1, 1, 1, 8) "
+                   "per row of input_src.bin and input_dst.bin; DataBlock 0's sum is dst "
+                   "element 0", dtype, lanes, list(range(block)),
+                   tensor(ascjax.reduce_data_block, lanes, 1, 1, 1, 8, reduce_type="sum",
+                          dtype=dtype), dst_width=8),
+            _order(f"order_datablock_reduce_sum_{short}", "datablock_reduce_sum",
+                   f"asc_datablock_reduce_sum(dst, src, {lanes}) (count {lanes}) per row of "
+                   "input_src.bin and input_dst.bin; DataBlock 0's sum is dst element 0", dtype,
+                   lanes, list(range(block)),
+                   tensor(ascjax.datablock_reduce_sum, lanes, dtype=dtype), dst_width=8),
         ]
     out += [
-        _order("order_asc_reduce_sum_f16", "asc_reduce_sum",
-               "asc_reduce_sum(dst, src, asc_create_mask_b16(PAT_ALL)) per row of input_src.bin "
-               "(a vector_half); dst lane 0", f16, 128, list(range(128)),
-               register(ascjax.asc_reduce_sum, f16), dst_width=0),
-        _order("order_asc_reduce_sum_f32", "asc_reduce_sum",
-               "asc_reduce_sum(dst, src, asc_create_mask_b32(PAT_ALL)) per row of input_src.bin "
-               "(a vector_float); dst lane 0", f32, 64, list(range(64)),
-               register(ascjax.asc_reduce_sum, f32), dst_width=0),
         _order("order_reg_reduce_f32", "reg_reduce",
                "Reg::Reduce<ReduceType::SUM>(dst, src, mask) (mask all lanes) per row of "
                "input_src.bin (a float RegTensor); dst lane 0", f32, 64, list(range(64)),
                register(ascjax.reg_reduce, f32), dst_width=0),
-        _order("order_reg_reduce_data_block_f32", "reg_reduce_data_block",
-               "Reg::ReduceDataBlock<ReduceType::SUM>(dst, src, mask) (mask all lanes) per row "
-               "of input_src.bin (a float RegTensor); dst lane 0", f32, 64, list(range(8)),
-               register(ascjax.reg_reduce_data_block, f32), dst_width=0),
-        _order("order_reduce_data_block_f32", "reduce_data_block",
-               "ReduceDataBlock<ReduceType::SUM, float>(dst, src, 64, 1, 1, 1, 8) per row of "
-               "input_src.bin and input_dst.bin; DataBlock 0's sum is dst element 0", f32, 64,
-               list(range(8)), tensor(ascjax.reduce_data_block, 64, 1, 1, 1, 8,
-                                      reduce_type="sum"), dst_width=8),
-        _order("order_reg_reduce_data_block_f16", "reg_reduce_data_block",
-               "Reg::ReduceDataBlock<ReduceType::SUM>(dst, src, mask) (mask all lanes) per row "
-               "of input_src.bin (a half RegTensor); dst lane 0", f16, 128, list(range(16)),
-               register(ascjax.reg_reduce_data_block, f16), dst_width=0),
-        _order("order_reduce_data_block_f16", "reduce_data_block",
-               "ReduceDataBlock<ReduceType::SUM, half>(dst, src, 128, 1, 1, 1, 8) per row of "
-               "input_src.bin and input_dst.bin; DataBlock 0's sum is dst element 0", f16, 128,
-               list(range(16)), tensor(ascjax.reduce_data_block, 128, 1, 1, 1, 8,
-                                       reduce_type="sum", dtype=f16), dst_width=8),
-        _order("order_datablock_reduce_sum_f16", "datablock_reduce_sum",
-               "asc_datablock_reduce_sum(dst, src, 128) (count 128) per row of input_src.bin "
-               "and input_dst.bin; DataBlock 0's sum is dst element 0", f16, 128,
-               list(range(16)), tensor(ascjax.datablock_reduce_sum, 128, dtype=f16),
-               dst_width=8),
         _order("order_reduce_repeat_f32", "reduce_repeat",
                "ReduceRepeat<ReduceType::SUM, float>(dst, src, 64, 1, 1, 1, 8) per row of "
                "input_src.bin and input_dst.bin; dst element 0", f32, 64, list(range(64)),
                repeat_sum),
-        _order("order_datablock_reduce_sum_f32", "datablock_reduce_sum",
-               "asc_datablock_reduce_sum(dst, src, 64) (count 64) per row of input_src.bin and "
-               "input_dst.bin; DataBlock 0's sum is dst element 0", f32, 64, list(range(8)),
-               tensor(ascjax.datablock_reduce_sum, 64), dst_width=8),
         _order("order_repeat_reduce_sum_f32", "repeat_reduce_sum",
                "RepeatReduceSum<float>(dst, src, 1, 64, 0, 1, 1, 8) per row of input_src.bin and "
                "input_dst.bin; dst element 0", f32, 64, list(range(64)),
