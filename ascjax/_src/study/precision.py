@@ -403,28 +403,45 @@ def error_bound(x: Any, *, dtype: Any = None, order: str,
     no published constant), so it is not a strict bound for large n u.
     """
     fmt, x = _format(x, dtype, "error_bound")
-    xs = np.abs(np.asarray(x).astype(np.float64)).sum(axis=-1)
-    n = x.shape[-1]
+    return _per_trial(x, fmt, _order_ratio(order, x.shape[-1], fmt, _higham), exact_value)
+
+
+def _order_ratio(order: str, n: int, fmt: Format, inner) -> tuple[float, float]:
+    """``(g, f)`` of an order's bound ``f |S| + (1 + f) g sum|x|``: ``inner(k, u, n)`` is the
+    bound per sum|x| of depth k at unit roundoff u (gamma_k or gamma~_k); ``f`` is the format's
+    u where a float32 sum is rounded once more to it (numpy_pairwise in a narrow format), else
+    0. kahan: its first-order 2u."""
     u = orders.unit_roundoff(fmt)
     if order == "kahan":
-        return 2 * u * xs
+        return 2 * u, 0.0
     if order == "numpy_pairwise" and fmt.name != "float":
-        s = exact_sum_float64(x) if exact_value is None else np.asarray(exact_value)
-        g = gamma(tree_depth(order, n, fmt.name), 2.0 ** -24)
-        return u * np.abs(s) + (1 + u) * g * xs
-    return gamma(tree_depth(order, n, fmt.name), u) * xs
+        return float(inner(tree_depth(order, n, fmt.name), 2.0 ** -24, n)), u
+    return float(inner(tree_depth(order, n, fmt.name), u, n)), 0.0
+
+
+def _per_trial(x, fmt: Format, ratio: tuple[float, float], exact_value) -> np.ndarray:
+    """``f |S| + (1 + f) g sum|x|`` per sum of ``x`` (``ratio`` = (g, f)), float64."""
+    g, f = ratio
+    xs = np.abs(np.asarray(x).astype(np.float64)).sum(axis=-1)
+    if not f:
+        return g * xs
+    s = exact_sum_float64(x) if exact_value is None else np.asarray(exact_value)
+    return f * np.abs(s) + (1 + f) * g * xs
+
+
+def _higham(k, u, n):
+    return gamma(k, u)
+
+
+def _higham_mary(failure: float):
+    return lambda k, u, n: gamma_tilde(k, u, higham_mary_lambda(n, u, failure))
 
 
 def higham_gamma(order: str, n: int, dtype: Any) -> float:
     """The bound of ``error_bound`` divided by sum|x| (kahan: 2u; numpy_pairwise in a narrow
     format: float32's gamma plus u, since |S| <= sum|x|)."""
-    fmt = resolve(dtype, where="higham_gamma")
-    u = orders.unit_roundoff(fmt)
-    if order == "kahan":
-        return 2 * u
-    if order == "numpy_pairwise" and fmt.name != "float":
-        return float(u + (1 + u) * gamma(tree_depth(order, n, fmt.name), 2.0 ** -24))
-    return float(gamma(tree_depth(order, n, fmt.name), u))
+    g, f = _order_ratio(order, n, resolve(dtype, where="higham_gamma"), _higham)
+    return f + (1 + f) * g  # |S| <= sum|x|
 
 
 def probabilistic_bound(x: Any, *, dtype: Any = None, order: str, exact_value: Any = None,
@@ -441,14 +458,8 @@ def probabilistic_bound(x: Any, *, dtype: Any = None, order: str, exact_value: A
     grow with n (Higham & Mary give no probabilistic form for it).
     """
     fmt, x = _format(x, dtype, "probabilistic_bound")
-    xs = np.abs(np.asarray(x).astype(np.float64)).sum(axis=-1)
-    n = x.shape[-1]
-    u = orders.unit_roundoff(fmt)
-    if order == "numpy_pairwise" and fmt.name != "float":
-        s = exact_sum_float64(x) if exact_value is None else np.asarray(exact_value)
-        return u * np.abs(s) + (1 + u) * higham_mary_gamma(order, n, fmt.name,
-                                                           failure=failure, final=False) * xs
-    return higham_mary_gamma(order, n, fmt.name, failure=failure) * xs
+    return _per_trial(x, fmt, _order_ratio(order, x.shape[-1], fmt, _higham_mary(failure)),
+                      exact_value)
 
 
 def higham_mary_gamma(order: str, n: int, dtype: Any, *, failure: float = DEFAULT_FAILURE,
@@ -456,13 +467,6 @@ def higham_mary_gamma(order: str, n: int, dtype: Any, *, failure: float = DEFAUL
     """The bound of ``probabilistic_bound`` divided by sum|x|: gamma~_k(lambda) with the
     order's depth k and lambda for ``failure`` (kahan: 2u; numpy_pairwise in a narrow format:
     float32's gamma~ plus u, the final rounding, unless ``final`` is False)."""
-    fmt = resolve(dtype, where="higham_mary_gamma")
-    u = orders.unit_roundoff(fmt)
-    if order == "kahan":
-        return 2 * u
-    if order == "numpy_pairwise" and fmt.name != "float":
-        u32 = 2.0 ** -24
-        g = float(gamma_tilde(tree_depth(order, n, fmt.name), u32,
-                              higham_mary_lambda(n, u32, failure)))
-        return u + (1 + u) * g if final else g
-    return float(gamma_tilde(tree_depth(order, n, fmt.name), u, higham_mary_lambda(n, u, failure)))
+    g, f = _order_ratio(order, n, resolve(dtype, where="higham_mary_gamma"),
+                        _higham_mary(failure))
+    return f + (1 + f) * g if final else g
