@@ -331,6 +331,13 @@ def test_bad_options_name_the_option_and_the_range(tmp_path, capsys):
          "dst_rep_stride=0 is outside the valid range [1, 65535]"),
         ("repeat_reduce_sum", ["--repeat-time", "1", "--mask", "8", "--product", "A3"],
          "ascjax run: repeat_reduce_sum: not available on product 'A3'"),
+        # the Gatherb / Scatter / GatherMask / asc_reduce runners once took 0 here (review)
+        ("gatherb", ["--tensors", "0", "--offset", paths["src"], "--repeat-time", "1"],
+         "ascjax run: gatherb: --tensors 0 must be an integer >= 1"),
+        ("scatter", ["--dst-len", "0", "--dst-offset", paths["src"], "--count", "1"],
+         "ascjax run: scatter: --dst-len 0 must be an integer >= 1"),
+        ("gather_mask", ["--tensors", "0", "--src1-pattern", "1", "--repeat-times", "1"],
+         "ascjax run: gather_mask: --tensors 0 must be an integer >= 1"),
     ]
     for name, args, message in cases:
         assert main(["run", name, *base, *args]) == 2, message

@@ -417,6 +417,31 @@ class Register:
                       inputs=("src", "mask"))
 
 
+def tensor_options(tensors_help: str) -> tuple:
+    """--tensors, --dst, --dst-len of every LocalTensor runner."""
+    return (Option("tensors", tensors_help, int, 1, low=1),
+            Option("dst", "initial dst LocalTensor(s) (.bin); default zeros"),
+            Option("dst_len", "elements of each zero dst when no --dst (default: src length)",
+                   int, low=1))
+
+
+def load_tensors(opts: dict, fmt: Format, dst_fmt: Format | None = None):
+    """(dst, src) LocalTensor rows: --tensors of each per file; dst zeros of --dst-len (default
+    src's length) when no --dst."""
+    dst_fmt = dst_fmt or fmt
+    src = tensors(opts["src"], fmt, opts["tensors"], "--src")
+    if opts.get("dst") is not None:
+        return tensors(opts["dst"], dst_fmt, opts["tensors"], "--dst"), src
+    length = opts["dst_len"] if opts.get("dst_len") is not None else src.shape[1]
+    return np.zeros((len(src), length), dst_fmt.storage_dtype), src
+
+
+def tensor_registers(src, fmt: Format, dst, dst_fmt: Format | None = None) -> int:
+    """Registers one LocalTensor row spans (the chunking unit), at least 1."""
+    dst_fmt = dst_fmt or fmt
+    return max(-(-src.shape[1] // fmt.lanes), -(-dst.shape[1] // dst_fmt.lanes), 1)
+
+
 @dataclasses.dataclass(frozen=True)
 class Tensor:
     """``f(dst, src, <static arguments>, *, config=None, **template)`` over LocalTensor files.
@@ -464,11 +489,7 @@ class Tensor:
                              f"default: the one the registry's rows give the src type)",
                              ascend_type, choices=type_choices(name, self.dst_column)),)
         options = (Option("src", "src LocalTensor(s) (.bin)", required=True), *types,
-                   Option("tensors", "the src (and dst) file holds this many LocalTensors",
-                          int, 1, low=1),
-                   Option("dst", "initial dst LocalTensor(s) (.bin); default zeros"),
-                   Option("dst_len", "elements of each zero dst when no --dst (default: src "
-                          "length)", int, low=1),
+                   *tensor_options("the src (and dst) file holds this many LocalTensors"),
                    *static, *_templates(templates, function), OUT,
                    *_extra_options(self.outputs))
 
@@ -476,12 +497,7 @@ class Tensor:
             fmt = resolve(opts["dtype"], where=name)
             dst_fmt = fmt if self.dst_column is None else resolve(self._dst_type(
                 name, fmt.name, opts.get("dst_dtype")), where=name, arg="dst_dtype")
-            src = tensors(opts["src"], fmt, opts["tensors"], "--src")
-            if opts.get("dst") is not None:
-                dst = tensors(opts["dst"], dst_fmt, opts["tensors"], "--dst")
-            else:
-                length = opts["dst_len"] if opts.get("dst_len") is not None else src.shape[1]
-                dst = np.zeros((len(src), length), dst_fmt.storage_dtype)
+            dst, src = load_tensors(opts, fmt, dst_fmt)
             args = [_work_space(name, p.name, opts, fmt) if p.name in WORK_SPACE
                     else _value(name, p.name, opts) for p in positional]
             args += [_value(name, a, opts) for a in self._form(name, opts)]
@@ -491,8 +507,8 @@ class Tensor:
             def fn(d, s):
                 return _leaves(function(d, s, *args, **keywords))
 
-            rows = max(-(-src.shape[1] // fmt.lanes), -(-dst.shape[1] // dst_fmt.lanes))
-            p = Plan(fn, [dst, src], [], [], unit="tensors", row_registers=rows)
+            p = Plan(fn, [dst, src], [], [], unit="tensors",
+                     row_registers=tensor_registers(src, fmt, dst, dst_fmt))
             return dataclasses.replace(p, outputs=_outputs(name, p, self.outputs, opts, dst_fmt))
 
         return Runner(name, options, plan, config_options(name, options, adds=True),

@@ -41,10 +41,13 @@ from .families import (
     config_options,
     int_or_name,
     integer,
+    load_tensors,
     mask_input,
     masked_registers,
     parse_mask,
     registers,
+    tensor_options,
+    tensor_registers,
     tensors,
     type_choices,
 )
@@ -138,7 +141,7 @@ def _plan_tensor_gather(opts: dict) -> Plan:
     def fn(d, s, o):
         return (gather(d, s, o, opts["src_base_addr"], *args, config=config),)
 
-    rows = max(-(-src.shape[1] // fmt.lanes), -(-dst.shape[1] // fmt.lanes), 1)
+    rows = tensor_registers(src, fmt, dst)
     return Plan(fn, [dst, src, offsets], [], [Output(opts["out"], fmt, _first)],
                 unit="tensors", row_registers=rows)
 
@@ -239,19 +242,11 @@ def _plan_block_register(name: str, function):
 
 
 def _tensor_files(name: str, opts: dict, offset_arg: str):
-    """(T, dst, src, offsets) LocalTensor rows: --tensors of each per file, dst zeros of
-    --dst-len (default src's length) when no --dst."""
+    """(format, dst, src, offsets) LocalTensor rows of a Gatherb / Scatter run."""
     fmt = resolve(opts["dtype"], where=name)
-    count = opts["tensors"]
-    src = tensors(opts["src"], fmt, count, "--src")
-    if opts.get("dst") is not None:
-        dst = tensors(opts["dst"], fmt, count, "--dst")
-    else:
-        length = opts["dst_len"] if opts.get("dst_len") is not None else src.shape[1]
-        dst = np.zeros((len(src), length), fmt.storage_dtype)
+    dst, src = load_tensors(opts, fmt)
     flag = "--" + offset_arg.replace("_", "-")
-    offsets = tensors(opts[offset_arg], FORMATS["uint32_t"], count, flag)
-    return fmt, dst, src, offsets
+    return fmt, dst, src, tensors(opts[offset_arg], FORMATS["uint32_t"], opts["tensors"], flag)
 
 
 def _plan_gatherb(opts: dict) -> Plan:
@@ -262,9 +257,8 @@ def _plan_gatherb(opts: dict) -> Plan:
     def fn(d, s, o):
         return gatherb(d, s, o, opts["repeat_time"], params, config=config)
 
-    rows = max(-(-src.shape[1] // fmt.lanes), -(-dst.shape[1] // fmt.lanes))
     return Plan(fn, [dst, src, offset], [], [Output(opts["out"], fmt, _first)], unit="tensors",
-                row_registers=rows)
+                row_registers=tensor_registers(src, fmt, dst))
 
 
 def _plan_scatter(opts: dict) -> Plan:
@@ -283,19 +277,15 @@ def _plan_scatter(opts: dict) -> Plan:
     def fn(d, s, o):
         return scatter(d, s, o, opts["dst_base_addr"], *args, config=config)
 
-    rows = max(-(-src.shape[1] // fmt.lanes), -(-dst.shape[1] // fmt.lanes))
     return Plan(fn, [dst, src, offset], [], [Output(opts["out"], fmt, _first)], unit="tensors",
-                row_registers=rows)
+                row_registers=tensor_registers(src, fmt, dst))
 
 
 def _tensor_options(name: str) -> tuple:
     return (Option("src", "src LocalTensor(s) (.bin)", required=True),
             Option("dtype", "T (the src and dst type)", ascend_type, required=True,
                    choices=type_choices(name)),
-            Option("tensors", "each file holds this many LocalTensors", int, 1),
-            Option("dst", "initial dst LocalTensor(s) (.bin); default zeros"),
-            Option("dst_len", "elements of each zero dst when no --dst (default: src length)",
-                   int))
+            *tensor_options("each file holds this many LocalTensors"))
 
 
 def _register_block_options(name: str) -> tuple:
@@ -309,12 +299,7 @@ def _register_block_options(name: str) -> tuple:
 def _compaction_tensors(name: str, opts: dict):
     """(format, dst rows, src0 rows, src1 rows or None) of a GatherMask / asc_reduce run."""
     fmt = resolve(opts["dtype"], where=name)
-    src = tensors(opts["src"], fmt, opts["tensors"], "--src")
-    if opts.get("dst") is not None:
-        dst = tensors(opts["dst"], fmt, opts["tensors"], "--dst")
-    else:
-        length = opts["dst_len"] if opts.get("dst_len") is not None else src.shape[1]
-        dst = np.zeros((len(src), length), fmt.storage_dtype)
+    dst, src = load_tensors(opts, fmt)
     src1 = None
     if opts.get("src1") is not None:
         src1 = tensors(opts["src1"], FORMATS[PATTERN_TYPES[fmt.bits]], opts["tensors"],
@@ -324,8 +309,8 @@ def _compaction_tensors(name: str, opts: dict):
 
 def _compaction_plan(fmt, dst, src, src1, call, outputs) -> Plan:
     batched = [dst, src] + ([] if src1 is None else [src1])
-    rows = max(-(-src.shape[1] // fmt.lanes), -(-dst.shape[1] // fmt.lanes))
-    return Plan(call, batched, [], outputs, unit="tensors", row_registers=rows)
+    return Plan(call, batched, [], outputs, unit="tensors",
+                row_registers=tensor_registers(src, fmt, dst))
 
 
 def _plan_gather_mask(opts: dict) -> Plan:
@@ -374,9 +359,7 @@ def _plan_asc_reduce(opts: dict) -> Plan:
 
 _COMPACTION_TENSORS = (
     Option("src", "src0 LocalTensor(s) (.bin)", required=True),
-    Option("tensors", "the src, dst and src1 files hold this many LocalTensors", int, 1),
-    Option("dst", "initial dst LocalTensor(s) (.bin); default zeros"),
-    Option("dst_len", "elements of each zero dst when no --dst (default: src length)", int),
+    *tensor_options("the src, dst and src1 files hold this many LocalTensors"),
 )
 
 
