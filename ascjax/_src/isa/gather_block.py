@@ -35,7 +35,7 @@ from .lanes import (
     runtime_check,
 )
 from .masks import element_mask
-from .repeat import offset_tensors
+from .repeat import fit_last_axis, offset_tensors
 
 _ALL_WIDTHS = ("int8_t", "uint8_t", "int16_t", "uint16_t", "half", "bfloat16_t", "int32_t",
                "uint32_t", "float")
@@ -91,13 +91,6 @@ def check_offsets(offsets, read, *, align: int, limit: int, where: str, what: st
     return good
 
 
-def _fit(x, size: int):
-    """The first ``size`` elements of the last axis, padded with zeros where x is shorter."""
-    if x.shape[-1] >= size:
-        return x[..., :size]
-    return jnp.pad(x, [(0, 0)] * (x.ndim - 1) + [(0, size - x.shape[-1])])
-
-
 def _words(bits):
     """Bit patterns ``(..., n)`` as little-endian uint32 words ``(..., ceil(n / k))``, k
     elements a word. The DataBlock moves run on words: XLA's CPU backend computes a gather of
@@ -106,7 +99,7 @@ def _words(bits):
     k = 4 // bits.dtype.itemsize
     if k == 1:
         return bits
-    bits = _fit(bits, -(-bits.shape[-1] // k) * k)
+    bits = fit_last_axis(bits, -(-bits.shape[-1] // k) * k)
     return lax.bitcast_convert_type(bits.reshape(bits.shape[:-1] + (-1, k)), jnp.uint32)
 
 
@@ -122,7 +115,7 @@ def _blocks(src, epb: int):
     """src ``(..., n)`` as DataBlocks ``(..., nb + 1, epb)``, a zero block last (what a bad
     offset reads under ``out_of_range="ignore"``)."""
     nb = src.shape[-1] // epb + 1
-    s = _fit(src, nb * epb)
+    s = fit_last_axis(src, nb * epb)
     s = s.at[..., (nb - 1) * epb:].set(jnp.zeros((), s.dtype))
     return s.reshape(s.shape[:-1] + (nb, epb))
 

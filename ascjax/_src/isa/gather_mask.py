@@ -40,7 +40,7 @@ from .lanes import (
     kernel,
     runtime_check,
 )
-from .repeat import RepeatPlan, same_type_tensors
+from .repeat import RepeatPlan, fit_last_axis, same_type_tensors
 from .squeeze import source_lanes
 
 _B16_B32 = ("int16_t", "uint16_t", "half", "int32_t", "uint32_t", "float")
@@ -141,13 +141,6 @@ class Plan:
         return np.nonzero(bits & self.active)[0]
 
 
-def _fit(x, size: int):
-    """The first ``size`` elements of the last axis, padded with zeros where x is shorter."""
-    if x.shape[-1] >= size:
-        return x[..., :size]
-    return jnp.pad(x, [(0, 0)] * (x.ndim - 1) + [(0, size - x.shape[-1])])
-
-
 def _load(plan: Plan, s):
     """``(..., R*E)``: the call's src0 elements in processing order. Whole 256-byte repeats load
     by strided slices (``RepeatPlan.load``); XLA's CPU gather is far slower."""
@@ -166,7 +159,8 @@ def _select(plan: Plan, pattern):
     if stride == 0:
         words = jnp.broadcast_to(pattern[..., None, :wpr], pattern.shape[:-1] + (repeats, wpr))
     elif stride >= wpr:
-        words = _fit(pattern, repeats * stride).reshape(pattern.shape[:-1] + (repeats, stride))
+        words = fit_last_axis(pattern, repeats * stride).reshape(
+            pattern.shape[:-1] + (repeats, stride))
         words = words[..., :wpr]
     else:                                       # overlapping strings: a gather
         words = pattern[..., (np.arange(repeats)[:, None] * stride

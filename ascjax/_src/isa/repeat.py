@@ -462,12 +462,12 @@ class RepeatPlan:
         """
         epb, repeats = self.fmt.per_block, self.repeats
         if self.contiguous:
-            s = _fit(s, repeats * self.fmt.lanes)
+            s = fit_last_axis(s, repeats * self.fmt.lanes)
             return s.reshape(s.shape[:-1] + (repeats, self.fmt.lanes))
         read = np.array(self.mask, bool).reshape(BLOCKS_PER_REGISTER, epb).any(axis=1)
         r_span = (repeats - 1) * self.src_rep_stride + 1
         n_blocks = r_span + int(np.nonzero(read)[0][-1]) * self.src_blk_stride
-        s = _fit(s, n_blocks * epb)
+        s = fit_last_axis(s, n_blocks * epb)
         blocks = s.reshape(s.shape[:-1] + (n_blocks, epb))
         shape = blocks.shape[:-2] + (repeats, epb)
         rows = []
@@ -503,14 +503,14 @@ class RepeatPlan:
             values = values[..., last, np.arange(k)][..., None, :]
             written, step = written.any(axis=0)[None], k
         span = values.shape[-2] * step
-        padded = _fit(d, max(n, span))
+        padded = fit_last_axis(d, max(n, span))
         rows = padded[..., :span].reshape(d.shape[:-1] + (values.shape[-2], step))
         rows = jnp.concatenate([jnp.where(written, values, rows[..., :k]), rows[..., k:]], -1)
         return jnp.concatenate([rows.reshape(d.shape[:-1] + (span,)), padded[..., span:]],
                                -1)[..., :n]
 
 
-def _fit(x, size: int):
+def fit_last_axis(x, size: int):
     """The first ``size`` elements of the last axis, padded with zeros where x is shorter."""
     if x.shape[-1] >= size:
         return x[..., :size]
