@@ -111,9 +111,14 @@ def _compact(x, active):
 
     Callers pass bit patterns or tangents, never values a select could canonicalize.
     """
-    source, count = source_lanes(active)
-    packed = jnp.take_along_axis(x, source, axis=-1)
+    return _pack(x, *source_lanes(active))
+
+
+def _pack(x, source, count):
+    """``x``'s lanes ``source`` (``source_lanes``) in the low lanes, the lanes from ``count``
+    on 0."""
     lane = jnp.arange(x.shape[-1], dtype=jnp.int32)
+    packed = jnp.take_along_axis(x, source, axis=-1)
     return jnp.where(lane < count[..., None], packed, jnp.zeros((), x.dtype))
 
 
@@ -494,9 +499,8 @@ def _ub_squeeze_bits(plan: _UbPlan, dst, src0, src1):
     m = src1[..., offsets]
     active = (m != 0) if bit is None else ((m >> bit.astype(m.dtype)) & 1) != 0
     source, count = source_lanes(active)
+    packed = _pack(x, source, count)
     lane = jnp.arange(plan.fmt.lanes)
-    packed = jnp.where(lane < count[..., None], jnp.take_along_axis(x, source, axis=-1),
-                       jnp.zeros((), x.dtype))
     writes = lane < count[..., None] if plan.tail == "keep" else jnp.ones(packed.shape, bool)
     later = jnp.asarray(plan.later_same())
 
