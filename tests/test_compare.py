@@ -8,6 +8,9 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import few_examples
 
 import ascjax
 from ascjax._src.cli import main
@@ -371,3 +374,45 @@ def test_isclose_on_integers_is_the_vendor_scripts(tmp_path, dtype, np_dtype):
             got = ascjax.compare(actual, golden, dtype=dtype, preset=preset,
                                  error_ratio=float(error_ratio))
             assert got.passed == (want[1] <= error_ratio)
+
+
+def _adversarial_codes(name: str, rng, n: int) -> np.ndarray:
+    """Stored units of ``name``: random bits mixed with its zeros, NaNs (several payloads),
+    infinities, subnormals and extremes, so agreeing and differing pairs of every class meet."""
+    fmt = ascjax.FORMATS[name]
+    size = np.dtype(fmt.storage_dtype).itemsize
+    bits = rng.integers(0, 256, n * size, dtype=np.uint8).view(f"u{size}")
+    width = 8 * bits.itemsize
+    top = 1 << (width - 1)
+    edges = [0, top, 1, top | 1, top - 1, (1 << width) - 1]
+    if fmt.is_float and fmt.bits >= 16:
+        exp = ((1 << fmt.exponent_bits) - 1) << fmt.mantissa_bits
+        edges += [exp, exp | top, exp | 1, exp | (1 << (fmt.mantissa_bits - 1)), exp - 1]
+    pool = np.array(edges, bits.dtype)
+    pick = rng.random(bits.size) < 0.3
+    bits[pick] = rng.choice(pool, pick.sum())
+    return bits.view(fmt.storage_dtype)
+
+
+@pytest.mark.parametrize("name", list(ascjax.FORMATS))
+@given(seed=st.integers(0, 2**32 - 1), share=st.sampled_from([0.0, 0.01, 0.5, 1.0]),
+       chunk=st.sampled_from([1, 4096, 10_000, 1 << 22]))
+@few_examples(8)
+def test_judging_agreeing_pairs_by_class_equals_judging_every_element(name, seed, share,
+                                                                       chunk):
+    """The speed path (only differing elements through the model, agreeing ones per class)
+    gives the plain model's report to the last figure, for every format and special value."""
+    rng = np.random.default_rng(seed)
+    fmt = ascjax.FORMATS[name]
+    golden = _adversarial_codes(name, rng, 6000)
+    actual = golden.copy()
+    change = rng.random(golden.size) < share
+    actual[change] = _adversarial_codes(name, rng, golden.size)[change]
+    tol = ascjax_compare.tolerance()
+    reports = [ascjax_compare._tally(
+        actual, golden, ascjax_compare._Tally(fmt, 20, tol, "registers", split=split),
+        chunk).report(("isclose",), None).as_dict() for split in (False, True)]
+    assert reports[0] == reports[1]
+    whole = ascjax_compare._tally(actual, golden, ascjax_compare._Tally(fmt, 20, tol,
+                                                                      "registers"), 1 << 22)
+    assert whole.report(("isclose",), None).as_dict() == reports[1]

@@ -53,6 +53,7 @@ import functools
 import json
 import math
 import os
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -69,7 +70,7 @@ THRESHOLDS = {  # CANN precision standard, threshold T per output type
     "fp8_e4m3fn_t": 2.0**-3, "fp8_e5m2_t": 2.0**-2,
 }
 CHUNK_ELEMENTS = 1 << 22  # elements compared per step: bounded memory for any file size
-SUM_BLOCK = 1 << 12  # MERE is summed in blocks at fixed offsets: same bits for any chunk size
+SUM_BLOCK = 1 << 12  # MERE's rel is summed this many at a time: same bits for any chunk size
 _INF_ULP = -1  # the integer stand-in for "a NaN against a number" inside the arrays
 
 # The (rtol, atol, error ratio) settings of the samples' np.isclose scripts, named after their
@@ -120,7 +121,8 @@ def _values(codes: np.ndarray, fmt: Format) -> np.ndarray:
     """float64 values of the codes (exact for every format)."""
     if _small_float(fmt) or fmt.name == "int4b_t":
         return _code_table(fmt.name)[0][codes]
-    return codes.view(fmt.storage_dtype).astype(np.float64)
+    with np.errstate(invalid="ignore"):  # a signalling NaN is quieted: a NaN all the same
+        return codes.view(fmt.storage_dtype).astype(np.float64)
 
 
 def _ieee_fields(fmt: Format) -> tuple[int, int]:
@@ -314,11 +316,21 @@ def _bin_key(label: str) -> float:
 # --- the comparison -------------------------------------------------------------------------
 
 class _Tally:
-    """Running totals over chunks, so files of any size are compared in bounded memory."""
+    """Running totals over chunks, so files of any size are compared in bounded memory.
+
+    Speed: only the elements whose bits differ go through the per-element model (``_judge``).
+    An agreeing pair's verdict under every rule depends only on its value's class (zero, finite
+    nonzero, or the NaN / inf code itself: ``x - x`` is 0 for a finite x, NaN otherwise, and
+    the scripts' relative tests then divide 0 by ``|x|`` plus a guard that rounds to 0 in
+    half), so agreeing pairs are counted per class and each class is judged once, by the same
+    model, with its count as weight. ``split=False`` judges every element (the plain model,
+    which the tests hold the split one to).
+    """
 
     def __init__(self, fmt: Format, first: int, tolerance: tuple[float, float, float],
-                 layout: str):
+                 layout: str, split: bool = True):
         self.fmt, self.first, self.tolerance, self.layout = fmt, first, tolerance, layout
+        self.split = split
         self.close_fail = 0
         self.n = self.mismatches = self.max_ulp = 0
         self.nan_pairs = self.nan_payload = self.nan_vs_number = self.inf_mismatches = 0
@@ -326,41 +338,86 @@ class _Tally:
         self.found: list[Mismatch] = []
         self.rtol_fail = self.atol_fail = self.nonfinite_agree = 0
         self.rel_sum, self.rel_max = 0.0, 0.0
+        self._rel_group = np.zeros(0, np.float64)  # differing elements' rel, not yet summed
 
     def add(self, a: np.ndarray, g: np.ndarray, offset: int) -> None:
+        self.n += a.size
+        where = np.flatnonzero(a != g) if self.split else None
+        if where is None or where.size * 2 > a.size:  # mostly differing: no split pays
+            self._judge(a, g, np.arange(a.size) + offset)
+            return
+        self._judge(a[where], g[where], where + offset)
+        self._agreeing(g, where)
+
+    def _agreeing(self, g: np.ndarray, where: np.ndarray) -> None:
+        """Judge the pairs whose bits agree by class: the count of each class as its weight."""
+        fmt = self.fmt
+        if fmt.bits <= 8:  # every code is its own class: 256 (or 16) weights
+            top = 1 << fmt.bits
+            weight = np.bincount(g, minlength=top) - np.bincount(g[where], minlength=top)
+            codes = np.flatnonzero(weight).astype(g.dtype)
+            self._judge(codes, codes, weight=weight[codes])
+            return
+        magnitude = g & ((1 << (fmt.bits - 1)) - 1) if fmt.is_float else g
+        zeros = int(np.count_nonzero(magnitude == 0))
+        zeros -= int(np.count_nonzero(magnitude[where] == 0))
+        special = np.zeros(0, g.dtype)
+        if fmt.is_float:
+            exp = _ieee_fields(fmt)[0]
+            at = np.flatnonzero(magnitude >= exp)
+            if at.size:  # NaNs and infs as themselves (rare: their own codes, weight 1)
+                special = g[np.setdiff1d(at, where, assume_unique=True)]
+        others = g.size - where.size - zeros - special.size
+        one = np.ones(1, fmt.storage_dtype).view(g.dtype)  # any finite nonzero code
+        codes = np.concatenate([one, np.zeros(1, g.dtype), special])
+        weight = np.concatenate([[others, zeros], np.ones(special.size, np.int64)])
+        self._judge(codes, codes, weight=weight)
+
+    def _judge(self, a: np.ndarray, g: np.ndarray, positions: np.ndarray | None = None,
+               weight: np.ndarray | None = None) -> None:
+        """The per-element model on the pairs (a, g): ``positions`` (their indices in the
+        file) for pairs that may differ, or ``weight`` (how many elements each pair stands
+        for) for agreeing pairs."""
+        if a.size == 0:
+            return
+
+        def count(m: np.ndarray) -> int:
+            return int(np.count_nonzero(m) if weight is None else weight[m].sum())
+
         fmt = self.fmt
         nan_a, inf_a = _nan_inf(a, fmt)
         nan_g, inf_g = _nan_inf(g, fmt)
         both_nan = nan_a & nan_g
         one_nan = nan_a ^ nan_g
-        differ = (a != g) & ~both_nan
-        ulp = np.abs(_order(a, fmt) - _order(g, fmt))
-        ulp = np.where(one_nan, _INF_ULP, ulp)
         close = self._isclose(a, g)
-        self.close_fail += int(close.size - np.count_nonzero(close))
-        self.n += a.size
-        self.nan_pairs += int(both_nan.sum())
-        self.nan_payload += int((both_nan & (a != g)).sum())
-        self.nan_vs_number += int(one_nan.sum())
-        self.inf_mismatches += int((differ & ~one_nan & (inf_a | inf_g)).sum())
+        self.close_fail += count(~close)
+        self.nan_pairs += count(both_nan)
+        va, vg = _values(a, fmt), _values(g, fmt)
+        self._thousandth(va, vg, count)
+        # The script fails these although both sides agree (NaN pairs, equal infinities).
+        differ = (a != g) & ~both_nan
+        self.nonfinite_agree += count((both_nan | (inf_a & (a == g))) & ~differ)
+        if positions is None:
+            return
+        self.nan_payload += count(both_nan & (a != g))
+        self.nan_vs_number += count(one_nan)
+        self.inf_mismatches += count(differ & ~one_nan & (inf_a | inf_g))
+        self._relative(va, vg, both_nan, one_nan, a != g)
         where = np.flatnonzero(differ)
         self.mismatches += where.size
-        if where.size:
-            d = ulp[where]
-            self.max_ulp = math.inf if (d == _INF_ULP).any() or self.max_ulp == math.inf \
-                else max(self.max_ulp, int(d.max()))
-            labels, counts = np.unique(d, return_counts=True)
-            for value, count in zip(labels.tolist(), counts.tolist(), strict=True):
-                key = _bin_label(value)
-                self.hist[key] = self.hist.get(key, 0) + count
-            for i in where[: max(self.first - len(self.found), 0)].tolist():
-                self.found.append(self._mismatch(offset + i, a[i], g[i], int(ulp[i]),
-                                                 bool(close[i])))
-        va, vg = _values(a, fmt), _values(g, fmt)
-        self._thousandth(va, vg)
-        # The script fails these although both sides agree (NaN pairs, equal infinities).
-        self.nonfinite_agree += int(((both_nan | (inf_a & (a == g))) & ~differ).sum())
-        self._relative(va, vg, both_nan, one_nan)
+        if not where.size:
+            return
+        d = np.abs(_order(a[where], fmt) - _order(g[where], fmt))
+        d = np.where(one_nan[where], _INF_ULP, d)
+        self.max_ulp = math.inf if (d == _INF_ULP).any() or self.max_ulp == math.inf \
+            else max(self.max_ulp, int(d.max()))
+        labels, counts = np.unique(d, return_counts=True)
+        for value, n in zip(labels.tolist(), counts.tolist(), strict=True):
+            key = _bin_label(value)
+            self.hist[key] = self.hist.get(key, 0) + n
+        for k, i in enumerate(where[: max(self.first - len(self.found), 0)].tolist()):
+            self.found.append(self._mismatch(int(positions[i]), a[i], g[i], int(d[k]),
+                                             bool(close[i])))
 
     def _mismatch(self, index: int, a, g, ulp: int, close: bool) -> Mismatch:
         fmt, per = self.fmt, _elements_per_register(self.fmt)
@@ -380,7 +437,7 @@ class _Tally:
         with np.errstate(all="ignore"):
             return np.isclose(x, y, rtol=rtol, atol=atol, equal_nan=True)
 
-    def _thousandth(self, va: np.ndarray, vg: np.ndarray) -> None:
+    def _thousandth(self, va: np.ndarray, vg: np.ndarray, count: Callable) -> None:
         # The script's own arithmetic, in the type np.fromfile would give it.
         kind = {"half": np.float16}.get(self.fmt.name, np.float32)
         if self.fmt.bits == 32 and not self.fmt.is_float:
@@ -391,18 +448,23 @@ class _Tally:
             deno = np.maximum(np.abs(a), np.abs(g))
             atol_ok = np.less_equal(result, LOSS)
             rtol_ok = np.less_equal(result / np.add(deno, MINIMUM), LOSS)
-        self.atol_fail += int(a.size - atol_ok.sum())
-        self.rtol_fail += int(a.size - rtol_ok.sum())
+        self.atol_fail += count(~atol_ok)
+        self.rtol_fail += count(~rtol_ok)
 
-    def _relative(self, va, vg, both_nan, one_nan) -> None:
+    def _relative(self, va, vg, both_nan, one_nan, differ_bits) -> None:
+        """MERE's rel of the elements whose bits differ (the others have rel 0), summed in
+        groups of ``SUM_BLOCK`` of them in file order: the same sum for any chunk size."""
         with np.errstate(all="ignore"):
             rel = np.abs(va - vg) / (np.abs(vg) + MERE_EPS)
         rel = np.where((va == vg) | both_nan, 0.0, np.where(one_nan, np.inf, rel))
-        rel = np.where(np.isnan(rel), np.inf, rel)  # inf against -inf
-        for start in range(0, rel.size, SUM_BLOCK):
-            self.rel_sum += float(rel[start:start + SUM_BLOCK].sum())
+        rel = np.where(np.isnan(rel), np.inf, rel)[differ_bits]  # inf against -inf
         if rel.size:
             self.rel_max = max(self.rel_max, float(rel.max()))
+        pending = np.concatenate([self._rel_group, rel])
+        full = pending.size - pending.size % SUM_BLOCK
+        for start in range(0, full, SUM_BLOCK):
+            self.rel_sum += float(pending[start:start + SUM_BLOCK].sum())
+        self._rel_group = pending[full:]
 
     def report(self, rules: tuple[str, ...], preset: str | None) -> CompareReport:
         n, name = self.n, self.fmt.name
@@ -423,7 +485,7 @@ class _Tally:
             "error exceed LOSS=1e-3 on more than n*LOSS elements")]
         if name in THRESHOLDS:
             t = THRESHOLDS[name]
-            mere = self.rel_sum / n if n else 0.0
+            mere = (self.rel_sum + float(self._rel_group.sum())) / n if n else 0.0
             criteria.append(Criterion(
                 "mere_mare", mere < t and self.rel_max < 10 * t,
                 {"mere": mere, "mare": self.rel_max, "threshold": t, "mare_threshold": 10 * t},
@@ -438,6 +500,16 @@ class _Tally:
                              self.nan_payload, self.nan_vs_number, self.inf_mismatches,
                              tuple(self.found), tuple(criteria),
                              all(c.passed for c in criteria if c.applied), rules, self.layout)
+
+
+def _tally(a: np.ndarray, g: np.ndarray, tally: _Tally, chunk: int) -> _Tally:
+    """Feed the stored units of ``a`` and ``g`` to ``tally``, ``chunk`` elements at a time."""
+    scale = 2 if tally.fmt.packed else 1  # elements per stored unit
+    step = -(-chunk // SUM_BLOCK) * SUM_BLOCK // scale
+    for start in range(0, a.size, step):
+        tally.add(_codes(np.asarray(a[start:start + step]), tally.fmt),
+                  _codes(np.asarray(g[start:start + step]), tally.fmt), start * scale)
+    return tally
 
 
 def _script_arrays(codes: np.ndarray, fmt: Format) -> np.ndarray:
@@ -534,11 +606,6 @@ def compare(actual: Any, golden: Any, *, dtype: Any, first: int = 10, bit_exact:
     if a.size == 0 and not allow_empty:
         raise ValueError("compare: both inputs hold 0 elements; nothing was compared (give "
                          "--allow-empty / allow_empty=True if that is expected)")
-    tally = _Tally(fmt, first, tol, layout)
-    scale = 2 if fmt.packed else 1  # elements per stored unit
-    step = -(-chunk // SUM_BLOCK) * SUM_BLOCK // scale
-    for start in range(0, a.size, step):
-        tally.add(_codes(np.asarray(a[start:start + step]), fmt),
-                  _codes(np.asarray(g[start:start + step]), fmt), start * scale)
+    tally = _tally(a, g, _Tally(fmt, first, tol, layout), chunk)
     named = (preset or DEFAULT_PRESET) if (rtol, atol, error_ratio) == (None,) * 3 else None
     return tally.report(chosen, named)
