@@ -485,3 +485,60 @@ def test_output_errors_name_the_output_not_a_temporary_file(tmp_path, capsys):
         err = capsys.readouterr().err
         assert str(out) in err and ".tmp" not in err and err.count("\n") == 1, err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["outdir", "src.bin"]
+
+
+def test_a_second_run_reuses_the_executable_and_a_different_program_does_not(tmp_path):
+    """Each run builds its function afresh; the engine keys executables on the lowered program,
+    so a repeat compiles nothing, and a run whose program differs (another Config reading,
+    another mask) gets its own executable and its own bits."""
+    from ascjax._src.io import engine
+
+    x = _random("int32_t", (300, 64))
+    x.tofile(tmp_path / "src.bin")
+    out = tmp_path / "out.bin"
+    config = {"wrap": ascjax.Config(), "saturate": ascjax.Config(int_overflow="saturate")}
+    mask = ascjax.create_mask("PAT_ALL", "int32_t")
+    for reading, cfg in config.items():
+        before = len(engine._COMPILED)
+        for _ in range(2):
+            ascjax.run_bin("reduce_sum_datablock", src=str(tmp_path / "src.bin"),
+                           dtype="int32_t", pattern="PAT_ALL", int_overflow=reading,
+                           out=str(out))
+            want = _loop(lambda s, c=cfg: ascjax.reduce_sum_datablock(s, mask, config=c), x)
+            assert np.array_equal(_bits(np.fromfile(out, np.int32).reshape(300, 64)),
+                                  _bits(want))
+        assert len(engine._COMPILED) == before + 1
+
+
+def test_rows_are_read_into_aligned_buffers(tmp_path):
+    """64-byte aligned rows go to XLA's CPU client without a copy."""
+    from ascjax._src.io import binio
+
+    np.arange(1000, dtype=np.float32).tofile(tmp_path / "x.bin")
+    rows = ascjax.read_bin(tmp_path / "x.bin", "float", mmap=True)
+    for piece in (rows, rows[3:997], rows[1:2]):
+        data = np.asarray(piece)
+        assert data.ctypes.data % binio.ALIGN == 0
+        assert np.array_equal(data, np.arange(1000, dtype=np.float32)[
+            piece.offset // 4: piece.offset // 4 + len(piece)])
+
+
+def test_a_write_error_from_the_writer_thread_is_reported(tmp_path, capsys):
+    """Chunks are written by a thread while the next one computes: its errors still end the run
+    (``/dev/full``: ENOSPC on every write)."""
+    np.ones((4, 64), np.float32).tofile(tmp_path / "src.bin")
+    with pytest.raises(OSError, match="No space left"):
+        ascjax.run_bin("reduce_sum_datablock", src=str(tmp_path / "src.bin"), dtype="float",
+                       pattern="PAT_ALL", out="/dev/full")
+
+
+def test_an_existing_output_is_replaced_whole(tmp_path):
+    """The old file is removed just before the rename: the new bytes, no temporary left."""
+    np.ones((4, 64), np.float32).tofile(tmp_path / "src.bin")
+    out = tmp_path / "out.bin"
+    out.write_bytes(b"x" * 10_000)
+    ascjax.run_bin("reduce_sum_datablock", src=str(tmp_path / "src.bin"), dtype="float",
+                   pattern="PAT_ALL", out=str(out))
+    got = np.fromfile(out, np.float32).reshape(4, 64)
+    assert got[:, :8].tolist() == [[8.0] * 8] * 4 and not got[:, 8:].any()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.bin", "src.bin"]

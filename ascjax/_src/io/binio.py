@@ -16,7 +16,10 @@ Outputs: a regular file (or a new one) is written to a temporary file in the tar
 directory, named ``.NAME.HOST.PID.XXXXXXXX.tmp``, and renamed over the target at the end, so an
 error, SIGINT or SIGTERM never leaves a half-written file behind (the temporary file is
 removed; SIGTERM then exits with status 143), and a later write of NAME removes the temporary
-files of processes of this host that are gone (SIGKILL). A symlink is followed (its target is
+files of processes of this host that are gone (SIGKILL). The old target is removed just before
+the rename (a rename over an existing file makes ext4 write the new data out at once): a crash
+between the two leaves no target and the whole result in the temporary file, never a
+half-written target. A symlink is followed (its target is
 written, the link stays). Anything else that exists (a device such as /dev/null, a FIFO) is
 written in place, never replaced.
 """
@@ -162,7 +165,7 @@ class BinArray:
         return np.asarray(self[index:index + 1])[0]
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        bits = np.empty(self.size, _little(self.fmt))
+        bits = aligned_empty(self.size, _little(self.fmt))
         view, done = memoryview(bits).cast("B"), 0
         where = f"{self.arg} {os.fspath(self.path)}"
         try:
@@ -183,6 +186,18 @@ class BinArray:
 
     def tobytes(self) -> bytes:
         return np.asarray(self).tobytes()
+
+
+ALIGN = 64  # bytes: XLA's CPU client takes a buffer aligned so without copying it
+
+
+def aligned_empty(size: int, dtype: Any) -> np.ndarray:
+    """``np.empty(size, dtype)`` starting on an ``ALIGN``-byte boundary (NumPy's large arrays
+    start 16 bytes past one), so ``jax.device_put`` on the CPU uses it in place."""
+    dtype = np.dtype(dtype)
+    raw = np.empty(size * dtype.itemsize + ALIGN, np.uint8)
+    skip = -raw.ctypes.data % ALIGN
+    return raw[skip:skip + size * dtype.itemsize].view(dtype)
 
 
 def _identity(path: str | os.PathLike) -> tuple[int, int]:
@@ -363,6 +378,10 @@ def atomic_outputs(paths: list[str | os.PathLike]) -> Iterator[list[Any]]:
                     os.chmod(temp, _new_file_mode(target))  # temporary files are 0600
             for _, temp, target in opened:
                 if temp is not None:
+                    # Removing the old file first spares ext4's flush of the new data that a
+                    # rename over an existing file triggers (auto_da_alloc: ~0.1 s per 256 MiB)
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(target)
                     os.replace(temp, target)
             done = True
     finally:

@@ -17,17 +17,20 @@ done.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 import jax
 import numpy as np
 from jax.experimental import checkify
+from jax.interpreters import mlir
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from ..formats import Format
-from .binio import atomic_outputs, write_to
+from .binio import aligned_empty, atomic_outputs, write_to
 from .progress import Progress
 
 CHUNK = 1 << 16  # registers per compiled call: 16 MiB of input at 256 bytes a register
@@ -44,8 +47,10 @@ def chunk_size(count: int, chunk: int, devices: int) -> int:
 def _pad(block: np.ndarray, size: int) -> np.ndarray:
     if len(block) == size:
         return block
-    padded = np.zeros((size,) + block.shape[1:], block.dtype)  # zero registers, masked off
+    padded = aligned_empty(size * math.prod(block.shape[1:]), block.dtype).reshape(
+        (size,) + block.shape[1:])
     padded[: len(block)] = block
+    padded[len(block):] = 0  # zero registers, masked off
     return padded
 
 
@@ -78,8 +83,9 @@ def iter_chunks(fn: Callable, batched: Sequence[Any], shared: Sequence[Any] = ()
         err, out = checkify.checkify(fn)(*args)
         return err, out if isinstance(out, tuple) else (out,)
 
-    compiled = jax.jit(checked, in_shardings=(rows,) * len(batched) + (whole,) * len(shared),
-                       out_shardings=(whole, rows))
+    jitted = jax.jit(checked, in_shardings=(rows,) * len(batched) + (whole,) * len(shared),
+                     out_shardings=(whole, rows))
+    compiled = None
     shared = [jax.device_put(np.asarray(s), whole) for s in shared]
     bar = Progress(count, label, enabled=progress, unit=unit)
     pending = None
@@ -87,6 +93,7 @@ def iter_chunks(fn: Callable, batched: Sequence[Any], shared: Sequence[Any] = ()
     for start in range(0, count, size):
         stop = min(start + size, count)
         parts = [jax.device_put(_pad(np.asarray(b[start:stop]), size), rows) for b in batched]
+        compiled = compiled or _compile(jitted, devices, *parts, *shared)
         current = (start, stop, compiled(*parts, *shared))
         if pending is not None:
             yield _fetch(pending, bar)
@@ -94,6 +101,27 @@ def iter_chunks(fn: Callable, batched: Sequence[Any], shared: Sequence[Any] = ()
     if pending is not None:
         yield _fetch(pending, bar)
     bar.close()
+
+
+_COMPILED: dict[bytes, Any] = {}  # executables by the content of the program they run
+
+
+def _compile(jitted: Callable, devices: Sequence[Any], *args: Any) -> Any:
+    """``jitted`` compiled for ``args``' shapes, reusing an executable of the same program.
+
+    Each run builds its function afresh (a closure over its options), so ``jax.jit``'s own
+    cache, keyed on the function object, would compile it again every time (0.2-0.5 s). The
+    key here is the lowered program itself (its bytecode, constants included) with the
+    devices it runs on, in order: the same program, the same executable.
+    """
+    lowered = jitted.lower(*args)
+    key = (mlir.module_to_bytecode(lowered.compiler_ir()), tuple(d.id for d in devices),
+           jax.process_index())
+    if key not in _COMPILED:
+        if len(_COMPILED) >= 64:  # a bound: long sessions run many distinct programs
+            _COMPILED.pop(next(iter(_COMPILED)))
+        _COMPILED[key] = lowered.compile()
+    return _COMPILED[key]
 
 
 def _fetch(pending: tuple, bar: Progress) -> tuple:
@@ -159,17 +187,28 @@ def execute(plan: Plan, *, chunk: int, devices: list, progress: bool, label: str
     rank, procs = jax.process_index(), jax.process_count()
     lo, hi = count * rank // procs, count * (rank + 1) // procs
     paths = [o.path if procs == 1 else f"{o.path}.part{rank}" for o in plan.outputs]
-    with atomic_outputs(paths) as handles:
+    with atomic_outputs(paths) as handles, ThreadPoolExecutor(1) as writer:
         if hi > lo:
             rows = max(chunk // plan.row_registers, 1)
+            written: list[Future] = []
             for _, _, out in iter_chunks(plan.fn, [b[lo:hi] for b in plan.batched], plan.shared,
                                          chunk=rows, devices=devices, progress=progress,
                                          label=label, unit=plan.unit):
-                for handle, o in zip(handles, plan.outputs, strict=True):
-                    write_to(handle, np.asarray(o.take(out), o.fmt.storage_dtype), o.fmt)
+                # One writer thread, in order: a chunk is written while the next computes.
+                while len(written) > 1:
+                    written.pop(0).result()
+                arrays = [np.asarray(o.take(out), o.fmt.storage_dtype) for o in plan.outputs]
+                written.append(writer.submit(_write_chunk, handles, arrays, plan.outputs))
+            for w in written:
+                w.result()
     if procs > 1:
         _join_parts([o.path for o in plan.outputs], rank, procs)
     return count
+
+
+def _write_chunk(handles: list, arrays: list[np.ndarray], outputs: list[Output]) -> None:
+    for handle, array, o in zip(handles, arrays, outputs, strict=True):
+        write_to(handle, array, o.fmt)
 
 
 def _join_parts(paths: list[str], rank: int, procs: int) -> None:
