@@ -266,17 +266,19 @@ _GATHERB_ARGS = {
 }
 
 
-def _gatherb_options(name: str, form: str | None = None) -> tuple:
-    def text(vendor, role):
-        return {"offset": f"uint32 {vendor} LocalTensor(s) (.bin): byte offsets of the "
-                          f"DataBlocks, 8 per repeat",
-                "repeat": vendor, "blk": f"{vendor} (DataBlocks; 0 is taken as 1)",
-                "rep": f"{vendor} (DataBlocks)"}[role]
+_GATHERB_HELP = {"offset": "uint32 {} LocalTensor(s) (.bin): byte offsets of the DataBlocks, "
+                           "8 per repeat",
+                 "repeat": "{}", "blk": "{} (DataBlocks; 0 is taken as 1)",
+                 "rep": "{} (DataBlocks)"}
+_GATHERB_DEFAULTS = {"blk": 1, "rep": 8}
 
-    defaults = {"blk": 1, "rep": 8}
+
+def _gatherb_options(name: str, form: str | None = None) -> tuple:
+    """Gatherb's options as ``name`` spells its arguments (the offset file, then ints)."""
     return (*_tensor_options(name, form),
-            *(Option(option, text(vendor, role), integer if role != "offset" else str,
-                     defaults.get(role), required=role not in defaults)
+            *(Option(option, _GATHERB_HELP[role].format(vendor),
+                     str if role == "offset" else integer, _GATHERB_DEFAULTS.get(role),
+                     required=role not in _GATHERB_DEFAULTS)
               for role, (option, vendor) in _GATHERB_ARGS[name].items()), OUT)
 
 
