@@ -698,13 +698,162 @@ def test_gather_mask_and_asc_reduce_runners_equal_the_python_call(tmp_path):
                        src0_repeat_stride=8, out=paths["out"])
 
 
-def test_a_runner_of_one_form_lists_only_that_forms_options():
-    """Issue 15: ``ascjax run squeeze`` (the register form) listed the UB form's options and
-    int_overflow; rows of one type that differ by form carry their own assumptions."""
-    names = {o.name for o in runners.RUNNERS["squeeze"].config_options}
-    assert not names & {"squeeze_ub_mask", "squeeze_ub_tail", "int_overflow"}
+def test_a_runner_of_two_forms_labels_the_config_fields_each_reads():
+    """Issue 15: ``ascjax run squeeze`` listed the UB form's Config fields as the register
+    form's; now that it runs both forms (issue 13) each field one form reads says which, and
+    rows of one type that differ by form carry their own assumptions."""
+    for name, register, ub in (("squeeze", "mask_layout", "squeeze_ub_tail"),
+                               ("gather_datablock", "datablock_mask", None)):
+        config = {o.name: o.help for o in runners.RUNNERS[name].config_options}
+        assert "int_overflow" not in config and "read by" not in config["product"]
+        assert config[register].endswith("read by the register (950) form"), name
+        if ub:
+            assert config[ub].endswith("read by the UB (A2, A3) form"), name
     assert "int_overflow" in {o.name for o in
                               runners.RUNNERS["reduce_sum_datablock"].config_options}
     squeeze = ascjax.INSTRUCTIONS["squeeze"]
     assert squeeze.assumptions(("uint16_t", "register (950)")) == ()
     assert squeeze.assumptions(("uint16_t", "UB (A2, A3)")) == ("A43", "A44", "A45")
+    block = ascjax.INSTRUCTIONS["gather_datablock"]
+    assert block.assumptions(("uint16_t", "register (950)")) == ("A34",)
+    assert block.assumptions(("uint16_t", "UB (A2, A3)")) == ("A38",)
+
+
+# --- issue 13: the UB forms of asc_squeeze and asc_gather_datablock ----------------------------
+
+_A2 = ascjax.Config(product="A2")
+
+
+def _squeeze_ub_case(tmp_path):
+    """Two rows of uint32 tensors: random bits, a src1 of many zeros, dst with bits to keep;
+    three repeats through block strides 2 and 0 and repeat strides 16 and 1."""
+    src = _random("uint32_t", (2, 384))
+    src1 = np.where(RNG.random((2, 64)) < 0.5, 0, _random("uint32_t", (2, 64))).astype(
+        np.uint32)
+    dst = _random("uint32_t", (2, 200))
+    options = {"repeat": 3, "dst_block_stride": 1, "src0_block_stride": 2,
+               "src1_block_stride": 0, "dst_repeat_stride": 8, "src0_repeat_stride": 16,
+               "src1_repeat_stride": 1}
+    args = tuple(options.values())  # the prototype's order
+    return _files(tmp_path, src=src, src1=src1, dst=dst), options, args, (dst, src, src1)
+
+
+def _argv(options):
+    return [x for k, v in options.items() for x in ("--" + k.replace("_", "-"), str(v))]
+
+
+def test_squeeze_ub_form_runs_by_its_options(tmp_path, capsys):
+    """run_bin and the CLI (the vendor name asc_squeeze) give the bits of ascjax.squeeze's UB
+    form, one call per row of --tensors 2; Config readings of the UB form change them as they
+    change the function's."""
+    paths, options, args, rows = _squeeze_ub_case(tmp_path)
+    out = str(tmp_path / "out.bin")
+    for readings in ({}, {"squeeze_ub_tail": "keep"}, {"squeeze_ub_mask": "bits"}):
+        config = ascjax.Config(product="A2", **readings)
+        want = _loop(lambda d, s, m, c=config: ascjax.squeeze(d, s, m, *args, config=c), *rows)
+        ascjax.run_bin("squeeze", src=paths["src"], src1=paths["src1"], dst=paths["dst"],
+                       dtype="uint32_t", tensors=2, product="A2", out=out, **options,
+                       **readings)
+        assert np.array_equal(_bits(np.fromfile(out, np.uint32).reshape(2, -1)), _bits(want))
+        assert main(["run", "asc_squeeze", "--src", paths["src"], "--src1", paths["src1"],
+                     "--dst", paths["dst"], "--dtype", "uint32_t", "--tensors", "2",
+                     "--product", "A2", "--out", out, *_argv(options | readings)]) == 0
+        assert np.array_equal(_bits(np.fromfile(out, np.uint32).reshape(2, -1)), _bits(want))
+        if readings:  # the reading matters on this data
+            default = _loop(lambda d, s, m: ascjax.squeeze(d, s, m, *args, config=_A2), *rows)
+            assert not np.array_equal(_bits(want), _bits(default)), readings
+    # The strides' defaults are the page example's (1 and 8); zeros of src's length as dst.
+    ascjax.run_bin("squeeze", src=paths["src"], src1=paths["src1"], dtype="uint32_t",
+                   tensors=2, product="A3", repeat=1, out=out)
+    want = _loop(lambda s, m: ascjax.squeeze(np.zeros(384, np.uint32), s, m, 1, 1, 1, 1, 8, 8,
+                                             8, config=ascjax.Config(product="A3")), *rows[1:])
+    assert np.array_equal(_bits(np.fromfile(out, np.uint32).reshape(2, -1)), _bits(want))
+
+
+def test_gather_datablock_ub_form_runs_by_its_options(tmp_path):
+    """asc_gather_datablock's UB form (dst, src, src_offset, dst_repeat_stride,
+    dst_block_stride, repeat) through run_bin and the CLI, against the function per row."""
+    src = _random("uint16_t", (2, 256))
+    dst = _random("uint16_t", (2, 300))
+    offset = (RNG.integers(0, 16, (2, 16)) * 32).astype(np.uint32)  # blocks inside src
+    paths = _files(tmp_path, src=src, dst=dst, offset=offset)
+    out = str(tmp_path / "out.bin")
+    for blk in (1, 0):  # 0 is taken as 1 (A38)
+        options = {"src_offset": paths["offset"], "dst_repeat_stride": 9,
+                   "dst_block_stride": blk, "repeat": 2}
+        want = _loop(lambda d, s, o, b=blk: ascjax.gather_datablock(d, s, o, 9, b, 2,
+                                                                    config=_A2),
+                     dst, src, offset)
+        ascjax.run_bin("gather_datablock", src=paths["src"], dst=paths["dst"],
+                       dtype="uint16_t", tensors=2, product="A2", out=out, **options)
+        assert np.array_equal(_bits(np.fromfile(out, np.uint16).reshape(2, -1)), _bits(want))
+        assert main(["run", "asc_gather_datablock_sync", "--src", paths["src"], "--dst",
+                     paths["dst"], "--dtype", "uint16_t", "--tensors", "2", "--product", "A2",
+                     "--out", out, *_argv(options)]) == 0
+        assert np.array_equal(_bits(np.fromfile(out, np.uint16).reshape(2, -1)), _bits(want))
+    # The register form, by its own options, as before (the vendor name, a pattern mask).
+    index = np.zeros((3, 64), np.uint32)
+    index[:, :8] = RNG.integers(0, 16, (3, 8)) * 32
+    paths = _files(tmp_path, index=index, data=src[0])
+    assert main(["run", "asc_gather_datablock", "--src", paths["data"], "--dtype", "uint16_t",
+                 "--index", paths["index"], "--pattern", "PAT_H", "--out", out]) == 0
+    mask = ascjax.create_mask("PAT_H", "uint16_t")
+    want = _loop(lambda i: ascjax.gather_datablock(src[0], i, mask), index)
+    assert np.array_equal(_bits(np.fromfile(out, np.uint16).reshape(3, -1)), _bits(want))
+
+
+def test_mixing_two_forms_options_is_an_error_naming_both(tmp_path, capsys):
+    paths, *_ = _squeeze_ub_case(tmp_path)
+    mask = _files(tmp_path, mask=np.ones(64, np.uint8))["mask"]
+    out = str(tmp_path / "out.bin")
+    for argv, given in (
+            (["asc_squeeze", "--mask", mask, "--src1", paths["src1"], "--repeat", "1"],
+             "(given: ['--mask', '--repeat', '--src1'])"),
+            (["squeeze", "--pattern", "PAT_ALL", "--src1", paths["src1"], "--repeat", "1",
+              "--tensors", "2"], "(given: ['--pattern', '--repeat', '--src1', '--tensors'])"),
+            (["gather_datablock", "--index", paths["src"], "--src-offset", paths["src"],
+              "--repeat", "1"], "(given: ['--index', '--repeat', '--src-offset'])"),
+            (["asc_gather_datablock"], "(given: none)")):  # neither form's own options
+        assert main(["run", *argv, "--src", paths["src"], "--dtype", "uint32_t", "--product",
+                     "A2", "--out", out]) == 2
+        err = capsys.readouterr().err
+        assert "give the options of one call form: register (950): " in err, err
+        assert " or UB (A2, A3): " in err and given in err, err
+        ub = "--src1 --repeat" if "squeeze" in argv[0] else "--src-offset"
+        register = "[--mask] [--mask-bits] [--pattern]"
+        assert ub in err and register in err, err
+    assert not (tmp_path / "out.bin").exists()
+    with pytest.raises(TypeError, match="register \\(950\\): --index .* or UB"):
+        ascjax.run_bin("gather_datablock", src=paths["src"], dtype="uint32_t",
+                       index=paths["src"], repeat=1, out=out)
+    # The chosen form's own type choices: half is a register type, not a UB one.
+    with pytest.raises(ValueError, match="dtype='half' is not one of \\['uint16_t', "
+                                         "'uint32_t'\\] \\(the UB \\(A2, A3\\) form\\)"):
+        ascjax.run_bin("squeeze", src=paths["src"], src1=paths["src1"], dtype="half",
+                       repeat=1, product="A2", out=out)
+
+
+def _sections(capsys, name):
+    text = _help(capsys, name)
+    return text[text.index(" options: "):]  # past the usage line
+
+
+def test_help_of_a_name_of_two_forms_groups_each_forms_options(capsys):
+    text = _sections(capsys, "squeeze")
+    register, ub = text.index("call form register (950):"), text.index("call form UB (A2, A3):")
+    config = text.index("emulation options")
+    assert text.index("--src SRC register (950) form: src registers") < register < ub < config
+    assert register < text.index("--mask MASK mask file") < ub
+    for flag in ("--src1 SRC1", "--repeat REPEAT", "--dst-block-stride", "--src0-block-stride",
+                 "--src1-block-stride", ("--dst-repeat-stride DST_REPEAT_STRIDE "
+                                         "dst_repeat_stride (32-byte blocks) (default 8)"),
+                 "--src0-repeat-stride",
+                 "--src1-repeat-stride", "--tensors TENSORS"):
+        assert ub < text.index(flag) < config, flag
+    assert "--squeeze-ub-tail {zero,keep} Config.squeeze_ub_tail (default zero); read by the " \
+           "UB (A2, A3) form" in text
+    text = _sections(capsys, "gather_datablock")
+    register, ub = text.index("call form register (950):"), text.index("call form UB (A2, A3):")
+    assert register < text.index("--index INDEX") < ub < text.index("--src-offset SRC_OFFSET")
+    for flag in ("--dst-repeat-stride", "--dst-block-stride", "--repeat REPEAT"):
+        assert ub < text.index(flag), flag

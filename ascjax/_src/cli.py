@@ -74,8 +74,11 @@ def _run_args(p: argparse.ArgumentParser) -> None:
         q = sub.add_parser(name, help=f"{ins.ascend} (SPEC {ins.spec})",
                            description=" ".join((ins.function.__doc__ or "").split("\n\n")[0]
                                                 .split()))  # the first paragraph
+        groups = {"": q}  # a call form's options in a section of their own
         for option in runner.options:
-            _add_option(q, option)
+            if option.group not in groups:
+                groups[option.group] = q.add_argument_group(option.group)
+            _add_option(groups[option.group], option)
         config = q.add_argument_group("emulation options (the ascjax.Config fields it reads)")
         for option in runner.config_options:
             _add_option(config, option)

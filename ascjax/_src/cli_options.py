@@ -14,7 +14,8 @@ from .formats import BY_ALIAS
 @dataclasses.dataclass(frozen=True)
 class Option:
     """One parameter of a bulk run: ``--name-with-dashes`` on the command line. ``low`` (an int
-    option's least valid value) is checked by ``run_bin``, with the option's name."""
+    option's least valid value) is checked by ``run_bin``, with the option's name; ``group``
+    titles the section of ``--help`` it is listed in (one call form's options)."""
 
     name: str
     help: str
@@ -24,6 +25,7 @@ class Option:
     required: bool = False
     flag: bool = False
     low: int | None = None
+    group: str = ""
 
 
 def ascend_type(text: str) -> str:

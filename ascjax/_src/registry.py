@@ -337,8 +337,9 @@ INSTRUCTIONS: dict[str, Instruction] = {
                     {t: ("A36",) for ts in _gblock.GATHERB_TYPES.values() for t in ts}),
         Instruction("gather_datablock", "asc_gather_datablock", _gblock.gather_datablock, "-",
                     "asc_gather_datablock.md", ("T", "form"), _datablock_rows(),
-                    {**{t: ("A34",) for t in _gblock.REGISTER_TYPES},
-                     **{t: ("A34", "A38") for ts in _gblock.UB_TYPES.values() for t in ts}},
+                    {**{(t, "register (950)"): ("A34",) for t in _gblock.REGISTER_TYPES},
+                     **{(t, "UB (A2, A3)"): ("A38",)
+                        for ts in _gblock.UB_TYPES.values() for t in ts}},
                     aliases=("asc_gather_datablock_sync",)),
         Instruction("reg_gather_b", "Reg::GatherB", _gblock.reg_gather_b, "-", "GatherB.md",
                     ("T",), tuple((t,) for t in _gblock.REGISTER_TYPES),

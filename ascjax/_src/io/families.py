@@ -13,6 +13,8 @@ files through it.
   **template)`` returning the new dst, or a tuple with dst first. Rows are LocalTensors
   (``--tensors`` per file, ``--dst`` or zeros). A ``*args`` signature (ReduceSum's two call
   forms) declares its ``forms``; a work-space argument (``shared_tmp_buffer``) gets ``None``.
+* ``call_forms``: one name whose call forms need runners of different kinds (asc_squeeze on
+  registers and on UB): the forms' runners as one, the options given picking the form.
 
 Parts of a tuple result after dst (nested tuples flattened: an SPR NamedTuple is its fields, in
 order) go to the optional files the line names in ``outputs`` (``--NAME-out``), each in the
@@ -72,20 +74,23 @@ class Runner:
 # Fields an instruction reads that none of its assumptions names (the registry's ``assumed``
 # gives the rest): the UB size of a store runner.
 READS = {"squeeze_and_storeunalign": ("ub_bytes",)}
-# The type rows a runner covers, where it runs one form of several: its assumptions only.
-ROWS = {"squeeze": lambda row: row[-1].startswith("register")}
 
 
-def config_options(name: str, options: Sequence[Option],
-                   adds: bool = False) -> tuple[Option, ...]:
+def _rows(name: str, form: str | None) -> list[tuple]:
+    """The registry's type rows of ``name``; of one call form (a value of its form column)."""
+    return [row for row in INSTRUCTIONS[name].types if form is None or form in row]
+
+
+def config_options(name: str, options: Sequence[Option], adds: bool = False,
+                   form: str | None = None) -> tuple[Option, ...]:
     """The ``Config`` options of ``ascjax run NAME``: ``product`` (type rows and behaviour are
     per product), the fields named by the assumptions its type rows rest on (the registry's
     ``assumed`` keys, ``Config(field=...)`` in ``ASSUMPTIONS``), ``int_overflow`` where the
     instruction ``adds`` (a reduction) and a type row is an integer type, ``mask_layout`` /
-    ``vl_overflow`` where ``--pattern`` builds a mask, and ``READS``; of the rows in ``ROWS``
-    where the runner runs one form."""
+    ``vl_overflow`` where ``--pattern`` builds a mask, and ``READS``; of the rows of ``form``
+    where the runner runs one call form (the registry's form column: "UB (A2, A3)")."""
     ins = INSTRUCTIONS[name]
-    rows = [row for row in ins.types if ROWS.get(name, lambda _: True)(row)]
+    rows = _rows(name, form)
     keys = {k for row in rows for k in ins.assumptions(row)}
     fields = {"product", *READS.get(name, ())}
     for key, _, option in ASSUMPTIONS:
@@ -162,6 +167,11 @@ ARGUMENTS = {
     "dst_repeat_stride": Argument("dst_repeat_stride", "units as the page says", 1),
     "src_block_stride": Argument("src_block_stride", "32-byte blocks", 1),
     "src_repeat_stride": Argument("src_repeat_stride", "32-byte blocks", 8),
+    "dst_block_stride": Argument("dst_block_stride", "32-byte blocks", 1),
+    "src0_block_stride": Argument("src0_block_stride", "32-byte blocks", 1),
+    "src1_block_stride": Argument("src1_block_stride", "32-byte blocks", 1),
+    "src0_repeat_stride": Argument("src0_repeat_stride", "32-byte blocks", 8),
+    "src1_repeat_stride": Argument("src1_repeat_stride", "32-byte blocks", 8),
 }
 WORK_SPACE = {"shared_tmp_buffer": "sharedTmpBuffer"}  # the vendor's work space arguments
 
@@ -170,7 +180,7 @@ def _camel(name: str) -> str:
     return re.sub(r"_([a-z])", lambda m: m.group(1).upper(), name)
 
 
-def _argument_option(name: str, units: dict, default: Any = None, form: str = "") -> Option:
+def argument_option(name: str, units: dict, default: Any = None, form: str = "") -> Option:
     """The option of static argument ``name``: ``ARGUMENTS`` (or its camelCase name, an int,
     the signature's default) with the unit the family line gives."""
     arg = ARGUMENTS.get(name) or Argument(_camel(name), default=default,
@@ -310,9 +320,10 @@ OUT = Option("out", "output .bin file (dst registers / tensors)", required=True)
 
 # --- inputs -----------------------------------------------------------------------------------
 
-def type_choices(name: str, column: int = 0) -> tuple[str, ...]:
-    """The types the registry lists for an instruction (one column of its type rows)."""
-    return tuple(dict.fromkeys(row[column] for row in INSTRUCTIONS[name].types))
+def type_choices(name: str, column: int = 0, form: str | None = None) -> tuple[str, ...]:
+    """The types the registry lists for an instruction (one column of its type rows; of one
+    call form's rows, as ``config_options``)."""
+    return tuple(dict.fromkeys(row[column] for row in _rows(name, form)))
 
 
 MASK_OPTIONS = (
@@ -386,18 +397,20 @@ class Register:
 
     ``templates``: keyword -> its choices (a tuple, or a ``Template``); ``outputs``: names of
     the parts after dst (``--NAME-out`` files); ``adds``: a reduction (its integer adds read
-    ``Config.int_overflow``), False for data movement."""
+    ``Config.int_overflow``), False for data movement; ``form``: the call form it runs, where
+    the name has others (the registry's form column: its types and assumptions only)."""
 
     templates: dict = dataclasses.field(default_factory=dict)
     outputs: tuple[str, ...] = ()
     adds: bool = True
+    form: str | None = None
 
     def runner(self, name: str) -> Runner:
         function = INSTRUCTIONS[name].function
         templates = _with_state(self.templates, function)
         options = (Option("src", "src registers (.bin)", required=True),
                    Option("dtype", "src type", ascend_type, required=True,
-                          choices=type_choices(name)),
+                          choices=type_choices(name, form=self.form)),
                    *MASK_OPTIONS, *_templates(templates, function), OUT,
                    *_extra_options(self.outputs))
 
@@ -413,7 +426,8 @@ class Register:
             p = masked_registers(opts, src, fmt, call, ())
             return dataclasses.replace(p, outputs=_outputs(name, p, self.outputs, opts, fmt))
 
-        return Runner(name, options, plan, config_options(name, options, adds=self.adds),
+        return Runner(name, options, plan,
+                      config_options(name, options, adds=self.adds, form=self.form),
                       inputs=("src", "mask"))
 
 
@@ -476,11 +490,11 @@ class Tensor:
                                      integer))
             else:
                 default = None if p.default is inspect.Parameter.empty else p.default
-                static.append(_argument_option(p.name, self.units, default))
+                static.append(argument_option(p.name, self.units, default))
         form_args = list(dict.fromkeys(a for form in self.forms for a in form))
         for a in form_args:
             shown = " ".join("--" + b.replace("_", "-") for f in self.forms if a in f for b in f)
-            static.append(_argument_option(a, self.units, form=shown))
+            static.append(argument_option(a, self.units, form=shown))
         ins = INSTRUCTIONS[name]
         types = (Option("dtype", ins.columns[self.src_column] + " (the src type)", ascend_type,
                         required=True, choices=type_choices(name, self.src_column)),)
@@ -555,3 +569,92 @@ def _work_space(name: str, arg: str, opts: dict, fmt: Format) -> Any:
 
 def _value(name: str, arg: str, opts: dict) -> Any:
     return parse_mask(opts[arg], name) if arg == "mask" else opts[arg]
+
+
+# --- one name, call forms of different kinds ----------------------------------------------------
+
+def _flag(option: Option) -> str:
+    return "--" + option.name.replace("_", "-")
+
+
+def _given(value: Any) -> bool:
+    return value is not None and value is not False  # a flag's False is not given; 0 is
+
+
+def _shared(name: str, versions: dict[str, Option]) -> Option:
+    """An option every form has (form label -> its version): one help (each form's, where they
+    differ), the union of the choices, required where every form requires it; a default the
+    forms do not share is the chosen form's."""
+    first, *rest = versions.values()
+    if any(o.type is not first.type or o.flag != first.flag for o in rest):
+        raise TypeError(f"runner {name}: the forms' --{first.name} options differ in kind")
+    helps = dict.fromkeys(o.help for o in versions.values())
+    text = first.help if len(helps) == 1 else "; ".join(
+        f"{label} form: {o.help}" for label, o in versions.items())
+    choices = None if any(o.choices is None for o in versions.values()) else tuple(
+        dict.fromkeys(c for o in versions.values() for c in o.choices))
+    same = all(o.default == first.default for o in rest)
+    return dataclasses.replace(first, help=text, choices=choices,
+                               default=first.default if same else None,
+                               required=all(o.required for o in versions.values()))
+
+
+def call_forms(name: str, forms: dict[str, Runner]) -> Runner:
+    """``ascjax run NAME`` for a name of several call forms whose runners differ in kind (label:
+    the registry's form column, e.g. "UB (A2, A3)" -> that form's runner).
+
+    Options every form has are listed once (``_shared``); the others in a ``--help`` section of
+    their form, optional and without a default here: the form-only options given pick the form,
+    as ``Tensor.forms`` does. Exactly one form must fit (every option given is its own, every
+    option it requires is given): else a TypeError names each form's options. The chosen form's
+    defaults fill the rest and its own type choices are checked. The ``Config`` options are
+    those any form reads, each read by one form only saying which."""
+    versions: dict[str, dict[str, Option]] = {}
+    for label, runner in forms.items():
+        for o in runner.options:
+            versions.setdefault(o.name, {})[label] = o
+    shared = {n: _shared(name, v) for n, v in versions.items() if len(v) == len(forms)}
+    own = {label: tuple(o for o in r.options if o.name not in shared)
+           for label, r in forms.items()}
+    options = (*shared.values(), *(
+        dataclasses.replace(o, default=False if o.flag else None, required=False,
+                            group=f"call form {label}",
+                            help=o.help if o.flag or o.default is None or "default" in o.help
+                            else f"{o.help} (default {o.default})")
+        for label, opts in own.items() for o in opts))
+
+    readers = {}
+    for label, runner in forms.items():
+        for o in runner.config_options:
+            readers.setdefault(o.name, []).append(label)
+    config = tuple(o if len(readers[o.name]) == len(forms) else dataclasses.replace(
+        o, help=f"{o.help}; read by the {' and '.join(readers[o.name])} form")
+        for o in CONFIG_OPTIONS if o.name in readers)
+
+    def describe(label: str) -> str:
+        return f"{label}: " + " ".join(_flag(o) if o.required else f"[{_flag(o)}]"
+                                       for o in own[label])
+
+    def plan(opts: dict) -> Plan:
+        given = {o.name for opts_ in own.values() for o in opts_ if _given(opts.get(o.name))}
+        fits = [label for label, opts_ in own.items()
+                if given <= {o.name for o in opts_}
+                and all(o.name in given for o in opts_ if o.required)]
+        if len(fits) != 1:
+            shown = sorted("--" + n.replace("_", "-") for n in given) or "none"
+            raise TypeError(f"{name}: give the options of one call form: "
+                            f"{' or '.join(map(describe, forms))} (given: {shown})")
+        runner = forms[fits[0]]
+        opts = dict(opts)
+        for o in runner.options:
+            if opts.get(o.name) is None:
+                opts[o.name] = o.default
+            if o.required and opts[o.name] is None:  # a shared option only this form needs
+                raise TypeError(f"{name}: the {fits[0]} form needs {_flag(o)}")
+            if o.choices is not None and opts[o.name] not in (None, *o.choices):
+                raise ValueError(f"{name}: {o.name}={opts[o.name]!r} is not one of "
+                                 f"{list(o.choices)} (the {fits[0]} form)")
+        return runner.plan(opts)
+
+    inputs = tuple(dict.fromkeys(i for r in forms.values() for i in r.inputs))
+    return Runner(name, options, plan, config, inputs=inputs)

@@ -4,8 +4,10 @@ Each ``Runner`` record names a registry instruction, its options (whose type cho
 registry's type rows) and how they become an engine ``Plan``: which files are streamed rows,
 which go whole to every device, and which outputs are written. Most runners come from one line
 of ``FAMILIES`` (a register or a LocalTensor family, ``families``); gather and the squeezing
-store have plans of their own. ``run_bin`` checks the options as the command line does and
-executes the plan (``engine.execute``).
+store have plans of their own, and a name whose call forms differ in kind (asc_squeeze,
+asc_gather_datablock: on registers and on UB) is its forms' runners joined by ``call_forms``.
+``run_bin`` checks the options as the command line does and executes the plan
+(``engine.execute``).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from ..isa.gather_tensor import gather
 from ..isa.lanes import REDUCE_TYPES, check_int
 from ..isa.reduce_tensor import ORDERS, REDUCE_SUM_METHODS
 from ..isa.scatter import scatter
-from ..isa.squeeze import squeeze_sequence, squeeze_window
+from ..isa.squeeze import squeeze, squeeze_sequence, squeeze_window
 from .binio import BinFileError, check_output_paths, read_bin
 from .engine import CHUNK, Output, Plan, execute
 from .families import (
@@ -38,6 +40,8 @@ from .families import (
     Runner,
     Template,
     Tensor,
+    argument_option,
+    call_forms,
     config_options,
     int_or_name,
     integer,
@@ -249,16 +253,51 @@ def _tensor_files(name: str, opts: dict, offset_arg: str):
     return fmt, dst, src, tensors(opts[offset_arg], FORMATS["uint32_t"], opts["tensors"], flag)
 
 
-def _plan_gatherb(opts: dict) -> Plan:
-    fmt, dst, src, offset = _tensor_files("gatherb", opts, "offset")
-    config = config_from_options(opts)
-    params = (opts["dst_blk_stride"], opts["dst_rep_stride"])
+# Gatherb's arguments as each name spells them, in its prototype's order: role -> (option,
+# vendor name). asc_gather_datablock's UB form is Gatherb with the arguments in another order.
+_GATHERB_ARGS = {
+    "gatherb": {"offset": ("offset", "offset"), "repeat": ("repeat_time", "repeatTime"),
+                "blk": ("dst_blk_stride", "GatherRepeatParams.dstBlkStride"),
+                "rep": ("dst_rep_stride", "GatherRepeatParams.dstRepStride")},
+    "gather_datablock": {"offset": ("src_offset", "src_offset"),
+                         "rep": ("dst_repeat_stride", "dst_repeat_stride"),
+                         "blk": ("dst_block_stride", "dst_block_stride"),
+                         "repeat": ("repeat", "repeat")},
+}
 
-    def fn(d, s, o):
-        return gatherb(d, s, o, opts["repeat_time"], params, config=config)
 
-    return Plan(fn, [dst, src, offset], [], [Output(opts["out"], fmt, _first)], unit="tensors",
-                row_registers=tensor_registers(src, fmt, dst))
+_GATHERB_HELP = {"offset": "uint32 {} LocalTensor(s) (.bin): byte offsets of the DataBlocks, "
+                           "8 per repeat",
+                 "repeat": "{}", "blk": "{} (DataBlocks; 0 is taken as 1)",
+                 "rep": "{} (DataBlocks)"}
+_GATHERB_DEFAULTS = {"blk": 1, "rep": 8}
+
+
+def _gatherb_options(name: str, form: str | None = None) -> tuple:
+    """Gatherb's options as ``name`` spells its arguments (the offset file, then ints)."""
+    return (*_tensor_options(name, form),
+            *(Option(option, _GATHERB_HELP[role].format(vendor),
+                     str if role == "offset" else integer, _GATHERB_DEFAULTS.get(role),
+                     required=role not in _GATHERB_DEFAULTS)
+              for role, (option, vendor) in _GATHERB_ARGS[name].items()), OUT)
+
+
+def _gatherb_plan(name: str, call: Callable) -> Callable[[dict], Plan]:
+    """Gatherb's plan under ``name``'s options: dst, src and offset LocalTensors as rows;
+    ``call(dst, src, offset, repeat, dst_blk_stride, dst_rep_stride, config)``."""
+    args = {role: option for role, (option, _) in _GATHERB_ARGS[name].items()}
+
+    def plan(opts: dict) -> Plan:
+        fmt, dst, src, offset = _tensor_files(name, opts, args["offset"])
+        config = config_from_options(opts)
+        static = [opts[args[role]] for role in ("repeat", "blk", "rep")]
+
+        def fn(d, s, o):
+            return call(d, s, o, *static, config)
+
+        return Plan(fn, [dst, src, offset], [], [Output(opts["out"], fmt, _first)],
+                    unit="tensors", row_registers=tensor_registers(src, fmt, dst))
+    return plan
 
 
 def _plan_scatter(opts: dict) -> Plan:
@@ -281,29 +320,32 @@ def _plan_scatter(opts: dict) -> Plan:
                 row_registers=tensor_registers(src, fmt, dst))
 
 
-def _tensor_options(name: str) -> tuple:
+def _tensor_options(name: str, form: str | None = None) -> tuple:
     return (Option("src", "src LocalTensor(s) (.bin)", required=True),
             Option("dtype", "T (the src and dst type)", ascend_type, required=True,
-                   choices=type_choices(name)),
+                   choices=type_choices(name, form=form)),
             *tensor_options("each file holds this many LocalTensors"))
 
 
-def _register_block_options(name: str) -> tuple:
+def _register_block_options(name: str, form: str | None = None) -> tuple:
     return (Option("src", "UB data from the 32-byte aligned source address on (.bin)",
                    required=True),
             Option("dtype", "T (the src and dst type)", ascend_type, required=True,
-                   choices=type_choices(name)),
+                   choices=type_choices(name, form=form)),
             Option("index", "uint32 index registers (.bin): byte offsets, the first 8 lanes "
                    "of each count", required=True),
             *MASK_OPTIONS, OUT)
-def _compaction_tensors(name: str, opts: dict):
-    """(format, dst rows, src0 rows, src1 rows or None) of a GatherMask / asc_reduce run."""
+
+
+def _compaction_tensors(name: str, opts: dict, src1_is_t: bool = False):
+    """(format, dst rows, src0 rows, src1 rows or None) of a GatherMask / asc_reduce run (src1
+    a pattern of T's width) or an asc_squeeze UB run (``src1_is_t``: a compare mask of T)."""
     fmt = resolve(opts["dtype"], where=name)
     dst, src = load_tensors(opts, fmt)
     src1 = None
     if opts.get("src1") is not None:
-        src1 = tensors(opts["src1"], FORMATS[PATTERN_TYPES[fmt.bits]], opts["tensors"],
-                       "--src1")
+        src1_fmt = fmt if src1_is_t else FORMATS[PATTERN_TYPES[fmt.bits]]
+        src1 = tensors(opts["src1"], src1_fmt, opts["tensors"], "--src1")
     return fmt, dst, src, src1
 
 
@@ -357,15 +399,42 @@ def _plan_asc_reduce(opts: dict) -> Plan:
     return _compaction_plan(fmt, dst, src, src1, call, [Output(opts["out"], fmt, _first)])
 
 
+_SQUEEZE_UB = ("repeat", "dst_block_stride", "src0_block_stride", "src1_block_stride",
+               "dst_repeat_stride", "src0_repeat_stride", "src1_repeat_stride")
+
+
+def _plan_squeeze_ub(opts: dict) -> Plan:
+    """asc_squeeze's UB form: dst, src0 and its compare mask src1, LocalTensors of T, as rows."""
+    where = "squeeze"
+    fmt, dst, src, src1 = _compaction_tensors(where, opts, src1_is_t=True)
+    config = config_from_options(opts)
+    args = tuple(opts[a] for a in _SQUEEZE_UB)
+
+    def call(d, s, m):
+        return (squeeze(d, s, m, *args, config=config),)
+
+    return _compaction_plan(fmt, dst, src, src1, call, [Output(opts["out"], fmt, _first)])
+
+
 _COMPACTION_TENSORS = (
     Option("src", "src0 LocalTensor(s) (.bin)", required=True),
     *tensor_options("the src, dst and src1 files hold this many LocalTensors"),
 )
 
 
-def _compaction_runner(name: str, options: tuple, plan: Callable) -> Runner:
-    return Runner(name, options, plan, config_options(name, options),
-                  inputs=("src", "dst", "src1"))
+def _runner_of_form(name: str, form: str | None, options: tuple, plan: Callable,
+                    inputs: tuple) -> Runner:
+    """A runner of one call form (the registry's form column; None: of every row)."""
+    return Runner(name, options, plan, config_options(name, options, form=form), inputs)
+
+
+def _compaction_runner(name: str, options: tuple, plan: Callable,
+                       form: str | None = None) -> Runner:
+    return _runner_of_form(name, form, options, plan, ("src", "dst", "src1"))
+
+
+# The call forms of asc_squeeze and asc_gather_datablock: the registry's form column.
+_REGISTER, _UB = "register (950)", "UB (A2, A3)"
 
 
 # --- the table ------------------------------------------------------------------------------
@@ -392,8 +461,7 @@ FAMILIES = {
         "reduce_min_datablock", "asc_pair_reduce_sum", "reg_pair_reduce_elem")},
     **{name: Register(templates={"reduce_type": REDUCE_TYPES})
        for name in ("reg_reduce", "reg_reduce_data_block")},
-    # The register forms (asc_squeeze's UB form takes three tensors: no family has it).
-    "squeeze": Register(adds=False),
+    # The register forms (asc_squeeze's, with its UB form: call_forms below).
     "squeeze_with_status": Register(outputs=("ar",), adds=False),
     "unsqueeze": Register(adds=False),
     "reduce_data_block": Tensor(templates={"reduce_type": REDUCE_TYPES},
@@ -453,19 +521,20 @@ RUNNERS |= {r.name: r for r in (
     Runner("reg_gather_b", _register_block_options("reg_gather_b"),
            _plan_block_register("reg_gather_b", reg_gather_b),
            inputs=("src", "index", "mask")),
-    # The register form (the 950); the UB form (Atlas A2 / A3) is Gatherb's: ascjax run gatherb.
-    Runner("gather_datablock", _register_block_options("gather_datablock"),
-           _plan_block_register("gather_datablock", gather_datablock),
-           inputs=("src", "index", "mask")),
-    Runner("gatherb", (
-        *_tensor_options("gatherb"),
-        Option("offset", "uint32 offset LocalTensor(s) (.bin): byte offsets of the DataBlocks, "
-               "8 per repeat", required=True),
-        Option("repeat_time", "repeatTime", integer, required=True),
-        Option("dst_blk_stride", "GatherRepeatParams.dstBlkStride (DataBlocks; 0 is taken as 1)",
-               integer, 1),
-        Option("dst_rep_stride", "GatherRepeatParams.dstRepStride (DataBlocks)", integer, 8),
-        OUT), _plan_gatherb, inputs=("src", "dst", "offset")),
+    # The register form (the 950); the UB form (Atlas A2 / A3) is Gatherb's plan.
+    call_forms("gather_datablock", {
+        _REGISTER: _runner_of_form("gather_datablock", _REGISTER,
+                                   _register_block_options("gather_datablock", _REGISTER),
+                                   _plan_block_register("gather_datablock", gather_datablock),
+                                   ("src", "index", "mask")),
+        _UB: _runner_of_form("gather_datablock", _UB, _gatherb_options("gather_datablock", _UB),
+                             _gatherb_plan("gather_datablock", lambda d, s, o, n, blk, rep, c:
+                                           gather_datablock(d, s, o, rep, blk, n, config=c)),
+                             ("src", "dst", "src_offset"))}),
+    Runner("gatherb", _gatherb_options("gatherb"),
+           _gatherb_plan("gatherb", lambda d, s, o, n, blk, rep, c:
+                         gatherb(d, s, o, n, (blk, rep), config=c)),
+           inputs=("src", "dst", "offset")),
     Runner("scatter", (
         *_tensor_options("scatter"),
         Option("dst_offset", "uint32 dstOffset LocalTensor(s) (.bin): byte offsets in dst",
@@ -503,6 +572,16 @@ RUNNERS |= {r.name: r for r in (
         Option("src0_repeat_stride", "repeat form: DataBlocks", integer),
         Option("src1_repeat_stride", "repeat form: DataBlocks", integer),
         OUT), _plan_asc_reduce),
+    call_forms("squeeze", {
+        _REGISTER: Register(adds=False, form=_REGISTER).runner("squeeze"),
+        _UB: _compaction_runner("squeeze", (
+            *_COMPACTION_TENSORS,
+            Option("dtype", "T (dst, src0, src1)", ascend_type, required=True,
+                   choices=type_choices("squeeze", form=_UB)),
+            Option("src1", "src1 LocalTensor(s) (.bin), T: the compare mask", required=True),
+            *(argument_option(a, {"dst_repeat_stride": "32-byte blocks"},
+                              8 if a == "dst_repeat_stride" else None)
+              for a in _SQUEEZE_UB), OUT), _plan_squeeze_ub, form=_UB)}),
 )}
 
 
