@@ -460,6 +460,41 @@ def _best_time(fn, *args, repeat: int = 5) -> float:
     return best
 
 
+def _updated_dst(keys: list[str], args: list, out: np.ndarray) -> int | None:
+    """The position of a ``dst`` input the output replaces (same shape and type), else None.
+
+    A LocalTensor instruction returns the new dst; a kernel loop feeds it to the next call, so
+    the old buffer is donated and XLA writes in place (no fresh, page-faulting output). Both
+    the instruction and its limit pass are timed so.
+    """
+    if "dst" not in keys:
+        return None
+    i = keys.index("dst")
+    return i if (args[i].shape, args[i].dtype) == (out.shape, out.dtype) else None
+
+
+def _best_time_updating(fn, args: list, donate: int | None, repeat: int = 5) -> float:
+    """``_best_time`` of ``jax.jit(fn)``; with ``donate``, each call's output is the next
+    call's (donated) dst, as in a kernel loop."""
+    if donate is not None:
+        shape = jax.eval_shape(fn, *args)
+        if (getattr(shape, "shape", None), getattr(shape, "dtype", None)) != (
+                args[donate].shape, args[donate].dtype):
+            donate = None  # this contender's output is not a new dst
+    if donate is None:
+        return _best_time(jax.jit(fn), *args)
+    step = jax.jit(fn, donate_argnums=donate)
+    args = list(args)
+    args[donate] = step(*args[:donate], jnp.array(args[donate], copy=True),  # compiled here;
+                        *args[donate + 1:])                              # the input stays valid
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        args[donate] = jax.block_until_ready(step(*args))
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
 def _numpy_time(fn, inputs, repeat: int = 3) -> float:
     best = float("inf")
     for _ in range(repeat):
@@ -495,9 +530,10 @@ def measure(case: Case, log2: int, with_numpy: bool) -> dict:
     mem = compiled.memory_analysis()
     peak = None if mem is None else int(mem.argument_size_in_bytes + mem.output_size_in_bytes
                                          + mem.temp_size_in_bytes)
-    t_ascjax = _best_time(compiled, *args)
-    t_limit = _best_time(jax.jit(positional(case.limit)), *args)
     out = np.asarray(compiled(*args))
+    donate = _updated_dst(keys, args, out)
+    t_ascjax = _best_time_updating(positional(case.ascjax), args, donate)
+    t_limit = _best_time_updating(positional(case.limit), args, donate)
     row = {"case": case.name, "log2_registers": log2, "registers": registers,
            "ascjax_s": t_ascjax, "limit_s": t_limit, "compile_s": compile_s,
            "peak_bytes": peak, "registers_per_s": registers / t_ascjax,
