@@ -467,6 +467,28 @@ def _c_arrays(rng, row, static):
     return _values(rng, row[0], dst_n), _values(rng, row[0], src_n)
 
 
+def _pair_forms_draw(rng, row, config):
+    """asc_pair_reduce_sum: ``("register", register static)`` on a register row; on a UB row
+    ``("ub", _c_draw static)`` with a product of the form (A2 / A3) and one dst slot per
+    repeat of lanes / 2 elements (dst_repeat_stride's unit: a repeat's halved length)."""
+    if row[1] == "UB (A2, A3)":
+        static, config = _c_draw(lanes_of(row[0]) // 2)(rng, (row[0], "A2, A3"), config)
+        return ("ub", static), config
+    return ("register", (bool(rng.integers(2)), "sum")), config
+
+
+def _pair_forms_arrays(rng, row, static):
+    kind, st = static
+    return _c_arrays(rng, row, st) if kind == "ub" else _register_arrays(rng, row, st)
+
+
+def _pair_forms_call(f, a, s, c):
+    kind, st = s
+    if kind == "ub":
+        return (f(*a, *st[1], mask_state=st[2], config=c),)
+    return (f(*a, config=c),)
+
+
 def _max_min_spr_chain(m, a, s, c):
     (kind, order), repeat, mask, *strides = s[:6]
     _, spr = m.reduce_repeat(*a, mask, repeat, *strides, reduce_type=kind, order=order, **s[8],
@@ -1041,7 +1063,10 @@ RECORDS = {r.name: r for r in (
     _register_record("asc_reduce_min", "min", True),
     _register_record("reduce_max_datablock", "max", False),
     _register_record("reduce_min_datablock", "min", False),
-    _register_record("asc_pair_reduce_sum", "sum", True),
+    Record("asc_pair_reduce_sum", draw=_pair_forms_draw, arrays=_pair_forms_arrays,
+           call=_pair_forms_call,
+           configs=lambda row: _float_readings(row) + ([Config(masked_pair="zero")]
+                                                       if row[1] == "UB (A2, A3)" else [])),
     _register_record("reg_reduce", None, True),
     _register_record("reg_reduce_data_block", None, False),
     _register_record("reg_pair_reduce_elem", "sum", True),

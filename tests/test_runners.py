@@ -703,7 +703,8 @@ def test_a_runner_of_two_forms_labels_the_config_fields_each_reads():
     form's; now that it runs both forms (issue 13) each field one form reads says which, and
     rows of one type that differ by form carry their own assumptions."""
     for name, register, ub in (("squeeze", "mask_layout", "squeeze_ub_tail"),
-                               ("gather_datablock", "datablock_mask", None)):
+                               ("gather_datablock", "datablock_mask", None),
+                               ("asc_pair_reduce_sum", "mask_layout", "masked_pair")):
         config = {o.name: o.help for o in runners.RUNNERS[name].config_options}
         assert "int_overflow" not in config and "read by" not in config["product"]
         assert config[register].endswith("read by the register (950) form"), name
@@ -717,6 +718,9 @@ def test_a_runner_of_two_forms_labels_the_config_fields_each_reads():
     block = ascjax.INSTRUCTIONS["gather_datablock"]
     assert block.assumptions(("uint16_t", "register (950)")) == ("A34",)
     assert block.assumptions(("uint16_t", "UB (A2, A3)")) == ("A38",)
+    pair = ascjax.INSTRUCTIONS["asc_pair_reduce_sum"]
+    assert pair.assumptions(("half", "register (950)")) == ("A3", "A7", "A8")
+    assert pair.assumptions(("float", "UB (A2, A3)")) == ("A3", "A7", "A8", "A5", "A9")
 
 
 # --- issue 13: the UB forms of asc_squeeze and asc_gather_datablock ----------------------------
@@ -857,3 +861,126 @@ def test_help_of_a_name_of_two_forms_groups_each_forms_options(capsys):
     assert register < text.index("--index INDEX") < ub < text.index("--src-offset SRC_OFFSET")
     for flag in ("--dst-repeat-stride", "--dst-block-stride", "--repeat REPEAT"):
         assert ub < text.index(flag), flag
+
+
+# --- issue 12: asc_pair_reduce_sum's UB form (its two C overloads) -----------------------------
+
+def _pair_ub_forms(lanes):
+    """(options, the call's positional arguments after dst and src, its MaskState or None):
+    the first-n form with a partial last repeat, the high-dimensional form with block stride 0
+    and overlapping repeats, and the same under Normal-mode words that mask whole pairs."""
+    state = "normal:0x0,0xF0F0F0F0F0F00FF0"
+    return [({"count": 2 * lanes - 6}, (2 * lanes - 6,), None),
+             ({"repeat": 3, "dst_repeat_stride": 2, "src_block_stride": 0,
+               "src_repeat_stride": 3}, (3, 2, 0, 3), None),
+             ({"repeat": 2, "dst_repeat_stride": 1, "src_block_stride": 2,
+               "src_repeat_stride": 9, "mask_state": state}, (2, 1, 2, 9),
+              ascjax.MaskState("normal", 0, 0xF0F0F0F0F0F00FF0))]
+
+
+@pytest.mark.parametrize("dtype", ["half", "float"])
+def test_pair_reduce_sum_ub_form_runs_by_its_options(tmp_path, dtype):
+    """run_bin and the CLI give the bytes of ascjax.asc_pair_reduce_sum's UB form called per
+    row (--tensors 2, --product A2) in both C forms; masked_pair="zero" changes them as it
+    changes the function's (pairs past count, pairs the mask state turns off)."""
+    lanes = ascjax.FORMATS[dtype].lanes
+    src, dst = _random(dtype, (2, 6 * lanes)), _random(dtype, (2, 3 * lanes))
+    paths = _files(tmp_path, src=src, dst=dst)
+    out = str(tmp_path / "out.bin")
+    for options, args, state in _pair_ub_forms(lanes):
+        wants = {}
+        for readings in ({}, {"masked_pair": "zero"}):
+            config = ascjax.Config(product="A2", **readings)
+            want = _loop(lambda d, s, c=config, a=args, m=state: ascjax.asc_pair_reduce_sum(
+                d, s, *a, mask_state=m, config=c), dst, src)
+            wants[bool(readings)] = want
+            ascjax.run_bin("asc_pair_reduce_sum", src=paths["src"], dst=paths["dst"],
+                           dtype=dtype, tensors=2, product="A2", out=out, **options, **readings)
+            assert Path(out).read_bytes() == want.tobytes(), (options, readings)
+            Path(out).unlink()
+            assert main(["run", "asc_pair_reduce_sum", "--src", paths["src"], "--dst",
+                         paths["dst"], "--dtype", dtype, "--tensors", "2", "--product", "A2",
+                         "--out", out, *_argv(options | readings)]) == 0
+            assert Path(out).read_bytes() == want.tobytes(), (options, readings)
+        # Pairs past count and pairs the state turns off are written; all lanes: none masked.
+        masked = "count" in options or state is not None
+        assert np.array_equal(_bits(wants[False]), _bits(wants[True])) != masked, options
+    # Defaults: the strides 1, 1, 8, dst zeros of src's length (A3, one tensor per file).
+    ascjax.run_bin("asc_pair_reduce_sum", src=paths["src"], dtype=dtype, repeat=2,
+                   product="A3", out=out)
+    want = _loop(lambda s: ascjax.asc_pair_reduce_sum(
+        np.zeros(12 * lanes, src.dtype), s, 2, 1, 1, 8, config=ascjax.Config(product="A3")),
+        src.reshape(1, -1))
+    assert Path(out).read_bytes() == want.tobytes()
+
+
+def test_pair_reduce_sum_register_form_is_unchanged(tmp_path):
+    """The register form still runs by --src/--mask/--pattern alone (no product: the 950),
+    equal to the function called per register; --mask-state is the UB form's."""
+    src = _random("float", (5, 64))
+    mask = (RNG.random((5, 64)) < 0.5).astype(np.uint8)
+    paths = _files(tmp_path, src=src, mask=mask)
+    out = str(tmp_path / "out.bin")
+    assert main(["run", "asc_pair_reduce_sum", "--src", paths["src"], "--dtype", "float",
+                 "--out", out]) == 0
+    full = ascjax.create_mask("PAT_ALL", "float")
+    want = _loop(lambda s: ascjax.asc_pair_reduce_sum(s, full), src)
+    assert Path(out).read_bytes() == want.tobytes()
+    ascjax.run_bin("asc_pair_reduce_sum", src=paths["src"], dtype="float", mask=paths["mask"],
+                   masked_lanes="skip", out=out)
+    skip = ascjax.Config(masked_lanes="skip")
+    want = _loop(lambda s, m: ascjax.asc_pair_reduce_sum(s, m == 1, config=skip), src, mask)
+    assert Path(out).read_bytes() == want.tobytes()
+    ub = runners.RUNNERS["asc_pair_reduce_sum"]
+    groups = {o.name: o.group for o in ub.options}
+    assert groups["mask"] == "call form register (950)"
+    assert groups["mask_state"] == groups["count"] == "call form UB (A2, A3)"
+    assert {o.name for o in ub.options if not o.group} == {"src", "dtype", "out"}
+
+
+def test_pair_reduce_sum_mixing_forms_is_exit_2_naming_both(tmp_path, capsys):
+    paths = _files(tmp_path, src=_random("half", (1, 256)))
+    out = str(tmp_path / "out.bin")
+    for extra, given in ((["--pattern", "PAT_H", "--count", "64"],
+                          "(given: ['--count', '--pattern'])"),
+                         (["--mask", paths["src"], "--mask-state", "counter:9", "--repeat",
+                           "1"], "(given: ['--mask', '--mask-state', '--repeat'])"),
+                         (["--tensors", "2"], "(given: ['--tensors'])"),  # UB, but no form
+                         (["--dst-repeat-stride", "2"], "(given: ['--dst-repeat-stride'])")):
+        assert main(["run", "asc_pair_reduce_sum", "--src", paths["src"], "--dtype", "half",
+                     "--product", "A2", "--out", out, *extra]) == 2
+        err = capsys.readouterr().err
+        assert "asc_pair_reduce_sum: give the options of one call form: register (950): " \
+               "[--mask] [--mask-bits] [--pattern] or UB (A2, A3): [--tensors] [--dst] " \
+               "[--dst-len] [--count] [--repeat] [--dst-repeat-stride] " \
+               "[--src-block-stride] [--src-repeat-stride] [--mask-state] " \
+               "(with --count or --repeat) " + given in err, err
+    assert not Path(out).exists()
+    with pytest.raises(TypeError, match=r"register \(950\): .* or UB \(A2, A3\): .*"
+                                        r"\(given: \['--count', '--mask'\]\)"):
+        ascjax.run_bin("asc_pair_reduce_sum", src=paths["src"], dtype="half",
+                       mask=paths["src"], count=64, product="A2", out=out)
+    # Both C forms at once: the UB form's own message names its two overloads.
+    with pytest.raises(TypeError, match=r"asc_pair_reduce_sum: give the options of one call "
+                                        r"form: --count or --repeat --dst-repeat-stride"):
+        ascjax.run_bin("asc_pair_reduce_sum", src=paths["src"], dtype="half", count=64,
+                       repeat=1, product="A2", out=out)
+    # The UB form off Atlas A2 / A3 fails as the function does.
+    assert main(["run", "asc_pair_reduce_sum", "--src", paths["src"], "--dtype", "half",
+                 "--count", "64", "--out", out]) == 2
+    assert "pair_reduce_sum_ub: not available on product '950'; available on ['A3', 'A2']" \
+        in capsys.readouterr().err
+
+
+def test_pair_reduce_sum_help_lists_each_forms_options(capsys):
+    text = _sections(capsys, "asc_pair_reduce_sum")
+    register, ub = text.index("call form register (950):"), text.index("call form UB (A2, A3):")
+    config = text.index("emulation options")
+    assert register < text.index("--pattern PATTERN") < ub
+    for flag in ("--count COUNT", "--repeat REPEAT", ("--dst-repeat-stride DST_REPEAT_STRIDE "
+                 "dst_repeat_stride (one repeat's reduced length: lanes / 2 elements)"),
+                 "--src-block-stride", "--src-repeat-stride", "--mask-state MASK_STATE",
+                 "--tensors TENSORS", "--dst DST"):
+        assert ub < text.index(flag) < config, flag
+    assert "Config.masked_pair (default as the --product's page says); read by the UB (A2, " \
+           "A3) form" in text

@@ -161,6 +161,11 @@ def _datablock_rows() -> tuple:
             + tuple((t, "UB (A2, A3)") for t in ub))
 
 
+def _c_api_types() -> tuple:
+    """The types some product takes in the C API's UB reductions."""
+    return tuple(dict.fromkeys(t for ts in _tminmax.C_API_TYPES.values() for t in ts))
+
+
 def _extreme_assumed(table: dict) -> dict:
     # A19 / A21 (NaN) and A22 (signed zeros) only matter for floats.
     return {t: ("A19",) + _MAX_MIN + ("A25", "A26", "A27") if t in ("half", "float") else
@@ -205,10 +210,16 @@ INSTRUCTIONS: dict[str, Instruction] = {
                     _rminmax.reduce_min_datablock, "-", "asc_reduce_min_datablock.md",
                     ("src", "dst"), tuple(_rminmax.REDUCE_EXTREME_TYPES.items()),
                     {"half": ("A19",), "float": ("A19",)}),
+        # The register form (950) and the UB form (Atlas A2 / A3, PairReduceSum's plan: its
+        # masked pairs, A5, and strides, A9, as ReducePairElem's).
         Instruction("asc_pair_reduce_sum", "asc_pair_reduce_sum", _tminmax.asc_pair_reduce_sum,
-                    "-", "asc_pair_reduce_sum.md", ("T",),
-                    tuple((t,) for t in _register.PAIR_REDUCE_SUM_TYPES),
-                    {"half": _FLOAT_SUM, "float": _FLOAT_SUM}),
+                    "-", "asc_pair_reduce_sum.md", ("T", "form"),
+                    tuple((t, "register (950)") for t in _register.PAIR_REDUCE_SUM_TYPES)
+                    + tuple((t, "UB (A2, A3)") for t in _c_api_types()),
+                    {**{(t, "register (950)"): _FLOAT_SUM
+                        for t in _register.PAIR_REDUCE_SUM_TYPES},
+                     **{(t, "UB (A2, A3)"): _FLOAT_SUM + ("A5", "A9")
+                        for t in _c_api_types()}}),
         Instruction("reg_reduce", "Reg::Reduce", _rminmax.reg_reduce, "-", "Reduce.md",
                     ("src", "dst", "reduce_type"),
                     _register_rows(_register.REDUCE_SUM_TYPES, _rminmax.REDUCE_EXTREME_TYPES),

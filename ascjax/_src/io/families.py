@@ -51,7 +51,10 @@ class Runner:
     """``ascjax run NAME``: the registry instruction, its options, and the plan they make.
 
     ``config_options`` are the ``Config`` fields the instruction can read (``config_options``
-    below); ``inputs`` the options that name input files (an output may not overwrite one).
+    below); ``inputs`` the options that name input files (an output may not overwrite one);
+    ``picks``: options none of which is required alone but one of which must be given (a
+    ``Tensor`` runner's call-form arguments without a default: --count, --repeat), so that
+    ``call_forms`` takes the runner's form only when one is.
     """
 
     name: str
@@ -59,6 +62,7 @@ class Runner:
     plan: Callable[[dict], Plan]
     config_options: tuple[Option, ...] = ()
     inputs: tuple[str, ...] = INPUT_FILES
+    picks: tuple[str, ...] = ()
 
     def __post_init__(self):
         if not self.config_options:
@@ -398,15 +402,18 @@ class Register:
     ``templates``: keyword -> its choices (a tuple, or a ``Template``); ``outputs``: names of
     the parts after dst (``--NAME-out`` files); ``adds``: a reduction (its integer adds read
     ``Config.int_overflow``), False for data movement; ``form``: the call form it runs, where
-    the name has others (the registry's form column: its types and assumptions only)."""
+    the name has others (the registry's form column: its types and assumptions only);
+    ``function``: the form's own function, where the registry's tells the forms apart by their
+    arguments (default: the registry's)."""
 
     templates: dict = dataclasses.field(default_factory=dict)
     outputs: tuple[str, ...] = ()
     adds: bool = True
     form: str | None = None
+    function: Callable | None = None
 
     def runner(self, name: str) -> Runner:
-        function = INSTRUCTIONS[name].function
+        function = self.function or INSTRUCTIONS[name].function
         templates = _with_state(self.templates, function)
         options = (Option("src", "src registers (.bin)", required=True),
                    Option("dtype", "src type", ascend_type, required=True,
@@ -464,7 +471,9 @@ class Tensor:
     page says (help text, overriding ``ARGUMENTS``); ``forms``: for a ``*args`` signature, the
     argument names of each call form (the given options pick the form). ``src_column`` is the
     registry type column of src; ``dst_column``, where dst has a type of its own
-    (``LocalTensor<T> dst, LocalTensor<U> src``), that of dst (``--dst-dtype``)."""
+    (``LocalTensor<T> dst, LocalTensor<U> src``), that of dst (``--dst-dtype``). ``form`` and
+    ``function`` as in ``Register``: one call form of a name of several (asc_pair_reduce_sum's
+    UB form, ``pair_reduce_sum_ub``; its type rows and assumptions only)."""
 
     templates: dict = dataclasses.field(default_factory=dict)
     outputs: tuple[str, ...] = ()
@@ -472,9 +481,11 @@ class Tensor:
     forms: tuple[tuple[str, ...], ...] = ()
     src_column: int = 0
     dst_column: int | None = None
+    form: str | None = None
+    function: Callable | None = None
 
     def runner(self, name: str) -> Runner:
-        function = INSTRUCTIONS[name].function
+        function = self.function or INSTRUCTIONS[name].function
         templates = _with_state(self.templates, function)
         params = list(inspect.signature(function).parameters.values())[2:]
         positional = [p for p in params if p.name not in templates and p.kind in (
@@ -497,7 +508,8 @@ class Tensor:
             static.append(argument_option(a, self.units, form=shown))
         ins = INSTRUCTIONS[name]
         types = (Option("dtype", ins.columns[self.src_column] + " (the src type)", ascend_type,
-                        required=True, choices=type_choices(name, self.src_column)),)
+                        required=True,
+                        choices=type_choices(name, self.src_column, form=self.form)),)
         if self.dst_column is not None:
             types += (Option("dst_dtype", f"{ins.columns[self.dst_column]} (the dst type; "
                              f"default: the one the registry's rows give the src type)",
@@ -525,8 +537,11 @@ class Tensor:
                      row_registers=tensor_registers(src, fmt, dst, dst_fmt))
             return dataclasses.replace(p, outputs=_outputs(name, p, self.outputs, opts, dst_fmt))
 
-        return Runner(name, options, plan, config_options(name, options, adds=True),
-                      inputs=("src", "dst"))
+        # The arguments one of which picks a call form (the rest have defaults).
+        picks = tuple(a for a in form_args if ARGUMENTS.get(a, Argument("")).default is None)
+        return Runner(name, options, plan,
+                      config_options(name, options, adds=True, form=self.form),
+                      inputs=("src", "dst"), picks=picks)
 
     def _dst_type(self, name: str, src: str, given: str | None) -> str:
         """The dst type: as given, or the only one the registry's rows give ``src``."""
@@ -606,9 +621,10 @@ def call_forms(name: str, forms: dict[str, Runner]) -> Runner:
     Options every form has are listed once (``_shared``); the others in a ``--help`` section of
     their form, optional and without a default here: the form-only options given pick the form,
     as ``Tensor.forms`` does. Exactly one form must fit (every option given is its own, every
-    option it requires is given): else a TypeError names each form's options. The chosen form's
-    defaults fill the rest and its own type choices are checked. The ``Config`` options are
-    those any form reads, each read by one form only saying which."""
+    option it requires is given, one of its ``picks`` where it has them): else a TypeError
+    names each form's options. The chosen form's defaults fill the rest and its own type
+    choices are checked. The ``Config`` options are those any form reads, each read by one
+    form only saying which."""
     versions: dict[str, dict[str, Option]] = {}
     for label, runner in forms.items():
         for o in runner.options:
@@ -632,14 +648,18 @@ def call_forms(name: str, forms: dict[str, Runner]) -> Runner:
         for o in CONFIG_OPTIONS if o.name in readers)
 
     def describe(label: str) -> str:
+        picks = forms[label].picks
         return f"{label}: " + " ".join(_flag(o) if o.required else f"[{_flag(o)}]"
-                                       for o in own[label])
+                                       for o in own[label]) + (
+            f" (with {' or '.join('--' + p.replace('_', '-') for p in picks)})"
+            if picks else "")
 
     def plan(opts: dict) -> Plan:
         given = {o.name for opts_ in own.values() for o in opts_ if _given(opts.get(o.name))}
         fits = [label for label, opts_ in own.items()
                 if given <= {o.name for o in opts_}
-                and all(o.name in given for o in opts_ if o.required)]
+                and all(o.name in given for o in opts_ if o.required)
+                and (not forms[label].picks or given & set(forms[label].picks))]
         if len(fits) != 1:
             shown = sorted("--" + n.replace("_", "-") for n in given) or "none"
             raise TypeError(f"{name}: give the options of one call form: "

@@ -5,7 +5,8 @@ registry's type rows) and how they become an engine ``Plan``: which files are st
 which go whole to every device, and which outputs are written. Most runners come from one line
 of ``FAMILIES`` (a register or a LocalTensor family, ``families``); gather and the squeezing
 store have plans of their own, and a name whose call forms differ in kind (asc_squeeze,
-asc_gather_datablock: on registers and on UB) is its forms' runners joined by ``call_forms``.
+asc_gather_datablock, asc_pair_reduce_sum: on registers and on UB) is its forms' runners joined
+by ``call_forms``.
 ``run_bin`` checks the options as the command line does and executes the plan
 (``engine.execute``).
 """
@@ -28,7 +29,9 @@ from ..isa.gather_block import gather_datablock, gatherb, reg_gather_b
 from ..isa.gather_mask import PATTERN_TYPES, asc_reduce, gather_mask
 from ..isa.gather_tensor import gather
 from ..isa.lanes import REDUCE_TYPES, check_int
+from ..isa.reduce_register import asc_pair_reduce_sum as register_pair_reduce_sum
 from ..isa.reduce_tensor import ORDERS, REDUCE_SUM_METHODS
+from ..isa.reduce_tensor_minmax import pair_reduce_sum_ub
 from ..isa.scatter import scatter
 from ..isa.squeeze import squeeze, squeeze_sequence, squeeze_window
 from .binio import BinFileError, check_output_paths, read_bin
@@ -433,7 +436,8 @@ def _compaction_runner(name: str, options: tuple, plan: Callable,
     return _runner_of_form(name, form, options, plan, ("src", "dst", "src1"))
 
 
-# The call forms of asc_squeeze and asc_gather_datablock: the registry's form column.
+# The call forms of asc_squeeze, asc_gather_datablock and asc_pair_reduce_sum: the registry's
+# form column.
 _REGISTER, _UB = "register (950)", "UB (A2, A3)"
 
 
@@ -458,10 +462,11 @@ FAMILIES = {
                              "how the repeats are added (default: the product's)")}),
     **{name: Register() for name in (
         "asc_reduce_sum", "asc_reduce_max", "asc_reduce_min", "reduce_max_datablock",
-        "reduce_min_datablock", "asc_pair_reduce_sum", "reg_pair_reduce_elem")},
+        "reduce_min_datablock", "reg_pair_reduce_elem")},
     **{name: Register(templates={"reduce_type": REDUCE_TYPES})
        for name in ("reg_reduce", "reg_reduce_data_block")},
-    # The register forms (asc_squeeze's, with its UB form: call_forms below).
+    # The register forms (asc_squeeze's and asc_pair_reduce_sum's, with their UB forms:
+    # call_forms below).
     "squeeze_with_status": Register(outputs=("ar",), adds=False),
     "unsqueeze": Register(adds=False),
     "reduce_data_block": Tensor(templates={"reduce_type": REDUCE_TYPES},
@@ -572,6 +577,14 @@ RUNNERS |= {r.name: r for r in (
         Option("src0_repeat_stride", "repeat form: DataBlocks", integer),
         Option("src1_repeat_stride", "repeat form: DataBlocks", integer),
         OUT), _plan_asc_reduce),
+    # The register form (the 950) and the UB form (Atlas A2 / A3) in its two C overloads.
+    call_forms("asc_pair_reduce_sum", {
+        _REGISTER: Register(form=_REGISTER, function=register_pair_reduce_sum)
+        .runner("asc_pair_reduce_sum"),
+        _UB: Tensor(forms=_C_FORMS, form=_UB, function=pair_reduce_sum_ub,
+                    units={"dst_repeat_stride": "one repeat's reduced length: lanes / 2 "
+                                                "elements"})
+        .runner("asc_pair_reduce_sum")}),
     call_forms("squeeze", {
         _REGISTER: Register(adds=False, form=_REGISTER).runner("squeeze"),
         _UB: _compaction_runner("squeeze", (
