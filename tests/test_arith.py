@@ -8,7 +8,7 @@ import pytest
 
 from ascjax._src.config import Config
 from ascjax._src.formats import FORMATS
-from ascjax._src.numerics.add import carrier_add, float_add
+from ascjax._src.numerics.add import carrier_add, float_add, half_add
 from ascjax._src.numerics.bits import from_carrier, keep_where, to_carrier
 from ascjax._src.numerics.rounding import round_carrier
 
@@ -63,6 +63,43 @@ def test_float_add_in_format(fmt):
         return from_carrier(s, f)
 
     np.testing.assert_array_equal(np.asarray(add(a, b)), want)
+
+
+def _half_pairs():
+    """Every half pattern against 64 partners: random ones, its own negation (exact
+    cancellation), its neighbours, and the specials, subnormals and overflow edges."""
+    a = np.arange(1 << 16, dtype=np.uint32)
+    edges = np.array([0, 0x8000, 1, 0x8001, 0x3FF, 0x83FF, 0x400, 0x8400, 0x7BFF, 0xFBFF,
+                      0x7C00, 0xFC00, 0x7E00, 0x7C01, 0xFE01, 0x3C00, 0xBC00, 0x7BFE], np.uint32)
+    partners = [a ^ 0x8000, (a + 1) & 0xFFFF, (a - 1) & 0xFFFF, a]
+    partners += [np.full_like(a, e) for e in edges]
+    partners += [RNG.integers(0, 1 << 16, a.size, dtype=np.uint32)
+                 for _ in range(64 - len(partners))]
+    b = np.stack(partners)
+    return (np.broadcast_to(a, b.shape).astype(np.uint16).reshape(-1),
+            b.astype(np.uint16).reshape(-1))
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_half_add_on_patterns_is_the_carrier_add(jit):
+    """``half_add`` (half patterns, the backend's float32 -> half conversion) gives the carrier
+    adder's bits for every half against 64 partners, eagerly and under jit (where XLA must not
+    fold the conversions away), also when the first operands are float16 arrays."""
+    f = FORMATS["half"]
+    a, b = _half_pairs()
+    want = np.asarray(jax.jit(lambda x, y: from_carrier(
+        float_add(to_carrier(x, f), to_carrier(y, f), f), f))(a, b))
+    add = jax.jit(half_add) if jit else half_add
+    np.testing.assert_array_equal(np.asarray(add(jnp.asarray(a), jnp.asarray(b))), want)
+    np.testing.assert_array_equal(
+        np.asarray(add(jnp.asarray(a.view(np.float16)), jnp.asarray(b.view(np.float16)))), want)
+    # chained, as in a tree: the rounding between two adds must stay
+    c = np.roll(b, 1)
+    chained = jax.jit(lambda x, y, z: half_add(half_add(x, y), z)) if jit else \
+        (lambda x, y, z: half_add(half_add(x, y), z))
+    want2 = np.asarray(jax.jit(lambda x, y, z: from_carrier(float_add(float_add(
+        to_carrier(x, f), to_carrier(y, f), f), to_carrier(z, f), f), f))(a, b, c))
+    np.testing.assert_array_equal(np.asarray(chained(a, b, c)), want2)
 
 
 @pytest.mark.parametrize("fmt", ["half", "bfloat16_t"])

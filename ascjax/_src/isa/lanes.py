@@ -16,7 +16,7 @@ from jax.experimental import checkify
 
 from ..config import Config, resolve_config
 from ..formats import Format, resolve
-from ..numerics.add import canonical_nan, float_add, int_add, is_tiny, native_add
+from ..numerics.add import canonical_nan, float_add, half_add, int_add, is_tiny, native_add
 from ..numerics.bits import (
     SIGN32,
     U32,
@@ -85,13 +85,25 @@ class Adder:
     src: Format
     dst: Format
     config: Config
+    carriers: bool = False  # half sums on float32 carriers too (their levels keep NaN quiet)
+
+    @property
+    def narrow(self) -> bool:
+        """Half into half, IEEE overflow: the working values are the half patterns (uint16),
+        added by ``half_add``: the same bits as on carriers, in vectors half as wide."""
+        return (self.src.name == self.dst.name == "half" and not self.carriers
+                and self.config.float_overflow == "ieee")
 
     def load(self, x):
+        if self.narrow:  # a NaN is made canonical by the first add it meets
+            return to_bits(x, self.src)
         if self.src.is_float:
             return to_carrier(to_bits(x, self.src), self.src)
         return jnp.asarray(x).astype(self.dst.storage_dtype)
 
     def add(self, a, b):
+        if self.narrow:
+            return half_add(a, b)
         if self.dst.is_float:
             return float_add(a, b, self.dst, self.config)
         return int_add(a, b, self.dst, self.config)
@@ -128,12 +140,15 @@ class Adder:
         return lax.cond(jnp.any(is_tiny(values)), exact, fast)
 
     def store(self, w):
+        if self.narrow:
+            return from_bits(w, self.dst)
         if self.dst.is_float:
             return from_bits(from_carrier(w, self.dst), self.dst)
         return w
 
     def zeros(self, shape):
-        dtype = U32 if self.dst.is_float else self.dst.storage_dtype
+        dtype = jnp.uint16 if self.narrow else U32 if self.dst.is_float else \
+            self.dst.storage_dtype
         return jnp.zeros(shape, dtype)
 
     def masked(self, values, active):
@@ -142,7 +157,8 @@ class Adder:
             return values
         fill = 0
         if self.dst.is_float and self.config.masked_lanes == "skip":
-            fill = SIGN32  # -0: x + (-0) == x for every x, so the lane takes no part
+            # -0: x + (-0) == x for every x, so the lane takes no part
+            fill = np.uint16(0x8000) if self.narrow else SIGN32
         return keep_where(active, values, fill)
 
     def reduce_blocks(self, src, active, block: int, *, levels: list | None = None,
@@ -154,6 +170,10 @@ class Adder:
         contiguous loads instead of stride-2 ones, which XLA's CPU backend vectorizes badly.
         """
         lanes = src.shape[-1]
+        if self.narrow and levels is None and block > 1:
+            pairs = self._first_half_level(src, active)
+            return self.tree(pairs.reshape(src.shape[:-1] + (lanes // block, block // 2)),
+                             leading=leading)
         if levels is None and self.src.name in ("half", "int16_t", "uint16_t") and block > 1:
             even, odd = self._load_pairs(src, active)
             pairs = self.add(even, odd).reshape(src.shape[:-1] + (lanes // block, block // 2))
@@ -161,6 +181,18 @@ class Adder:
         w = self.masked(self.load(src), active)
         return self.tree(w.reshape(src.shape[:-1] + (lanes // block, block)), levels=levels,
                          leading=leading)
+
+    def _first_half_level(self, src, active):
+        """The pair sums (e0+e1), (e2+e3), ... of a half register, masked, as half patterns.
+
+        The pairs are strided slices of the half array itself, widened inside the add: XLA's
+        CPU backend then fuses the whole tree into one loop over the input (4-6x faster than
+        after a bitcast or a select of the whole input, which it computes into a buffer first).
+        """
+        x = jnp.asarray(src)
+        if not (isinstance(active, np.ndarray) and active.all()):
+            x = self.masked(to_bits(x, self.src), active)
+        return half_add(x[..., 0::2], x[..., 1::2])
 
     def _load_pairs(self, src, active):
         fill = np.uint16(0)

@@ -10,6 +10,7 @@ holds no 64-bit integers with x64 off).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from typing import Any
 
@@ -162,7 +163,8 @@ def reduce_sum_datablock_levels(src: Any, mask: Any, *, dtype: Any = None,
     arrays ``(..., 8, n)`` for n = per-block count, its half, ..., 1 (the first being the
     masked, widened input; the last holds the block sums). Arguments as for the instruction.
     """
-    return _levels(*_checked("reduce_sum_datablock_levels", src, mask, dtype, config))
+    adder, src, emask = _checked("reduce_sum_datablock_levels", src, mask, dtype, config)
+    return _levels(dataclasses.replace(adder, carriers=True), src, emask)
 
 
 def _checked(where: str, src, mask, dtype, config, table=REDUCE_SUM_DATABLOCK_TYPES):

@@ -96,6 +96,25 @@ def float_add(a, b, fmt: Format, config: Config | None = None):
     return round_carrier(carrier_add(a, b), fmt, config)
 
 
+def half_add(a, b):
+    """half a + b on half patterns (uint16) or float16 arrays, IEEE RNE, as half patterns with
+    every NaN the canonical 0x7E00 (A8).
+
+    The float32 sum of two halves is exact or rounded innocuously (24 >= 2*11 + 2 bits) and is
+    0 or at least 2^-24, never a float32 subnormal, so the backend's float32 -> half conversion
+    rounds it exactly, flush-to-zero or not. The NaN select between that conversion and the
+    next add's widening is also what keeps XLA from folding the pair away as excess precision.
+    """
+    def wide(h):
+        if h.dtype != jnp.float16:
+            h = lax.bitcast_convert_type(h, jnp.float16)
+        return lax.convert_element_type(h, jnp.float32)
+
+    h = lax.bitcast_convert_type(lax.convert_element_type(wide(a) + wide(b), jnp.float16),
+                                 jnp.uint16)
+    return jnp.where((h & np.uint16(0x7FFF)) > np.uint16(0x7C00), np.uint16(0x7E00), h)
+
+
 def int_add(a, b, fmt: Format, config: Config | None = None):
     """Integer a + b in ``fmt``: wraps modulo 2^bits, or saturates under int_overflow="saturate"."""
     s = a + b
