@@ -475,7 +475,7 @@ def select_extreme(bits, active, fmt: Format, kind: str, *, leading: bool = Fals
     return jnp.where(index < n, index, 0), index < n, has_nan
 
 
-def extreme_value(bits, active, fmt: Format, kind: str, empty):
+def extreme_value(bits, active, fmt: Format, kind: str, empty, group: int | None = None):
     """The bits of the max (min) of each row's active lanes, over the last axis, where no
     index is wanted: a NaN as the format's quiet NaN, ``empty`` where no lane is active.
 
@@ -485,6 +485,10 @@ def extreme_value(bits, active, fmt: Format, kind: str, empty):
     backend vectorizes neither a 16-bit integer reduction nor one over a computed input
     (4-10x slower there); the halves fuse into one vectorized loop. Over a DataBlock's 8 or
     16 lanes the plain reduction is the faster one.
+
+    ``group``: the rows are runs of ``group`` (a power of two) consecutive lanes of a flat
+    last axis, ``(..., k * group) -> (..., k)``, reduced by adjacent pairs without a reshape
+    (``flat_pairs``).
     """
     key = order_key(bits, fmt)
     info = jnp.iinfo(key.dtype)
@@ -492,10 +496,15 @@ def extreme_value(bits, active, fmt: Format, kind: str, empty):
     win, lose = (info.max, info.min) if kind == "max" else (info.min, info.max)
     if fmt.is_float:
         key = jnp.where(is_nan_bits(bits, fmt), np.array(win, key.dtype), key)
-    key = jnp.where(active, key, np.array(lose, key.dtype))
+    if not (isinstance(active, np.ndarray) and active.all()):
+        key = jnp.where(active, key, np.array(lose, key.dtype))
     pick = jnp.maximum if kind == "max" else jnp.minimum
     n = key.shape[-1]
-    if n < 64 or n & (n - 1):  # a DataBlock's lanes: the plain reduction is faster
+    if group is not None and group & (group - 1):  # not a power of two: rows of a reshape
+        key, group = key.reshape(key.shape[:-1] + (-1, group)), None
+    if group is not None:
+        best = flat_pairs(key, group, pick)
+    elif n < 64 or n & (n - 1):  # a DataBlock's lanes: the plain reduction is faster
         best = jnp.max(key, axis=-1) if kind == "max" else jnp.min(key, axis=-1)
     else:
         while key.shape[-1] > 1:
@@ -515,6 +524,17 @@ def extreme_value(bits, active, fmt: Format, kind: str, empty):
         return value
     value = jnp.where(best == lose, empty, value)
     return jnp.where(best == win, quiet_nan_bits(fmt).astype(bits.dtype), value)
+
+
+def flat_pairs(x, group: int, combine: Callable):
+    """``combine`` over every run of ``group`` (a power of two) consecutive elements of the
+    last axis, ``(..., k * group) -> (..., k)``, as adjacent pairs level by level:
+    ``combine(x[..., 0::2], x[..., 1::2])``. The same pairs as a tree over
+    ``x.reshape(..., k, group)``, but with no reshape, which XLA's CPU backend fuses by
+    computing each element's indices with divisions (10x slower)."""
+    for _ in range(group.bit_length() - 1):
+        x = combine(x[..., 0::2], x[..., 1::2])
+    return x
 
 
 def _first_max(key, active, leading: bool):

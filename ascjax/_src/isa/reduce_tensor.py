@@ -121,13 +121,11 @@ def extreme_index(bits, active, fmt: Format, kind: str, config: Config):
 
 def _value_only(spec, fmt: Format) -> bool:
     """Whether a max/min group kernel takes ``lanes.extreme_value`` (no index): under the
-    default readings of A19, A21 and A22, for DataBlocks, and for ReduceRepeat's only_value on
-    32-bit types (measured: on XLA's CPU backend a 16-bit whole-register row is faster through
-    select_extreme)."""
+    default readings of A19, A21 and A22, for DataBlocks and ReduceRepeat's only_value."""
     config = spec.adder.config
     return (config.signed_zero == "ordered" and config.max_min_nan == "propagate"
             and config.extreme_nan == "canonical"
-            and (spec.order is None or (spec.order == "only_value" and fmt.bits == 32)))
+            and (spec.order is None or spec.order == "only_value"))
 
 
 class GroupSpec(NamedTuple):
@@ -181,10 +179,13 @@ def _groups_forward(spec: GroupSpec, d, s, _):
         bits = bits.reshape(bits.shape[:-1] + (-1, group))
         fill = np.array(spec.fill, bits.dtype)
         if _value_only(spec, fmt):
-            # No index is stored: the value straight from the order keys (2-3x faster).
-            values = bits if fmt.is_float else from_bits(bits, fmt)
-            out = extreme_value(values, grouped, fmt, spec.kind, fill)
+            # No index is stored: the value straight from the order keys (2-3x faster), over
+            # the repeats' lanes as one flat axis (groups are power-of-two runs of it).
+            flat = to_bits(plan.load_flat(s), fmt)
+            values = flat if fmt.is_float else from_bits(flat, fmt)
+            out = extreme_value(values, active.reshape(-1), fmt, spec.kind, fill, group=group)
             out = out if fmt.is_float else to_bits(out, fmt)
+            out = out.reshape(bits.shape[:-1])
             index = jnp.zeros(out.shape, jnp.int32)  # not stored
         else:
             index = extreme_index(bits, grouped, fmt, spec.kind, adder.config)

@@ -482,6 +482,14 @@ class RepeatPlan:
         rows = jnp.stack(rows, axis=-2)
         return rows.reshape(rows.shape[:-2] + (self.fmt.lanes,))
 
+    def load_flat(self, s):
+        """``load(s)`` with the repeats' lanes as one axis ``(..., R * lanes)``: for contiguous
+        repeats a slice of ``s`` itself (no reshape: see ``lanes.flat_pairs``)."""
+        if self.contiguous:
+            return fit_last_axis(s, self.repeats * self.fmt.lanes)
+        loaded = self.load(s)
+        return loaded.reshape(loaded.shape[:-2] + (-1,))
+
     def rewrites(self, dst_len: int) -> bool:
         """Whether the results, in order, are the whole new dst (nothing of the old dst stays)."""
         return (bool(self.written_rows.all())
