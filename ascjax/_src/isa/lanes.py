@@ -182,6 +182,14 @@ class Adder:
         return self.tree(w.reshape(src.shape[:-1] + (lanes // block, block)), levels=levels,
                          leading=leading)
 
+    def flat_half_sums(self, x, active, group: int):
+        """Adjacent-pair tree sums of every run of ``group`` (a power of two, > 1) consecutive
+        half elements of the last axis of ``x``, masked by ``active``, as half patterns
+        ``(..., n // group)``: ``reduce_blocks``' tree over a flat axis (``flat_pairs``: no
+        reshape). A ``narrow`` adder's."""
+        assert self.narrow and group > 1, "flat_half_sums: half into half, groups > 1"
+        return flat_pairs(self._first_half_level(x, active), group // 2, half_add)
+
     def _first_half_level(self, src, active):
         """The pair sums (e0+e1), (e2+e3), ... of a half register, masked, as half patterns.
 
