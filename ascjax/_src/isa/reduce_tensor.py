@@ -23,6 +23,7 @@ from .lanes import (
     Adder,
     check_int,
     extreme_value,
+    extreme_with_index16,
     is_nan_bits,
     kernel,
     materialize,
@@ -119,13 +120,16 @@ def extreme_index(bits, active, fmt: Format, kind: str, config: Config):
     return index
 
 
+def _default_readings(config: Config) -> bool:
+    """A19, A21 and A22 as the emulator reads them by default (the fast max/min paths)."""
+    return (config.signed_zero == "ordered" and config.max_min_nan == "propagate"
+            and config.extreme_nan == "canonical")
+
+
 def _value_only(spec, fmt: Format) -> bool:
     """Whether a max/min group kernel takes ``lanes.extreme_value`` (no index): under the
-    default readings of A19, A21 and A22, for DataBlocks and ReduceRepeat's only_value."""
-    config = spec.adder.config
-    return (config.signed_zero == "ordered" and config.max_min_nan == "propagate"
-            and config.extreme_nan == "canonical"
-            and (spec.order is None or spec.order == "only_value"))
+    default readings, for DataBlocks and ReduceRepeat's only_value."""
+    return _default_readings(spec.adder.config) and spec.order in (None, "only_value")
 
 
 class GroupSpec(NamedTuple):
@@ -195,6 +199,10 @@ def _groups_forward(spec: GroupSpec, d, s, _):
             out = out if fmt.is_float else to_bits(out, fmt)
             out = out.reshape(bits.shape[:-1])
             index = jnp.zeros(out.shape, jnp.int32)  # not stored
+        elif _default_readings(adder.config) and fmt.bits == 16 and group & (group - 1) == 0:
+            out, index = extreme_with_index16(plan.load_flat(s), active.reshape(-1), fmt,
+                                              spec.kind, group)
+            out, index = (x.reshape(bits.shape[:-1]) for x in (out, index))
         else:
             index = extreme_index(bits, grouped, fmt, spec.kind, adder.config)
             out = jnp.take_along_axis(bits, index[..., None], -1)[..., 0]
