@@ -193,8 +193,8 @@ def _groups_forward(spec: GroupSpec, d, s, _):
         if _value_only(spec, fmt):
             # No index is stored: the value straight from the order keys (2-3x faster), over
             # the repeats' lanes as one flat axis (groups are power-of-two runs of it).
-            flat = to_bits(plan.load_flat(s), fmt)
-            values = flat if fmt.is_float else from_bits(flat, fmt)
+            flat = plan.load_flat(s)  # sliced before any conversion (see extreme_value)
+            values = flat if fmt.is_float else from_bits(to_bits(flat, fmt), fmt)
             out = extreme_value(values, active.reshape(-1), fmt, spec.kind, fill, group=group)
             out = out if fmt.is_float else to_bits(out, fmt)
             out = out.reshape(bits.shape[:-1])
