@@ -182,13 +182,38 @@ class Adder:
         return self.tree(w.reshape(src.shape[:-1] + (lanes // block, block)), levels=levels,
                          leading=leading)
 
-    def flat_half_sums(self, x, active, group: int):
+    def flat_sums(self, x, active, group: int):
         """Adjacent-pair tree sums of every run of ``group`` (a power of two, > 1) consecutive
-        half elements of the last axis of ``x``, masked by ``active``, as half patterns
-        ``(..., n // group)``: ``reduce_blocks``' tree over a flat axis (``flat_pairs``: no
-        reshape). A ``narrow`` adder's."""
-        assert self.narrow and group > 1, "flat_half_sums: half into half, groups > 1"
-        return flat_pairs(self._first_half_level(x, active), group // 2, half_add)
+        float elements of the last axis of ``x`` (src values), masked by ``active`` (static),
+        as working values ``(..., n // group)``: ``reduce_blocks``' tree over a flat axis
+        (``flat_pairs``: no reshape), the lanes loaded after the first slicing (XLA's CPU
+        backend computes a loaded input into a buffer of its own first, 2-6x slower).
+
+        float / bfloat16: native adds, with one flag per group of whether an input is tiny
+        computed in the same pass; only if one is does the exact tree run (``tree``'s fast
+        path, without a second pass over the input).
+        """
+        assert self.dst.is_float and group > 1 and not group & (group - 1)
+        if self.narrow:
+            return flat_pairs(self._first_half_level(x, active), group // 2, half_add)
+        on = np.broadcast_to(active, x.shape[-1:])
+
+        def lanes(part):
+            w = self.load(x[..., part::2])
+            return w if on[part::2].all() else self.masked(w, on[part::2])
+
+        def tree(add):  # each use reads the lanes afresh: shared, they would be buffered
+            return flat_pairs(add(lanes(0), lanes(1)), group // 2, add)
+
+        if self.dst.name not in ("float", "bfloat16_t") or group == 2:
+            return tree(self.add)
+
+        def fast_add(a, b):
+            return round_carrier(native_add(a, b), self.dst)
+
+        fast = tree(fast_add)
+        tiny = flat_pairs(is_tiny(lanes(0)) | is_tiny(lanes(1)), group // 2, jnp.logical_or)
+        return lax.cond(jnp.any(tiny), lambda: tree(self.add), lambda: canonical_nan(fast))
 
     def _first_half_level(self, src, active):
         """The pair sums (e0+e1), (e2+e3), ... of a half register, masked, as half patterns.

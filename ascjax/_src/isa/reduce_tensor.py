@@ -173,10 +173,11 @@ def _groups_forward(spec: GroupSpec, d, s, _):
     fmt, active = adder.dst, plan.active
     grouped = active.reshape(active.shape[:-1] + (-1, group))
     group_active = grouped.any(axis=-1)
-    if spec.kind == "sum" and adder.narrow and group > 1 and group & (group - 1) == 0:
-        # Half sums over the repeats' lanes as one flat axis (groups are power-of-two runs of
-        # it): 2-4x faster than the leading-axis tree, which stays faster for float32 carriers
-        out = adder.flat_half_sums(plan.load_flat(s), active.reshape(-1), group)
+    if (spec.kind == "sum" and fmt.is_float and group > 1 and group & (group - 1) == 0
+            and isinstance(active, np.ndarray)):
+        # Float sums over the repeats' lanes as one flat axis (groups are power-of-two runs
+        # of it): 1.2-4x faster than the leading-axis tree below
+        out = adder.flat_sums(plan.load_flat(s), active.reshape(-1), group)
         out = out.reshape(out.shape[:-1] + group_active.shape)
         if not group_active.all():  # an all-masked group sums to +0 even when lanes are skipped
             out = jnp.where(group_active, out, adder.zeros(()))
