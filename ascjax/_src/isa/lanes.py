@@ -544,8 +544,15 @@ def extreme_value(bits, active, fmt: Format, kind: str, empty, group: int | None
         # every lane's key into a buffer first (3-10x slower).
         on = np.broadcast_to(active, bits.shape) if isinstance(active, np.ndarray) else \
             jnp.broadcast_to(jnp.asarray(active), bits.shape)
-        best = flat_pairs(pick(keys(bits[..., 0::2], on[..., 0::2]),
-                               keys(bits[..., 1::2], on[..., 1::2])), group // 2, pick)
+        first = pick(keys(bits[..., 0::2], on[..., 0::2]), keys(bits[..., 1::2], on[..., 1::2]))
+        # Three levels as flat pairs, the rest (max / min are order-free) as a reduction of a
+        # reshape: a long flat tree splits into fusions with a large buffer between them
+        # (3x slower at 2^20 registers), a reshape of the whole input loses vectorization.
+        flat = min(group // 2, 4)
+        best = flat_pairs(first, flat, pick)
+        if group // 2 > flat:
+            best = best.reshape(best.shape[:-1] + (-1, group // 2 // flat))
+            best = jnp.max(best, axis=-1) if kind == "max" else jnp.min(best, axis=-1)
     else:
         key = keys(bits, active)
         if group is not None:  # not a power of two: rows of a reshape
@@ -594,7 +601,9 @@ def extreme_with_index16(values, active, fmt: Format, kind: str, group: int):
         on = jnp.broadcast_to(jnp.asarray(active)[..., part::2], b.shape).astype(jnp.int32)
         return (on << 24) | ((key + 32768) << 8) | (255 - (lane & np.int32(group - 1)))
 
-    best = flat_pairs(jnp.maximum(packed(0), packed(1)), group // 2, jnp.maximum)
+    best = flat_pairs(jnp.maximum(packed(0), packed(1)), min(group // 2, 4), jnp.maximum)
+    if group > 8:  # the rest as a reduction of a reshape (see extreme_value)
+        best = jnp.max(best.reshape(best.shape[:-1] + (-1, group // 8)), axis=-1)
     index = jnp.where(best >> 24 != 0, 255 - (best & 255), 0)
     key = ((best >> 8) & 0xFFFF) - 32768
     nan = (key == 32767) if fmt.is_float else None
