@@ -23,7 +23,7 @@ import numpy as np
 from ..config import Config
 from ..formats import Format
 from ..numerics.bits import from_bits, quiet_nan_bits, to_bits
-from .lanes import check_reduce_type, extreme_value, kernel, select_extreme
+from .lanes import check_reduce_type, extreme_value, extreme_with_index, kernel, select_extreme
 from .reduce_register import _checked, _pad_low, pair_sums, register_sum
 
 # The prototypes of asc_reduce_max/min(_datablock) and Reg tables 4: dst type = src type.
@@ -60,7 +60,13 @@ def _select(spec, src, emask):
 
 def _forward(spec, src, emask, _):
     fmt, kind, block, config = spec
-    if block == fmt.lanes:  # the register's value and index
+    if (block == fmt.lanes and fmt.bits == 16 and config.masked_extreme != "fill"
+            and config.extreme_nan == "canonical"):  # one packed max (4x faster)
+        value, index, found = extreme_with_index(src, emask, fmt, kind, block)
+        value = jnp.where(found, value if fmt.is_float else from_bits(value, fmt),
+                          _empty(fmt, kind))
+        low = jnp.concatenate([value, index.astype(value.dtype)], axis=-1)
+    elif block == fmt.lanes:  # the register's value and index
         value, index, _ = _select(spec, src, emask)
         low = jnp.concatenate([value, index.astype(value.dtype)], axis=-1)
     elif config.extreme_nan == "canonical":  # one value per DataBlock: no index needed

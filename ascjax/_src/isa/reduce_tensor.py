@@ -23,7 +23,7 @@ from .lanes import (
     Adder,
     check_int,
     extreme_value,
-    extreme_with_index16,
+    extreme_with_index,
     is_nan_bits,
     kernel,
     materialize,
@@ -200,9 +200,10 @@ def _groups_forward(spec: GroupSpec, d, s, _):
             out = out if fmt.is_float else to_bits(out, fmt)
             out = out.reshape(bits.shape[:-1])
             index = jnp.zeros(out.shape, jnp.int32)  # not stored
-        elif _default_readings(adder.config) and fmt.bits == 16 and group & (group - 1) == 0:
-            out, index = extreme_with_index16(plan.load_flat(s), active.reshape(-1), fmt,
-                                              spec.kind, group)
+        elif (_default_readings(adder.config) and fmt.bits == 16 and group > 1
+              and group & (group - 1) == 0):
+            out, index, _ = extreme_with_index(plan.load_flat(s), active.reshape(-1), fmt,
+                                               spec.kind, group)
             out, index = (x.reshape(bits.shape[:-1]) for x in (out, index))
         else:
             index = extreme_index(bits, grouped, fmt, spec.kind, adder.config)
