@@ -1,13 +1,15 @@
 """``lanes.select_extreme``, the max/min every max/min instruction uses, against a plain loop."""
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from strategies import few_examples
 
 from ascjax._src.formats import FORMATS
-from ascjax._src.isa.lanes import extreme_value, select_extreme
+from ascjax._src.isa.lanes import extreme_value, extreme_with_index, select_extreme
 
 TYPES = {"half": np.uint16, "float": np.uint32, "int16_t": np.int16, "uint16_t": np.uint16,
          "int32_t": np.int32, "uint32_t": np.uint32}
@@ -33,10 +35,11 @@ def _loop(values, active, kind):
     return (0, False, False) if best is None else (best[1], True, False)
 
 
-def _draw(name, data):
-    """Random and special bit patterns of a type with a tie, and a random mask."""
+def _draw(name, data, n=None):
+    """Random and special bit patterns of a type with a tie, and a random mask (``n`` lanes,
+    or a drawn number)."""
     dtype = TYPES[name]
-    n = data.draw(st.sampled_from([2, 8, 16, 64, 128]))
+    n = n or data.draw(st.sampled_from([2, 8, 16, 64, 128]))
     info = np.iinfo(dtype)
     pool = st.integers(int(info.min), int(info.max))
     if name in SPECIAL:
@@ -82,3 +85,60 @@ def test_extreme_value_is_the_selected_lanes_value(name, kind, data):
         want = raw[index]
     got = np.asarray(extreme_value(jnp.asarray(raw), active, fmt, kind, empty))
     assert got.dtype == raw.dtype and got.item() == want.item(), (hex(got.item()), hex(want.item()))
+
+
+def _want(raw, active, name, kind, empty):
+    """The plain loop's (value bits, index) of one group: a NaN as the quiet NaN, ``empty``
+    (the integers' end of the type) where no lane is active."""
+    fmt = FORMATS[name]
+    with np.errstate(invalid="ignore"):
+        values = raw.view(fmt.storage_dtype).astype(float if fmt.is_float else int).tolist()
+    index, any_active, nan = _loop(values, active, kind)
+    if not any_active:
+        info = np.iinfo(raw.dtype)
+        return (empty if fmt.is_float else
+                np.array(info.min if kind == "max" else info.max, raw.dtype)).item(), 0
+    if nan:
+        return (0x7E00 if name == "half" else 0x7FC00000), index
+    return raw[index].item(), index
+
+
+def _groups(name, data):
+    """Three groups of one power-of-two size side by side on a flat axis."""
+    n = data.draw(st.sampled_from([2, 8, 16, 64, 128]))
+    return [_draw(name, data, n) for _ in range(3)]
+
+
+# jitted: one compile per (type, kind, group size) instead of every eager op per example
+_flat_value = jax.jit(lambda r, a, fmt, kind, empty, n: extreme_value(
+    r, a, fmt, kind, np.array(empty, r.dtype), group=n), static_argnums=(2, 3, 4, 5))
+_flat_index = jax.jit(extreme_with_index, static_argnums=(2, 3, 4))
+
+
+@pytest.mark.parametrize("name", list(TYPES))
+@pytest.mark.parametrize("kind", ["max", "min"])
+@given(data=st.data())
+@few_examples(40)
+def test_flat_groups_give_each_groups_plain_loop_answer(name, kind, data):
+    """The flat forms (groups as runs of one axis, the LocalTensor kernels' fast paths):
+    ``extreme_value(..., group=n)`` and, for 16-bit types, ``extreme_with_index`` (whose
+    value must also be the index's lane's, NaNs quiet), group by group."""
+    fmt = FORMATS[name]
+    groups = _groups(name, data)
+    n = groups[0][0].size
+    raw = np.concatenate([g[0] for g in groups])
+    active = np.concatenate([g[1] for g in groups])
+    empty = np.array(0x1234, raw.dtype)
+    want = [_want(r, a, name, kind, empty) for r, a in groups]
+    got = np.asarray(_flat_value(jnp.asarray(raw), jnp.asarray(active), fmt, kind, empty.item(),
+                                 n))
+    assert got.tolist() == [w[0] for w in want]
+    if fmt.bits == 16:
+        value, index, found = _flat_index(jnp.asarray(raw), jnp.asarray(active), fmt, kind, n)
+        found = np.asarray(found)
+        value = np.where(found, np.asarray(value).view(raw.dtype), empty)
+        if not fmt.is_float:  # the kernels write the type's end where nothing is active
+            value = np.where(found, value, [w[0] for w in want])
+        assert value.tolist() == [w[0] for w in want]
+        assert np.asarray(index).tolist() == [w[1] for w in want]
+        assert found.tolist() == [bool(g[1].any()) for g in groups]
