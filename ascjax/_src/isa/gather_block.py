@@ -82,10 +82,14 @@ def check_offsets(offsets, read, *, align: int, limit: int, where: str, what: st
         good = (off % np.uint32(align) == 0) & (off <= np.uint32(min(limit, 2**32 - 1)))
     bad = jnp.broadcast_to(read, off.shape) & ~good
     if mode != "ignore":
-        flat = bad.reshape(-1)
-        k = jnp.argmax(flat)
         n = off.shape[-1]
-        detail = jnp.stack([(k % n).astype(jnp.uint32), off.reshape(-1)[k]])
+
+        def locate(b, o):  # only when some element is bad: an argmax is a slow reduction
+            k = jnp.argmax(b.reshape(-1))
+            return jnp.stack([(k % n).astype(jnp.uint32), o.reshape(-1)[k]])
+
+        detail = lax.cond(jnp.any(bad), locate, lambda b, o: jnp.zeros(2, jnp.uint32), bad,
+                          off)
         runtime_check(bad, lambda d: f"{where}: {what} {d[0]} holds byte offset {d[1]}; "
                       f"{rule} (the hardware raises an address exception)", detail, mode=mode)
     return good
