@@ -300,6 +300,8 @@ def _good_register(spec: _RegSpec, index):
 def _reg_forward(spec: _RegSpec, src, index, active):
     fmt = spec.fmt
     words = _reg_take(spec, _words(to_bits(src, fmt)), index, active, BLOCK_WORDS)
+    if not spec.element:  # a block not gathered is the zero block already (_reg_take)
+        return from_bits(_unwords(words, fmt.bits_dtype, fmt.lanes), fmt)
     # The mask as words of all-ones / zero elements, so no select sees a narrow float.
     ones = np.array(np.iinfo(fmt.bits_dtype).max, fmt.bits_dtype)
     keep = _words(jnp.where(_active_lanes(spec, active), ones, np.zeros((), fmt.bits_dtype)))
