@@ -18,6 +18,9 @@ from ..config import Config, resolve_config
 from ..formats import Format, resolve
 from ..numerics.add import canonical_nan, float_add, half_add, int_add, is_tiny, native_add
 from ..numerics.bits import (
+    INF32,
+    MAG32,
+    QNAN32,
     SIGN32,
     U32,
     from_bits,
@@ -189,9 +192,9 @@ class Adder:
         (``flat_pairs``: no reshape), the lanes loaded after the first slicing (XLA's CPU
         backend computes a loaded input into a buffer of its own first, 2-6x slower).
 
-        float / bfloat16: native adds, with one flag per group of whether an input is tiny
-        computed in the same pass; only if one is does the exact tree run (``tree``'s fast
-        path, without a second pass over the input).
+        float / bfloat16: native adds on the lanes with every tiny input made a NaN, in one
+        pass; only if a result is a NaN (a tiny input, or a real NaN) does the exact tree run
+        (``tree``'s fast path without its second pass over the input: 1.4x faster).
         """
         assert self.dst.is_float and group > 1 and not group & (group - 1)
         if self.narrow:
@@ -211,9 +214,13 @@ class Adder:
         def fast_add(a, b):
             return round_carrier(native_add(a, b), self.dst)
 
-        fast = tree(fast_add)
-        tiny = flat_pairs(is_tiny(lanes(0)) | is_tiny(lanes(1)), group // 2, jnp.logical_or)
-        return lax.cond(jnp.any(tiny), lambda: tree(self.add), lambda: canonical_nan(fast))
+        def flagged(part):  # a tiny input poisons its group's native sum
+            w = lanes(part)
+            return jnp.where(is_tiny(w), np.uint32(QNAN32), w)
+
+        fast = flat_pairs(fast_add(flagged(0), flagged(1)), group // 2, fast_add)
+        suspect = jnp.any((fast & MAG32) > INF32)
+        return lax.cond(suspect, lambda: tree(self.add), lambda: fast)
 
     def _first_half_level(self, src, active):
         """The pair sums (e0+e1), (e2+e3), ... of a half register, masked, as half patterns.
