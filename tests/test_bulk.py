@@ -498,12 +498,19 @@ def test_a_second_run_reuses_the_executable_and_a_different_program_does_not(tmp
     out = tmp_path / "out.bin"
     config = {"wrap": ascjax.Config(), "saturate": ascjax.Config(int_overflow="saturate")}
     mask = ascjax.create_mask("PAT_ALL", "int32_t")
+    def run(reading):  # a second call site: source locations must not split the cache
+        ascjax.run_bin("reduce_sum_datablock", src=str(tmp_path / "src.bin"), dtype="int32_t",
+                       pattern="PAT_ALL", int_overflow=reading, out=str(out))
+
     for reading, cfg in config.items():
         before = len(engine._COMPILED)
-        for _ in range(2):
-            ascjax.run_bin("reduce_sum_datablock", src=str(tmp_path / "src.bin"),
-                           dtype="int32_t", pattern="PAT_ALL", int_overflow=reading,
-                           out=str(out))
+        for call in (0, 1):
+            if call:
+                run(reading)
+            else:
+                ascjax.run_bin("reduce_sum_datablock", src=str(tmp_path / "src.bin"),
+                               dtype="int32_t", pattern="PAT_ALL", int_overflow=reading,
+                               out=str(out))
             want = _loop(lambda s, c=cfg: ascjax.reduce_sum_datablock(s, mask, config=c), x)
             assert np.array_equal(_bits(np.fromfile(out, np.int32).reshape(300, 64)),
                                   _bits(want))

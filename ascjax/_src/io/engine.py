@@ -17,6 +17,7 @@ done.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -26,7 +27,6 @@ from typing import Any
 import jax
 import numpy as np
 from jax.experimental import checkify
-from jax.interpreters import mlir
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from ..formats import Format
@@ -103,7 +103,7 @@ def iter_chunks(fn: Callable, batched: Sequence[Any], shared: Sequence[Any] = ()
     bar.close()
 
 
-_COMPILED: dict[bytes, Any] = {}  # executables by the content of the program they run
+_COMPILED: dict[tuple, Any] = {}  # executables by the content of the program they run
 
 
 def _compile(jitted: Callable, devices: Sequence[Any], *args: Any) -> Any:
@@ -111,11 +111,14 @@ def _compile(jitted: Callable, devices: Sequence[Any], *args: Any) -> Any:
 
     Each run builds its function afresh (a closure over its options), so ``jax.jit``'s own
     cache, keyed on the function object, would compile it again every time (0.2-0.5 s). The
-    key here is the lowered program itself (its bytecode, constants included) with the
-    devices it runs on, in order: the same program, the same executable.
+    key here is the lowered program itself (its text with every constant, without the source
+    locations, which differ by call site) with the devices it runs on, in order: the same
+    program, the same executable.
     """
     lowered = jitted.lower(*args)
-    key = (mlir.module_to_bytecode(lowered.compiler_ir()), tuple(d.id for d in devices),
+    text = lowered.compiler_ir().operation.get_asm(enable_debug_info=False,
+                                                   large_elements_limit=None)
+    key = (hashlib.sha256(text.encode()).digest(), tuple(d.id for d in devices),
            jax.process_index())
     if key not in _COMPILED:
         if len(_COMPILED) >= 64:  # a bound: long sessions run many distinct programs
