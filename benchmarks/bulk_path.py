@@ -16,6 +16,7 @@ Prints ratios against baselines measured in the same run, on the same files:
 from __future__ import annotations
 
 import argparse
+import os
 import pathlib
 import subprocess
 import sys
@@ -27,10 +28,14 @@ import numpy as np
 import ascjax
 
 
-def best_of(fn, repeats: int) -> float:
-    """The fastest of ``repeats`` calls (seconds): the machine's noise only slows a run."""
+def best_of(fn, repeats: int, *, settle: bool = False) -> float:
+    """The fastest of ``repeats`` calls (seconds): the machine's noise only slows a run.
+    ``settle``: write the page cache's dirty pages out before each call (untimed), so no call
+    pays for the writeback of an earlier one's output (or of the compare files)."""
     times = []
     for _ in range(repeats):
+        if settle:
+            os.sync()
         start = time.perf_counter()
         fn()
         times.append(time.perf_counter() - start)
@@ -80,7 +85,7 @@ def bench_run(tmp: pathlib.Path, log2: int, repeats: int) -> None:
                        pattern="PAT_ALL", out=str(out))
 
     ours()  # compile once; a command-line run pays it every time (below, with start-up)
-    base, mine = best_of(numpy_copy, repeats), best_of(ours, repeats)
+    base, mine = best_of(numpy_copy, repeats, settle=True), best_of(ours, repeats, settle=True)
     start = time.perf_counter()
     subprocess.run([sys.executable, "-m", "ascjax", "--version"], check=True,
                    capture_output=True)
