@@ -173,17 +173,14 @@ def _groups_forward(spec: GroupSpec, d, s, _):
     fmt, active = adder.dst, plan.active
     grouped = active.reshape(active.shape[:-1] + (-1, group))
     group_active = grouped.any(axis=-1)
-    if (spec.kind == "sum" and fmt.is_float and group > 1 and group & (group - 1) == 0
-            and isinstance(active, np.ndarray)):
-        # Float sums over the repeats' lanes as one flat axis (groups are power-of-two runs
-        # of it): 1.2-4x faster than the leading-axis tree below
-        out = adder.flat_sums(plan.load_flat(s), active.reshape(-1), group)
-        out = out.reshape(out.shape[:-1] + group_active.shape)
-        if not group_active.all():  # an all-masked group sums to +0 even when lanes are skipped
-            out = jnp.where(group_active, out, adder.zeros(()))
-        out = to_bits(adder.store(out), fmt)
-    elif spec.kind == "sum":
-        out = adder.reduce_blocks(plan.load(s), active, group, leading=True)
+    if spec.kind == "sum":
+        if fmt.is_float and group > 1 and group & (group - 1) == 0:
+            # Float sums over the repeats' lanes as one flat axis (groups are power-of-two
+            # runs of it): 1.2-4x faster than the leading-axis tree
+            out = adder.flat_sums(plan.load_flat(s), active.reshape(-1), group)
+            out = out.reshape(out.shape[:-1] + group_active.shape)
+        else:
+            out = adder.reduce_blocks(plan.load(s), active, group, leading=True)
         if not group_active.all():  # an all-masked group sums to +0 even when lanes are skipped
             out = jnp.where(group_active, out, adder.zeros(()))
         out = to_bits(adder.store(out), fmt)
