@@ -984,3 +984,12 @@ def test_pair_reduce_sum_help_lists_each_forms_options(capsys):
         assert ub < text.index(flag) < config, flag
     assert "Config.masked_pair (default as the --product's page says); read by the UB (A2, " \
            "A3) form" in text
+
+
+def test_the_run_summary_says_one_tensor_not_one_tensors():
+    from ascjax._src.io.runners import RunSummary
+
+    one = str(RunSummary("squeeze", 1, "tensors", ("a.bin",), 1, 1, 0.5))
+    three = str(RunSummary("squeeze", 3, "tensors", ("a.bin",), 1, 1, 0.5))
+    assert one.startswith("squeeze: 1 tensor -> a.bin") and "(2 tensors/s)" in one
+    assert three.startswith("squeeze: 3 tensors -> a.bin")

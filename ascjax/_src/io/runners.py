@@ -74,7 +74,8 @@ class RunSummary:
 
     def __str__(self) -> str:
         rate = self.rows / self.seconds if self.seconds else float("inf")
-        return (f"{self.instruction}: {self.rows} {self.unit} -> {', '.join(self.outputs)} "
+        rows = self.unit.removesuffix("s") if self.rows == 1 else self.unit  # 1 tensor
+        return (f"{self.instruction}: {self.rows} {rows} -> {', '.join(self.outputs)} "
                 f"on {self.devices} device(s) x {self.processes} process(es) in "
                 f"{self.seconds:.2f} s ({rate:,.0f} {self.unit}/s)")
 
