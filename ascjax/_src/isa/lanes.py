@@ -549,8 +549,7 @@ def extreme_value(bits, active, fmt: Format, kind: str, empty, group: int | None
     if group is not None and group > 1 and group & (group - 1) == 0:
         # The lanes read and keyed after slicing: XLA's CPU backend would otherwise compute
         # every lane's key into a buffer first (3-10x slower).
-        on = np.broadcast_to(active, bits.shape) if isinstance(active, np.ndarray) else \
-            jnp.broadcast_to(jnp.asarray(active), bits.shape)
+        on = _broadcast(active, bits.shape)
         first = pick(keys(bits[..., 0::2], on[..., 0::2]), keys(bits[..., 1::2], on[..., 1::2]))
         # Three levels as flat pairs, the rest (max / min are order-free) as a reduction of a
         # reshape: a long flat tree splits into fusions with a large buffer between them
@@ -592,8 +591,7 @@ def extreme_with_index(values, active, fmt: Format, kind: str, group: int):
     keys and lanes side by side were 4x slower than ``select_extreme``.)
     """
     assert fmt.bits == 16, "extreme_with_index: 16-bit formats"
-    on = np.broadcast_to(active, values.shape) if isinstance(active, np.ndarray) else \
-        jnp.broadcast_to(jnp.asarray(active), values.shape)
+    on = _broadcast(active, values.shape)
 
     def packed(part: int):  # read and packed after slicing: XLA's CPU backend would otherwise
         b = to_bits(values[..., part::2], fmt)  # compute every lane's key into a buffer first
@@ -626,6 +624,13 @@ def key_bits(key, fmt: Format):
     if fmt.kind == "uint":
         bits = bits ^ np.array(1 << (fmt.bits - 1), fmt.bits_dtype)
     return bits
+
+
+def _broadcast(active, shape):
+    """``active`` broadcast to ``shape``, staying a NumPy array (a static mask) if it is one."""
+    if isinstance(active, np.ndarray):
+        return np.broadcast_to(active, shape)
+    return jnp.broadcast_to(jnp.asarray(active), shape)
 
 
 def flat_pairs(x, group: int, combine: Callable):
