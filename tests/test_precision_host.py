@@ -113,7 +113,7 @@ def test_sum_takes_the_host_path_only_where_listed():
 
 
 @pytest.mark.parametrize("name", FLOATS)
-@few_examples(10)
+@few_examples(5)
 @given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([5, 300, 4096]))
 def test_host_exact_sum_matches_the_limb_path(name, seed, n):
     x = _data(np.random.default_rng(seed), name, 6, n)

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from strategies import (
     UINT,
     assert_bits_equal,
+    few_examples,
     float_specials,
     hardware_mask,
     lane_bytes,
@@ -202,6 +203,7 @@ def _pair_case(draw):
 
 
 @given(case=_pair_case())
+@few_examples(25)  # each example compiles; the registry harness covers PairReduceSum too
 def test_pair_reduce_sum_matches_reference(case):
     t, product, config, repeat, strides, seed, continuous = case
     rng = np.random.default_rng(seed)
