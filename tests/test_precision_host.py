@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from strategies import assert_bits_equal, few_examples, register_values
 
 import ascjax
-from ascjax import precision
+from ascjax import precision, reference
+from ascjax._src.io import binio
 from ascjax._src.numerics import exact
 from ascjax._src.study import orders
 from ascjax._src.study import precision as impl
@@ -158,3 +159,110 @@ def test_host_paths_keep_the_config_and_transformations():
     assert np.asarray(g).tolist() == np.ones_like(x).tolist()
     v = jax.vmap(lambda r: precision.exact_sum(r))(jnp.asarray(x))
     assert np.isinf(np.asarray(v)).all()
+
+
+# --- rows read in place, float's native adds, float's certified exact sums ----------------
+
+def _at_shift(x: np.ndarray, shift: int) -> np.ndarray:
+    """A copy of ``x`` whose data starts ``shift`` elements past a 64-byte boundary."""
+    raw = binio.aligned_empty(x.size + 64, x.dtype)
+    out = raw[shift:shift + x.size].reshape(x.shape)
+    out[...] = x
+    return out
+
+
+@pytest.mark.parametrize(("name", "order"), [("half", "sequential"), ("bfloat16_t", "sequential"),
+                                             ("float", "sequential"), ("float", "kahan")])
+@few_examples(15)
+@given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([2, 5, 17, 65, 300]),
+       shift=st.integers(0, 31))
+def test_rows_read_in_place_give_the_jax_paths_bits(name, order, seed, n, shift):
+    """A concrete input starting anywhere past an aligned address: its rows are handed over
+    in place from the first aligned element (``binio.rows_in_place``), row 0's head and the
+    last row's tail copied; the sums are the traced call's, bit for bit."""
+    data = _data(np.random.default_rng(seed), name, 6, n)
+    shift %= 64 // data.itemsize
+    x = _at_shift(data, shift)
+    want = _traced_sum(order)(jnp.asarray(x))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(binio, "IN_PLACE_MIN_BYTES", 0)
+        first_aligned = (-x.ctypes.data % 64) // x.itemsize
+        assert len(binio.rows_in_place(x)) == (3 if 0 < first_aligned < n else 1)
+        assert_bits_equal(precision.sum(x, order=order), want, f"{order} {name} n={n} {shift=}")
+        if name == "float":
+            assert_bits_equal(precision.exact_sum(x), _traced_exact(jnp.asarray(x)),
+                              f"exact_sum n={n} {shift=}")
+
+
+def _no_tiny_floats(rng, rows: int, n: int) -> np.ndarray:
+    """float32 rows without tiny values, NaN or inf: wide scales, overflow to inf on the way,
+    exact cancellation, -0 rows."""
+    x = rng.standard_normal((rows, n)) * 2.0 ** rng.integers(-100, 127, (rows, 1))
+    x = np.where(rng.random((rows, n)) < 0.2, 0.0, x).astype(np.float32)
+    x[np.abs(x) < 2.0 ** -102] = 0.0
+    x[0, ::3] = np.finfo(np.float32).max
+    x[1] = -0.0
+    x[2, n // 2:] = -x[2, :n - n // 2]
+    return x
+
+
+@pytest.mark.parametrize("order", ["sequential", "kahan"])
+@few_examples(10)
+@given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([1, 3, 64, 65, 200]))
+def test_native_float_adds_are_the_carrier_adders(order, seed, n):
+    """float's fast path, the backend's float32 adds, against the carrier adder: the same
+    bits wherever no input is tiny (NaNs only from inf - inf), and a NaN wherever one is."""
+    rng = np.random.default_rng(seed)
+    x = _no_tiny_floats(rng, 8, n)
+    ar = orders.Arith(ascjax.FORMATS["float"], ascjax.Config())
+    fast = jax.jit(lambda v: orders.column_sum(v, order, orders._NativeFloat,
+                                               orders._tiny_to_nan, neg=lambda a: -a))
+    exact_sum = jax.jit(lambda v: orders.scan_sum(
+        jnp.moveaxis(jax.lax.bitcast_convert_type(v, jnp.uint32), -1, 0), order, ar))
+    got, want = np.asarray(fast(x)), np.asarray(exact_sum(x)).view(np.float32)
+    nan = np.isnan(want)
+    assert_bits_equal(got[~nan], want[~nan], f"{order} n={n}")
+    x[:, -1] = np.float32(2.0 ** -110)  # tiny: the fast path must hand over to the exact one
+    assert np.isnan(np.asarray(fast(x))).all()
+    assert_bits_equal(precision.sum(x, order=order),
+                      [reference.SUMMATION_ORDERS[order](row, "float") for row in x],
+                      f"{order} with tiny inputs")
+
+
+@pytest.mark.parametrize("order", ["sequential", "kahan"])
+def test_float_fast_path_is_the_same_eager_jit_vmap(order):
+    """The fast path decides per call (a lax.cond on the whole batch; under vmap both
+    branches run): clean rows, a row with a subnormal and a NaN row agree every way."""
+    x = _no_tiny_floats(np.random.default_rng(4), 6, 70)
+    x[3, 5] = np.float32(1e-40)
+    x[4, 9] = np.nan
+    want = [reference.SUMMATION_ORDERS[order](row, "float") for row in x]
+    traced = _traced_sum(order)
+    assert_bits_equal(precision.sum(x, order=order), want, "eager")
+    assert_bits_equal(traced(jnp.asarray(x)), want, "jit")
+    assert_bits_equal(jax.vmap(traced)(jnp.asarray(x)), want, "vmap")
+    assert_bits_equal(traced(jnp.asarray(x[:3])), want[:3], "clean rows alone")
+    assert_bits_equal(np.stack([precision.sum(row, order=order) for row in x]), want, "rows")
+
+
+def test_certified_float_sums_leave_the_rows_they_cannot_settle():
+    """The float64 sum's error bound settles a row only when all of it rounds to one float32:
+    a tie, a sum a hair above one (lost in float64), zeros and subnormal sums are left to the
+    exact paths; the answers are the exact sums rounded once either way."""
+    f32 = np.float32
+    rows = np.zeros((8, 4), f32)
+    rows[0, :2] = [1.0, 2.0 ** -24]                      # a tie: even, 1.0
+    rows[1, :3] = [1.0, 2.0 ** -24, 2.0 ** -100]         # just above it: 1 + 2^-23
+    rows[2] = [1.0, 2.0, -3.0, 0.0]                      # exactly zero: +0
+    rows[3] = -0.0                                       # -0
+    rows[4, :2] = [2.0 ** -120, -(2.0 ** -120 - 2.0 ** -140)]  # subnormal sum
+    rows[5] = [1.5, 2.25, -0.5, 8.0]                     # plain: settled
+    rows[6, :2] = [np.finfo(f32).max, np.finfo(f32).max]  # inf (sum |x| overflows: left)
+    rows[7, :2] = [2.0 ** 127, 2.0 ** 126]               # near the top: settled
+    with jax.enable_x64(True):
+        _, certified = impl._certified_host(jnp.asarray(rows))
+    assert np.asarray(certified).tolist() == [False] * 5 + [True, False, True]
+    got = np.asarray(precision.exact_sum(rows))
+    assert_bits_equal(got, _traced_exact(jnp.asarray(rows)), "exact_sum")
+    assert got.view(np.uint32)[1] == np.float32(1 + 2.0 ** -23).view(np.uint32)
+    assert got.view(np.uint32)[3] == 0x80000000

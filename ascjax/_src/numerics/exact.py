@@ -289,3 +289,35 @@ def exact_sum_host(bits: np.ndarray, fmt: Format):
         with np.errstate(all="ignore"):  # NaN and inf rows are computed, then not done
             out[block], sums[block], done[block] = _host_block(bits[block], fmt)
     return out, sums, done
+
+
+# --- float: a float64 sum with an error bound, rounded only where the bound settles it -------
+
+CERTIFY_MAX_N = 1 << 20  # the bound below needs (n - 1) 2^-24 well below 1
+
+
+def certified_float_bits(s, t, terms: int):
+    """(float32 patterns, certified) of exact sums of float32 values, traced under x64:
+    ``s`` is a float64 sum of ``terms`` terms (the values, in any order, plus any that
+    cancel), ``t`` the float32 sums of groups of their magnitudes, added in float64.
+
+    A row is certified when every value within the error bound of ``s`` rounds to the same
+    float32, which then is the exact sum rounded once. Rows left (an exact sum near a
+    rounding boundary or a tie, zero or subnormal, inf or NaN inputs) need
+    ``exact_sum_host`` or the limbs; for random data about one row in 200 at n = 4096.
+    ``terms`` <= ``CERTIFY_MAX_N``.
+    """
+    # T: an upper bound on the sum of magnitudes once t is divided by 1 - 2 gamma_{k-1}, k
+    # the largest group (Higham, Accuracy and Stability, 2nd ed., (4.4)).
+    g32 = (terms - 1) * 2.0 ** -24 / (1 - (terms - 1) * 2.0 ** -24)
+    t = t / (1 - 2 * g32)
+    # |s - exact| <= gamma64_{terms-1} T, plus terms * 2^-126 if the backend reads subnormal
+    # inputs as zero (flush-to-zero) in either sum; then 4x, so that s -/+ bound, rounded,
+    # still bracket the exact sum (bound >= ulp(s) / 4 for 2+ terms; one term is exact).
+    bound = 4 * (1.01 * (terms - 1) * 2.0 ** -53 * t + terms * 2.0 ** -126)
+    lo = lax.bitcast_convert_type((s - bound).astype(jnp.float32), U32)
+    hi = lax.bitcast_convert_type((s + bound).astype(jnp.float32), U32)
+    # Both ends round to one float32 (rounding is monotonic, so the exact sum does too), a
+    # normal number or an infinity: a float32 subnormal result could have been flushed.
+    mag = lo & MAG32
+    return lo, (lo == hi) & (mag >= np.uint32(0x800000)) & (mag <= INF32)

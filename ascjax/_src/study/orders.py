@@ -21,8 +21,19 @@ from ..formats import FORMATS, Format, finfo
 from ..isa.codecs import decode, encode
 from ..isa.lanes import pair_tree
 from ..isa.reduce_tensor import tensor_sum
-from ..numerics.add import canonical_nan, carrier_add, float_add, native_add
-from ..numerics.bits import SIGN32, U32, from_bits, from_carrier, sll, srl, to_bits, to_carrier
+from ..numerics.add import canonical_nan, carrier_add, float_add, is_tiny, native_add
+from ..numerics.bits import (
+    INF32,
+    MAG32,
+    SIGN32,
+    U32,
+    from_bits,
+    from_carrier,
+    sll,
+    srl,
+    to_bits,
+    to_carrier,
+)
 from ..numerics.rounding import round_carrier
 
 ORDERS = ("sequential", "adjacent_tree", "repeat_sequential", "repeat_tree", "repeat_vector_merge",
@@ -114,38 +125,196 @@ def _neg(c):
 # --- the orders -----------------------------------------------------------------------------
 
 def _sequential(c, ar: Arith):
-    return scan_sum(jnp.moveaxis(c, -1, 0), "sequential", ar)
+    return column_sum(c, "sequential", ar)
 
 
-# Orders that loop over the data in index order (a ``lax.scan``): on a concrete input they run
-# on rows moved to the leading axis beforehand (``to_leading``, ``leading_sum``).
+# Orders that loop over the data in index order: sequential and kahan run on the last axis in
+# blocks of columns (``column_sum``); repeat_vector_merge, on a concrete input, scans registers
+# moved to the leading axis beforehand (``to_leading``, ``leading_sum``).
 SCAN_ORDERS = ("sequential", "kahan", "repeat_vector_merge")
+
+
+def _chain_step(order: str, ar: Arith, neg: Callable | None = None):
+    """(start, step, result) of ``order``'s loop: sequential ``((x0 + x1) + x2) + ...``;
+    Kahan's compensated sum s = x0, e = +0, then per x: y = x - e; t = s + y;
+    e = (t - s) - y; s = t."""
+    neg = neg or _neg
+    if order == "sequential":
+        return (lambda first: first), ar.add, (lambda s: s)
+
+    def kahan_step(carry, x):
+        s, e = carry
+        y = ar.add(x, neg(e))
+        t = ar.add(s, y)
+        return t, ar.add(ar.add(t, neg(s)), neg(y))
+
+    return (lambda first: (first, jnp.zeros_like(first))), kahan_step, (lambda carry: carry[0])
 
 
 def scan_sum(rows, order: str, ar: Arith, load_row: Callable | None = None):
     """``sequential`` or ``kahan`` over the leading axis of ``rows`` (n, ...), n >= 1, as a
-    ``lax.scan`` in row order: sequential ``((x0 + x1) + x2) + ...``; Kahan's compensated sum
-    s = x0, e = +0, then per x: y = x - e; t = s + y; e = (t - s) - y; s = t.
+    ``lax.scan`` in row order (``_chain_step``).
 
     ``load_row`` turns one row into carriers inside the loop, so rows may stay in their storage
     format (half the memory traffic of carriers); by default rows are carriers already.
     """
     load_row = load_row or (lambda row: row)
-    first = load_row(rows[0])
-    if rows.shape[0] == 1:
-        return first
-    if order == "sequential":
-        total, _ = jax.lax.scan(lambda s, x: (ar.add(s, load_row(x)), None), first, rows[1:])
-        return total
+    start, step, result = _chain_step(order, ar)
+    carry = start(load_row(rows[0]))
+    if rows.shape[0] > 1:
+        carry, _ = jax.lax.scan(lambda carry, x: (step(carry, load_row(x)), None), carry,
+                                rows[1:])
+    return result(carry)
 
-    def kahan_step(carry, x):
-        s, e = carry
-        y = ar.add(load_row(x), _neg(e))
-        t = ar.add(s, y)
-        return (t, ar.add(ar.add(t, _neg(s)), _neg(y))), None
 
-    (total, _), _ = jax.lax.scan(kahan_step, (first, jnp.zeros_like(first)), rows[1:])
-    return total
+# Columns per step of ``column_sum``'s loop, unrolled into one fused pass over the block: the
+# loop's overhead per step (~10 us on XLA's CPU backend) then matters little, while a longer
+# chain of the adder's selects grows XLA's fusions past what it compiles well.
+COLUMN_BLOCK = 16
+NATIVE_BLOCK = 64  # the same for plain float32 adds (benchmarks/precision_speed.py)
+
+
+class Columns:
+    """The columns of an array ``x`` (..., n), as ``column_sum`` reads them."""
+
+    def __init__(self, x):
+        self.x, self.n, self.shift = x, x.shape[-1], 0
+
+    def column(self, j: int):
+        return self.x[..., j]
+
+    def slab(self, start, size: int):
+        """Columns start .. start + size - 1 (``start`` may be traced, >= ``shift``)."""
+        return jax.lax.dynamic_slice_in_dim(self.x, start, size, axis=self.x.ndim - 1)
+
+    def wide_sums(self):
+        """Per row: (the float64 sum of the terms, the float32 sums of their magnitudes added
+        in float64, how many terms); the terms are the row's values, in any order, plus any
+        that cancel. For ``exact.certified_float_bits``: run under x64."""
+        return (jnp.sum(self.x.astype(jnp.float64), axis=-1),
+                jnp.sum(jnp.abs(self.x), axis=-1).astype(jnp.float64), self.n)
+
+
+class ShiftedColumns(Columns):
+    """The columns of host rows (rows, n) handed over mostly in place (``binio.rows_in_place``):
+    ``body`` (rows - 1, n) starts ``shift`` elements into row 0, so its row r is row r's
+    columns shift.. then row r + 1's first ``shift``; ``head`` is row 0's first ``shift``
+    columns and ``last`` the last row's other n - shift."""
+
+    def __init__(self, body, head, last):
+        n, shift = body.shape[-1], head.shape[-1]
+        self.n, self.shift, self.body, self.last = n, shift, body, last
+        self.prefix = jnp.concatenate([head[None], body[:, n - shift:]])  # (rows, shift)
+
+    def column(self, j: int):
+        if j < self.shift:
+            return self.prefix[:, j]
+        return jnp.concatenate([self.body[:, j - self.shift], self.last[j - self.shift][None]])
+
+    def slab(self, start, size: int):
+        main = jax.lax.dynamic_slice_in_dim(self.body, start - self.shift, size, axis=1)
+        tail = jax.lax.dynamic_slice_in_dim(self.last, start - self.shift, size, axis=0)
+        return jnp.concatenate([main, tail[None]])
+
+    def wide_sums(self):
+        # Whole rows of body, minus their last shift columns (the next row's prefix), plus the
+        # row's own prefix: XLA's CPU backend sums whole rows several times faster than a
+        # slice of them. So 2 shift more terms, half of them cancelling.
+        def sums(f, dtype):
+            prefix = jnp.sum(f(self.prefix), axis=-1).astype(dtype)
+            body = jnp.sum(f(self.body), axis=-1).astype(dtype)
+            last = jnp.sum(f(self.last)).astype(dtype)[None]
+            return (prefix, jnp.concatenate([body, last]),
+                    jnp.concatenate([prefix[1:], jnp.zeros_like(last)]))
+
+        prefix, rows, next_prefix = sums(lambda v: v.astype(jnp.float64), jnp.float64)
+        mag_prefix, mag_rows, mag_next = sums(jnp.abs, jnp.float64)
+        return (rows - next_prefix + prefix, mag_rows + mag_next + mag_prefix,
+                self.n + 2 * self.shift)
+
+
+def columns_of(parts) -> Columns:
+    """``Columns`` of what ``binio.rows_in_place`` returned."""
+    return Columns(parts[0]) if len(parts) == 1 else ShiftedColumns(*parts)
+
+
+def column_sum(cols, order: str, ar: Arith, load: Callable | None = None, *,
+               block: int = COLUMN_BLOCK, neg: Callable | None = None):
+    """``sequential`` or ``kahan`` (``_chain_step``) over the last axis of ``cols`` (an array
+    (..., n), n >= 1, or ``Columns``): a loop over blocks of ``block`` columns whose adds
+    are unrolled in index order.
+
+    Each step reads a (rows, block) slab where its rows are contiguous, instead of a scan
+    over a moved axis, which XLA's CPU backend reads strided or transposes first (2-10x
+    slower). ``load`` turns a column into the adder's operands (carriers by default)."""
+    cols = cols if isinstance(cols, Columns) else Columns(cols)
+    load = load or (lambda column: column)
+    start, step, result = _chain_step(order, ar, neg)
+    carry = start(load(cols.column(0)))
+    first = max(cols.shift, 1)  # columns before it are taken one by one
+    for j in range(1, first):
+        carry = step(carry, load(cols.column(j)))
+    blocks = (cols.n - first) // block
+
+    def block_step(i, carry):
+        slab = cols.slab(first + i * block, block)
+        for j in range(block):
+            carry = step(carry, load(slab[..., j]))
+        return carry
+
+    if blocks:
+        carry = jax.lax.fori_loop(0, blocks, block_step, carry)
+    for j in range(first + blocks * block, cols.n):
+        carry = step(carry, load(cols.column(j)))
+    return result(carry)
+
+
+class _NativeFloat:
+    """float32 adds as the backend does them, on float32 arrays: IEEE wherever no operand is
+    tiny (``native_column_sum``)."""
+
+    @staticmethod
+    def add(a, b):
+        return a + b
+
+
+def _tiny_to_nan(column):
+    """float32 storage column with every tiny value (``is_tiny``) made a NaN."""
+    bits = jax.lax.bitcast_convert_type(column, U32)
+    return jnp.where(is_tiny(bits), jnp.float32(np.nan), column)
+
+
+def native_column_sum(x, order: str, exact: Callable):
+    """``sequential`` or ``kahan`` of float32 ``x`` (..., n) as carriers, by plain float32 adds.
+
+    With no tiny operand (nonzero, below 2^-103) every value in either loop is a multiple of
+    2^-126, so zero or normal, and a native add is IEEE on every backend, flush-to-zero or
+    not. Tiny inputs are made NaNs, which reach the result; so where some result is a NaN
+    (a tiny input, or a NaN or inf - inf of the data itself), ``exact()`` gives the sums
+    instead, by the carrier adder (one pass instead of two for data without either).
+    """
+    fast = column_sum(x, order, _NativeFloat, _tiny_to_nan, block=NATIVE_BLOCK,
+                      neg=lambda v: -v)
+    bits = jax.lax.bitcast_convert_type(fast, U32)
+    return jax.lax.cond(jnp.any((bits & MAG32) > INF32), exact, lambda: bits)
+
+
+def stored_sum(x, order: str, fmt: Format, config: Config):
+    """``sequential`` or ``kahan`` of ``x`` (..., n) held in ``fmt``'s storage dtype (an array
+    or ``Columns``), as carriers (columns are loaded inside the loop: no carriers array)."""
+    ar = Arith(fmt, config)
+
+    def exact():
+        if order == "kahan" and not isinstance(x, Columns):
+            # Unrolled, Kahan's two-value carry makes XLA duplicate the adder's selects
+            # across fusions (up to 10x slower): the scan over the moved axis is faster.
+            return scan_sum(jnp.moveaxis(x, -1, 0), order, ar, lambda row: load(row, fmt))
+        return column_sum(x, order, ar, lambda column: load(column, fmt),
+                          block=1 if order == "kahan" else COLUMN_BLOCK)
+
+    if fmt.name == "float" and config.float_overflow == "ieee":
+        return native_column_sum(x, order, exact)
+    return exact()
 
 
 def adjacent_tree(c, add: Callable):

@@ -20,6 +20,7 @@ import numpy as np
 
 from ..config import Config, resolve_config
 from ..formats import FORMATS, Format, finfo, resolve
+from ..io.binio import rows_in_place, to_device
 from ..isa.lanes import kernel
 from ..numerics import exact
 from ..numerics.bits import from_bits
@@ -128,6 +129,22 @@ def _exact_host(fmt: Format, x: np.ndarray, float64: bool):
     return out.view(fmt.storage_dtype).reshape(shape), sums.reshape(shape) if float64 else None
 
 
+def _exact_host_float(x: np.ndarray) -> np.ndarray:
+    """``exact_sum`` of concrete float32 ``x`` (..., n): certified float64 sums
+    (``exact.certified_float_sums``), ``_exact_host`` for the rows they leave."""
+    flat = np.ascontiguousarray(x.reshape(-1, x.shape[-1]))
+    if flat.shape[-1] <= exact.CERTIFY_MAX_N // 2:
+        with jax.enable_x64(True):
+            out, certified = _certified_host(*rows_in_place(flat))
+        out, certified = np.array(out), np.asarray(certified)  # out: a writable copy
+    else:
+        out, certified = np.zeros(flat.shape[0], np.uint32), np.zeros(flat.shape[0], bool)
+    rest = np.flatnonzero(~certified)
+    if rest.size:
+        out[rest] = _exact_host(FORMATS["float"], flat[rest], float64=False)[0].view(np.uint32)
+    return out.view(np.float32).reshape(x.shape[:-1])
+
+
 def sum(x: Any, *, dtype: Any = None, order: str = "sequential",
         config: Config | None = None) -> jax.Array:
     """The sum of the last axis of ``x`` (..., n) in format ``dtype``, along ``order``: (...,).
@@ -162,7 +179,10 @@ def sum(x: Any, *, dtype: Any = None, order: str = "sequential",
     Differentiable (the derivative of the exact sum) and jittable (``dtype`` and ``order`` are
     static). A concrete (untraced) ``x`` under the default ``float_overflow="ieee"`` is
     summed on the host by NumPy along the same order where that is faster than the jitted
-    path (``orders.USE_HOST``: numpy_pairwise, and some trees; the same bits).
+    path (``orders.USE_HOST``: numpy_pairwise, and some trees; the same bits). sequential
+    and kahan loop over blocks of columns (``orders.column_sum``; a concrete ``x``'s rows
+    are handed to JAX in place, ``binio.rows_in_place``); in float they add natively unless
+    an input is tiny or a result NaN (``orders.native_column_sum``; the same bits).
 
     >>> import numpy as np
     >>> from ascjax import precision
@@ -179,16 +199,24 @@ def sum(x: Any, *, dtype: Any = None, order: str = "sequential",
             and config.float_overflow == "ieee"):
         out = orders.host_order(x.reshape(-1, x.shape[-1]), order, fmt)
         return jnp.asarray(out.reshape(x.shape[:-1]))
+    if isinstance(x, np.ndarray) and x.size and (
+            order == "sequential" or (order == "kahan" and fmt.name == "float")):
+        rows = np.ascontiguousarray(x.reshape(-1, x.shape[-1]))
+        out = _stored_sum_host((fmt, order, config), *rows_in_place(rows))
+        # block: the rows may be read in place, and x is the caller's to change after return
+        return out.block_until_ready().reshape(x.shape[:-1])
     if isinstance(x, np.ndarray) and order in orders.SCAN_ORDERS and x.shape[-1] > 1:
         # A scan over the last axis reads it strided when the transpose is part of the same
         # program (XLA CPU: 2x slower); transposed by a call of its own, each step reads one
         # contiguous slab. Same adds, same bits (tests/test_precision_host.py).
-        return _scan_kernel((fmt, order, config), _to_leading(x, order, fmt))
-    return _sum_kernel((fmt, order, config), jnp.asarray(x))
+        return _scan_kernel((fmt, order, config), _to_leading(to_device(x), order, fmt))
+    return _sum_kernel((fmt, order, config), to_device(x) if isinstance(x, np.ndarray) else x)
 
 
 def _sum_forward(spec, x):
     fmt, order, config = spec
+    if order in ("sequential", "kahan"):
+        return orders.store(orders.stored_sum(x, order, fmt, config), fmt)
     return orders.store(orders.run_order(orders.load(x, fmt), order, fmt, config), fmt)
 
 
@@ -197,6 +225,19 @@ def _sum_linear(spec, t):
 
 
 _sum_kernel = kernel(_sum_forward, _sum_linear)
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _stored_sum_host(spec, *parts):
+    """sequential or kahan of concrete rows handed over by ``binio.rows_in_place``."""
+    fmt, order, config = spec
+    return orders.store(orders.stored_sum(orders.columns_of(parts), order, fmt, config), fmt)
+
+
+@jax.jit
+def _certified_host(*parts):
+    """``exact.certified_float_bits`` of float32 rows from ``binio.rows_in_place`` (x64)."""
+    return exact.certified_float_bits(*orders.columns_of(parts).wide_sums())
 _to_leading = jax.jit(orders.to_leading, static_argnums=(1, 2))
 
 
@@ -224,9 +265,13 @@ def exact_sum(x: Any, *, dtype: Any = None) -> jax.Array:
     sum that is exactly zero is +0 unless every input is -0. Jittable and differentiable.
 
     A concrete (untraced) half, bfloat16 or float ``x`` is summed on the host in float64 where
-    that is exact by construction (``exact.exact_sum_host``; the same bits, much faster).
+    that is exact by construction (``exact.exact_sum_host``; the same bits, much faster);
+    float first by a float64 sum with an error bound, which settles nearly every row
+    (``exact.certified_float_bits``).
     """
     fmt, x = _format(x, dtype, "exact_sum", host=True)
+    if isinstance(x, np.ndarray) and fmt.name == "float" and x.size:
+        return jnp.asarray(_exact_host_float(x))
     if isinstance(x, np.ndarray) and fmt.name in HOST_FORMATS:
         return jnp.asarray(_exact_host(fmt, x, float64=False)[0])
     return _exact_kernel(fmt, jnp.asarray(x))
