@@ -173,25 +173,29 @@ def _at_shift(x: np.ndarray, shift: int) -> np.ndarray:
 
 @pytest.mark.parametrize(("name", "order"), [("half", "sequential"), ("bfloat16_t", "sequential"),
                                              ("float", "sequential"), ("float", "kahan")])
-@few_examples(15)
-@given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([2, 5, 17, 65, 300]),
+@few_examples(5)
+@given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([2, 17, 300]),
        shift=st.integers(0, 31))
 def test_rows_read_in_place_give_the_jax_paths_bits(name, order, seed, n, shift):
     """A concrete input starting anywhere past an aligned address: its rows are handed over
     in place from the first aligned element (``binio.rows_in_place``), row 0's head and the
     last row's tail copied; the sums are the traced call's, bit for bit."""
-    data = _data(np.random.default_rng(seed), name, 6, n)
-    shift %= 64 // data.itemsize
-    x = _at_shift(data, shift)
-    want = _traced_sum(order)(jnp.asarray(x))
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(binio, "IN_PLACE_MIN_BYTES", 0)
-        first_aligned = (-x.ctypes.data % 64) // x.itemsize
-        assert len(binio.rows_in_place(x)) == (3 if 0 < first_aligned < n else 1)
-        assert_bits_equal(precision.sum(x, order=order), want, f"{order} {name} n={n} {shift=}")
-        if name == "float":
-            assert_bits_equal(precision.exact_sum(x), _traced_exact(jnp.asarray(x)),
-                              f"exact_sum n={n} {shift=}")
+    rng = np.random.default_rng(seed)
+    adversarial = _data(rng, name, 6, n)
+    # clean rows too (no NaN, inf or subnormal): float's native adds decide per call
+    clean = precision.to_format(rng.standard_normal((6, n)) * 2.0 ** rng.integers(-8, 8), name)
+    for data in (adversarial, clean):
+        x = _at_shift(data, shift % (64 // data.itemsize))
+        want = _traced_sum(order)(jnp.asarray(x))
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(binio, "IN_PLACE_MIN_BYTES", 0)
+            first_aligned = (-x.ctypes.data % 64) // x.itemsize
+            assert len(binio.rows_in_place(x)) == (3 if 0 < first_aligned < n else 1)
+            assert_bits_equal(precision.sum(x, order=order), want,
+                              f"{order} {name} n={n} {shift=}")
+            if name == "float":
+                assert_bits_equal(precision.exact_sum(x), _traced_exact(jnp.asarray(x)),
+                                  f"exact_sum n={n} {shift=}")
 
 
 def _no_tiny_floats(rng, rows: int, n: int) -> np.ndarray:
@@ -222,6 +226,7 @@ def test_native_float_adds_are_the_carrier_adders(order, seed, n):
     got, want = np.asarray(fast(x)), np.asarray(exact_sum(x)).view(np.float32)
     nan = np.isnan(want)
     assert_bits_equal(got[~nan], want[~nan], f"{order} n={n}")
+    assert np.isnan(got[nan]).all()
     x[:, -1] = np.float32(2.0 ** -110)  # tiny: the fast path must hand over to the exact one
     assert np.isnan(np.asarray(fast(x))).all()
     assert_bits_equal(precision.sum(x, order=order),
@@ -241,7 +246,10 @@ def test_float_fast_path_is_the_same_eager_jit_vmap(order):
     assert_bits_equal(precision.sum(x, order=order), want, "eager")
     assert_bits_equal(traced(jnp.asarray(x)), want, "jit")
     assert_bits_equal(jax.vmap(traced)(jnp.asarray(x)), want, "vmap")
-    assert_bits_equal(traced(jnp.asarray(x[:3])), want[:3], "clean rows alone")
+    clean = x[1:3]  # -0 and cancellation (row 0's overflow makes Kahan's inf - inf)
+    assert not np.isnan(np.asarray(jax.jit(lambda v: orders.column_sum(
+        v, order, orders._NativeFloat, orders._tiny_to_nan, neg=lambda a: -a))(clean))).any()
+    assert_bits_equal(traced(jnp.asarray(clean)), want[1:3], "clean rows alone")
     assert_bits_equal(np.stack([precision.sum(row, order=order) for row in x]), want, "rows")
 
 

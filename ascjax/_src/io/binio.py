@@ -205,11 +205,12 @@ IN_PLACE_MIN_BYTES = 1 << 20  # below this a copy costs less than compiling anot
 
 def rows_in_place(x: np.ndarray):
     """The rows of a C-contiguous host array ``x`` (rows, n) as JAX arrays, most of them
-    without a copy: ``(x,)`` where it is aligned (or small: copied), else
-    ``(body, head, last)``: ``body`` (rows - 1, n) starts at x's first ``ALIGN``-byte aligned
-    element, ``shift`` elements into row 0, so XLA's CPU client takes it in place; ``head`` is
-    row 0's first ``shift`` elements and ``last`` the last row's remaining n - shift (copies).
-    ``orders.ShiftedColumns`` reads the columns back from these.
+    without a copy: ``(to_device(x),)`` (a copy) where x is aligned, small or not on the CPU,
+    else ``(body, head, last)``: ``body`` (rows - 1, n) starts at x's first ``ALIGN``-byte
+    aligned element, ``shift`` elements into row 0, so XLA's CPU client takes it in place;
+    ``head`` is row 0's first ``shift`` elements and ``last`` the last row's remaining
+    n - shift (copies). ``orders.ShiftedColumns`` reads the columns back from these. The body
+    is x's memory: block on the results before handing control back to x's owner.
     """
     import jax  # see to_device
 
@@ -231,8 +232,10 @@ def to_device(x: np.ndarray):
 
     XLA's CPU client copies an array that is not ``ALIGN``-byte aligned itself, about 5x
     slower than NumPy does (37 ms against 7 ms for 64 MiB on the project's machine), and
-    takes an aligned one in place: so an unaligned ``x`` is copied into an aligned buffer of
-    our own first. An aligned ``x``, or another backend, goes to ``jnp.asarray`` unchanged.
+    ``device_put`` takes an aligned one in place: so an unaligned ``x`` is copied into an
+    aligned buffer of our own first, handed over in place. An aligned ``x``, or another
+    backend, goes to ``jnp.asarray``, which copies (JAX 0.10), so callers may dispatch
+    asynchronously either way: the caller's ``x`` is never read after this returns.
     """
     import jax  # binio itself stays free of JAX (host-side tools import it)
     import jax.numpy as jnp

@@ -307,6 +307,8 @@ def certified_float_bits(s, t, terms: int):
     ``exact_sum_host`` or the limbs; for random data about one row in 200 at n = 4096.
     ``terms`` <= ``CERTIFY_MAX_N``.
     """
+    if s.dtype != jnp.float64:  # with x64 off s is a float32 sum: the bound would not hold
+        raise TypeError("certified_float_bits: s must be float64 (trace under jax.enable_x64)")
     # T: an upper bound on the sum of magnitudes once t is divided by 1 - 2 gamma_{k-1}, k
     # the largest group (Higham, Accuracy and Stability, 2nd ed., (4.4)).
     g32 = (terms - 1) * 2.0 ** -24 / (1 - (terms - 1) * 2.0 ** -24)

@@ -131,7 +131,7 @@ def _exact_host(fmt: Format, x: np.ndarray, float64: bool):
 
 def _exact_host_float(x: np.ndarray) -> np.ndarray:
     """``exact_sum`` of concrete float32 ``x`` (..., n): certified float64 sums
-    (``exact.certified_float_sums``), ``_exact_host`` for the rows they leave."""
+    (``exact.certified_float_bits``), ``_exact_host`` for the rows they leave."""
     flat = np.ascontiguousarray(x.reshape(-1, x.shape[-1]))
     if flat.shape[-1] <= exact.CERTIFY_MAX_N // 2:
         with jax.enable_x64(True):
