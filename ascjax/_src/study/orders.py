@@ -175,17 +175,22 @@ NATIVE_BLOCK = 64  # the same for plain float32 adds (benchmarks/precision_speed
 
 
 class Columns:
-    """The columns of an array ``x`` (..., n), as ``column_sum`` reads them."""
+    """The columns of an array ``x`` (..., n), as ``column_sum`` reads them: each column or
+    slab of columns as a tuple of row groups (one here), so that no step joins arrays."""
 
     def __init__(self, x):
         self.x, self.n, self.shift = x, x.shape[-1], 0
 
-    def column(self, j: int):
-        return self.x[..., j]
+    def column(self, j: int) -> tuple:
+        return (self.x[..., j],)
 
-    def slab(self, start, size: int):
+    def slab(self, start, size: int) -> tuple:
         """Columns start .. start + size - 1 (``start`` may be traced, >= ``shift``)."""
-        return jax.lax.dynamic_slice_in_dim(self.x, start, size, axis=self.x.ndim - 1)
+        return (jax.lax.dynamic_slice_in_dim(self.x, start, size, axis=self.x.ndim - 1),)
+
+    def join(self, groups: tuple):
+        """The per-row results of the row groups, as one array."""
+        return groups[0]
 
     def wide_sums(self):
         """Per row: (the float64 sum of the terms, the float32 sums of their magnitudes added
@@ -197,39 +202,41 @@ class Columns:
 
 class ShiftedColumns(Columns):
     """The columns of host rows (rows, n) handed over mostly in place (``binio.rows_in_place``):
-    ``body`` (rows - 1, n) starts ``shift`` elements into row 0, so its row r is row r's
+    ``body`` (m, n), m even, starts ``shift`` elements into row 0, so its row r is row r's
     columns shift.. then row r + 1's first ``shift``; ``head`` is row 0's first ``shift``
-    columns and ``last`` the last row's other n - shift."""
+    columns and ``rest`` the rows after the first m, whole. Two row groups: rows 0..m-1 (each
+    column of them from body, or from the prefix for the first ``shift``), and ``rest``."""
 
-    def __init__(self, body, head, last):
+    def __init__(self, body, head, rest):
         n, shift = body.shape[-1], head.shape[-1]
-        self.n, self.shift, self.body, self.last = n, shift, body, last
-        self.prefix = jnp.concatenate([head[None], body[:, n - shift:]])  # (rows, shift)
+        self.n, self.shift, self.body, self.rest = n, shift, body, rest
+        self.prefix = jnp.concatenate([head[None], body[:-1, n - shift:]])  # (m, shift)
 
-    def column(self, j: int):
-        if j < self.shift:
-            return self.prefix[:, j]
-        return jnp.concatenate([self.body[:, j - self.shift], self.last[j - self.shift][None]])
+    def column(self, j: int) -> tuple:
+        main = self.prefix[:, j] if j < self.shift else self.body[:, j - self.shift]
+        return main, self.rest[:, j]
 
-    def slab(self, start, size: int):
-        main = jax.lax.dynamic_slice_in_dim(self.body, start - self.shift, size, axis=1)
-        tail = jax.lax.dynamic_slice_in_dim(self.last, start - self.shift, size, axis=0)
-        return jnp.concatenate([main, tail[None]])
+    def slab(self, start, size: int) -> tuple:
+        return (jax.lax.dynamic_slice_in_dim(self.body, start - self.shift, size, axis=1),
+                jax.lax.dynamic_slice_in_dim(self.rest, start, size, axis=1))
+
+    def join(self, groups: tuple):
+        return jnp.concatenate(groups)
 
     def wide_sums(self):
         # Whole rows of body, minus their last shift columns (the next row's prefix), plus the
         # row's own prefix: XLA's CPU backend sums whole rows several times faster than a
         # slice of them. So 2 shift more terms, half of them cancelling.
-        def sums(f, dtype):
-            prefix = jnp.sum(f(self.prefix), axis=-1).astype(dtype)
-            body = jnp.sum(f(self.body), axis=-1).astype(dtype)
-            last = jnp.sum(f(self.last)).astype(dtype)[None]
-            return (prefix, jnp.concatenate([body, last]),
-                    jnp.concatenate([prefix[1:], jnp.zeros_like(last)]))
+        def sums(f):
+            own = jnp.sum(f(self.prefix).astype(jnp.float64), axis=-1)
+            following = jnp.sum(f(self.body[:, self.n - self.shift:]).astype(jnp.float64), -1)
+            return own, jnp.sum(f(self.body), axis=-1).astype(jnp.float64), following
 
-        prefix, rows, next_prefix = sums(lambda v: v.astype(jnp.float64), jnp.float64)
-        mag_prefix, mag_rows, mag_next = sums(jnp.abs, jnp.float64)
-        return (rows - next_prefix + prefix, mag_rows + mag_next + mag_prefix,
+        own, rows, following = sums(lambda v: v.astype(jnp.float64))
+        mag_own, mag_rows, mag_following = sums(jnp.abs)
+        rest_sum, rest_mag, _ = Columns(self.rest).wide_sums()
+        return (jnp.concatenate([rows - following + own, rest_sum]),
+                jnp.concatenate([mag_rows + mag_following + mag_own, rest_mag]),
                 self.n + 2 * self.shift)
 
 
@@ -250,23 +257,28 @@ def column_sum(cols, order: str, ar: Arith, load: Callable | None = None, *,
     cols = cols if isinstance(cols, Columns) else Columns(cols)
     load = load or (lambda column: column)
     start, step, result = _chain_step(order, ar, neg)
-    carry = start(load(cols.column(0)))
+
     first = max(cols.shift, 1)  # columns before it are taken one by one
-    for j in range(1, first):
-        carry = step(carry, load(cols.column(j)))
-    blocks = (cols.n - first) // block
 
-    def block_step(i, carry):
-        slab = cols.slab(first + i * block, block)
-        for j in range(block):
-            carry = step(carry, load(slab[..., j]))
-        return carry
+    def group_sum(g: int, block: int):  # row group g: a loop of its own
+        carry = start(load(cols.column(0)[g]))
+        for j in range(1, first):
+            carry = step(carry, load(cols.column(j)[g]))
+        blocks = (cols.n - first) // block
 
-    if blocks:
-        carry = jax.lax.fori_loop(0, blocks, block_step, carry)
-    for j in range(first + blocks * block, cols.n):
-        carry = step(carry, load(cols.column(j)))
-    return result(carry)
+        def block_step(i, carry):
+            slab = cols.slab(first + i * block, block)[g]
+            for j in range(block):
+                carry = step(carry, load(slab[..., j]))
+            return carry
+
+        if blocks:
+            carry = jax.lax.fori_loop(0, blocks, block_step, carry)
+        for j in range(first + blocks * block, cols.n):
+            carry = step(carry, load(cols.column(j)[g]))
+        return result(carry)
+
+    return cols.join(tuple(group_sum(g, block) for g in range(len(cols.column(0)))))
 
 
 class _NativeFloat:
