@@ -78,6 +78,26 @@ def is_tiny(c):
     return ((c & MAG32) - np.uint32(1)) < _NORMAL_FLOOR - np.uint32(1)
 
 
+def tiny_to_nan(x):
+    """float32 array ``x`` with every tiny value (``is_tiny``) made a NaN (``NativeFloat32``)."""
+    return jnp.where(is_tiny(lax.bitcast_convert_type(x, U32)), jnp.float32(np.nan), x)
+
+
+class NativeFloat32:
+    """The backend's float32 add and negation on float32 arrays, for a loop whose inputs went
+    through ``tiny_to_nan``: then every value in it is a multiple of 2^-126 (zero or normal),
+    each add is IEEE on every backend, flush-to-zero or not, and a tiny input shows as a NaN
+    result, for the caller to redo with ``carrier_add`` (``orders.native_column_sum``)."""
+
+    @staticmethod
+    def add(a, b):
+        return a + b
+
+    @staticmethod
+    def neg(a):
+        return -a
+
+
 def carrier_add(a, b):
     """IEEE float32 a + b on carriers (RNE, subnormals kept), NaN canonical."""
     r = native_add(a, b)

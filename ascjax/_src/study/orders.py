@@ -21,7 +21,14 @@ from ..formats import FORMATS, Format, finfo
 from ..isa.codecs import decode, encode
 from ..isa.lanes import pair_tree
 from ..isa.reduce_tensor import tensor_sum
-from ..numerics.add import canonical_nan, carrier_add, float_add, is_tiny, native_add
+from ..numerics.add import (
+    NativeFloat32,
+    canonical_nan,
+    carrier_add,
+    float_add,
+    native_add,
+    tiny_to_nan,
+)
 from ..numerics.bits import (
     INF32,
     MAG32,
@@ -281,21 +288,6 @@ def column_sum(cols, order: str, ar: Arith, load: Callable | None = None, *,
     return cols.join(tuple(group_sum(g, block) for g in range(len(cols.column(0)))))
 
 
-class _NativeFloat:
-    """float32 adds as the backend does them, on float32 arrays: IEEE wherever no operand is
-    tiny (``native_column_sum``)."""
-
-    @staticmethod
-    def add(a, b):
-        return a + b
-
-
-def _tiny_to_nan(column):
-    """float32 storage column with every tiny value (``is_tiny``) made a NaN."""
-    bits = jax.lax.bitcast_convert_type(column, U32)
-    return jnp.where(is_tiny(bits), jnp.float32(np.nan), column)
-
-
 def native_column_sum(x, order: str, exact: Callable):
     """``sequential`` or ``kahan`` of float32 ``x`` (..., n) as carriers, by plain float32 adds.
 
@@ -305,8 +297,8 @@ def native_column_sum(x, order: str, exact: Callable):
     (a tiny input, or a NaN or inf - inf of the data itself), ``exact()`` gives the sums
     instead, by the carrier adder (one pass instead of two for data without either).
     """
-    fast = column_sum(x, order, _NativeFloat, _tiny_to_nan, block=NATIVE_BLOCK,
-                      neg=lambda v: -v)
+    fast = column_sum(x, order, NativeFloat32, tiny_to_nan, block=NATIVE_BLOCK,
+                      neg=NativeFloat32.neg)
     bits = jax.lax.bitcast_convert_type(fast, U32)
     return jax.lax.cond(jnp.any((bits & MAG32) > INF32), exact, lambda: bits)
 
