@@ -83,8 +83,9 @@ def test_float_vector_merge_keeps_lanes_of_negative_zeros():
 @few_examples(10)
 @given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([1, 2, 6, 129, 520]))
 def test_scan_orders_on_leading_rows_match_the_jax_path(name, order, seed, n):
-    """A concrete input's sequential / kahan / repeat_vector_merge sum runs on rows moved to
-    the leading axis by a call of its own; the traced call keeps the last axis: same bits."""
+    """A concrete input's sequential, kahan and repeat_vector_merge sums (over blocks of
+    columns, or rows moved to the leading axis by a call of their own) give the traced call's
+    bits, 2-D and 3-D."""
     x = _data(np.random.default_rng(seed), name, 6, n)
     want = _traced_sum(order)(jnp.asarray(x))
     assert_bits_equal(precision.sum(x, order=order), want, f"{order} {name} n={n}")
