@@ -7,6 +7,7 @@ checks the fast paths bit for bit on random and adversarial data.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 
 import jax
@@ -165,6 +166,26 @@ def test_host_paths_keep_the_config_and_transformations():
 
 # --- rows read in place, float's native adds, float's certified exact sums ----------------
 
+@contextlib.contextmanager
+def _column_loops(in_place: bool = False):
+    """precision.sum with the column loops (and rows read in place) at any size: small test
+    arrays would scan; the kernels' caches are cleared so no trace of the other path serves."""
+    def clear():
+        impl._sum_kernel.clear_cache()
+        impl._stored_sum_host.clear_cache()
+        impl._certified_host.clear_cache()
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(orders, "COLUMN_MIN_SIZE", 0)
+        if in_place:
+            patch.setattr(binio, "IN_PLACE_MIN_BYTES", 0)
+        clear()
+        try:
+            yield
+        finally:
+            clear()
+
+
 def _at_shift(x: np.ndarray, shift: int) -> np.ndarray:
     """A copy of ``x`` whose data starts ``shift`` elements past a 64-byte boundary."""
     raw = binio.aligned_empty(x.size + 64, x.dtype)
@@ -189,8 +210,7 @@ def test_rows_read_in_place_give_the_jax_paths_bits(name, order, seed, n, shift)
     for data in (adversarial, clean):
         x = _at_shift(data, shift % (64 // data.itemsize))
         want = _traced_sum(order)(jnp.asarray(x))
-        with pytest.MonkeyPatch.context() as patch:
-            patch.setattr(binio, "IN_PLACE_MIN_BYTES", 0)
+        with _column_loops(in_place=True):
             first_aligned = (-x.ctypes.data % 64) // x.itemsize
             assert len(binio.rows_in_place(x)) == (3 if 0 < first_aligned < n else 1)
             assert_bits_equal(precision.sum(x, order=order), want,
@@ -244,7 +264,12 @@ def test_float_fast_path_is_the_same_eager_jit_vmap(order):
     x[3, 5] = np.float32(1e-40)
     x[4, 9] = np.nan
     want = [reference.SUMMATION_ORDERS[order](row, "float") for row in x]
-    traced = _traced_sum(order)
+    with _column_loops():
+        _check_every_way(x, order, want)
+
+
+def _check_every_way(x, order, want):
+    traced = jax.jit(lambda v: precision.sum(v, order=order))
     assert_bits_equal(precision.sum(x, order=order), want, "eager")
     assert_bits_equal(traced(jnp.asarray(x)), want, "jit")
     assert_bits_equal(jax.vmap(traced)(jnp.asarray(x)), want, "vmap")
@@ -276,3 +301,19 @@ def test_certified_float_sums_leave_the_rows_they_cannot_settle():
     assert_bits_equal(got, _traced_exact(jnp.asarray(rows)), "exact_sum")
     assert got.view(np.uint32)[1] == np.float32(1 + 2.0 ** -23).view(np.uint32)
     assert got.view(np.uint32)[3] == 0x80000000
+
+
+@pytest.mark.parametrize("name", orders.SUM_FORMATS)
+@pytest.mark.parametrize("order", ["sequential", "kahan"])
+def test_column_loops_match_plain_loops_in_every_sum_format(name, order):
+    """The column loops (which large inputs take) against the reference loops, in every sum
+    format, on adversarial registers; half's sequential sum also under saturating overflow."""
+    x = register_values(np.random.default_rng(9), name, (5, 37), 0.1)
+    want = [reference.SUMMATION_ORDERS[order](row, name) for row in x]
+    with _column_loops():
+        assert_bits_equal(precision.sum(x, order=order), want, f"{order} {name}")
+        if name == "half" and order == "sequential":
+            sat = ascjax.Config(float_overflow="saturate")
+            got = jax.jit(lambda v: precision.sum(v, order=order, config=sat))(x)
+            assert_bits_equal(got, [reference.SUMMATION_ORDERS[order](row, name, sat)
+                                    for row in x], "sequential half saturate")

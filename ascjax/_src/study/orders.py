@@ -179,6 +179,9 @@ def scan_sum(rows, order: str, ar: Arith, load_row: Callable | None = None):
 # chain of the adder's selects grows XLA's fusions past what it compiles well.
 COLUMN_BLOCK = 16
 NATIVE_BLOCK = 64  # the same for plain float32 adds (benchmarks/precision_speed.py)
+# Below this many elements ``stored_sum`` scans instead: the unrolled blocks compile 5-20x
+# longer, and a study or a notebook sums many small shapes once each.
+COLUMN_MIN_SIZE = 1 << 18
 
 
 class Columns:
@@ -307,6 +310,8 @@ def stored_sum(x, order: str, fmt: Format, config: Config):
     """``sequential`` or ``kahan`` of ``x`` (..., n) held in ``fmt``'s storage dtype (an array
     or ``Columns``), as carriers (columns are loaded inside the loop: no carriers array)."""
     ar = Arith(fmt, config)
+    if not isinstance(x, Columns) and x.size < COLUMN_MIN_SIZE:
+        return scan_sum(jnp.moveaxis(x, -1, 0), order, ar, lambda row: load(row, fmt))
 
     def exact():
         if order == "kahan" and not isinstance(x, Columns):

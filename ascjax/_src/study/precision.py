@@ -231,7 +231,8 @@ _sum_kernel = kernel(_sum_forward, _sum_linear)
 def _stored_sum_host(spec, *parts):
     """sequential or kahan of concrete rows handed over by ``binio.rows_in_place``."""
     fmt, order, config = spec
-    return orders.store(orders.stored_sum(orders.columns_of(parts), order, fmt, config), fmt)
+    x = parts[0] if len(parts) == 1 else orders.ShiftedColumns(*parts)  # an array may scan
+    return orders.store(orders.stored_sum(x, order, fmt, config), fmt)
 
 
 @jax.jit
