@@ -81,7 +81,7 @@ def test_float_vector_merge_keeps_lanes_of_negative_zeros():
 @pytest.mark.parametrize(("name", "order"), [
     (name, order) for name in FLOATS for order in orders.SCAN_ORDERS
     if order not in orders.USE_HOST.get(name, ())])  # those take the host path
-@few_examples(10)
+@few_examples(5)
 @given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([1, 2, 6, 129, 520]))
 def test_scan_orders_on_leading_rows_match_the_jax_path(name, order, seed, n):
     """A concrete input's sequential, kahan and repeat_vector_merge sums (over blocks of
@@ -117,7 +117,7 @@ def test_sum_takes_the_host_path_only_where_listed():
 
 
 @pytest.mark.parametrize("name", FLOATS)
-@few_examples(5)
+@few_examples(3)
 @given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([5, 300, 4096]))
 def test_host_exact_sum_matches_the_limb_path(name, seed, n):
     x = _data(np.random.default_rng(seed), name, 6, n)
@@ -169,21 +169,15 @@ def test_host_paths_keep_the_config_and_transformations():
 @contextlib.contextmanager
 def _column_loops(in_place: bool = False):
     """precision.sum with the column loops (and rows read in place) at any size: small test
-    arrays would scan; the kernels' caches are cleared so no trace of the other path serves."""
-    def clear():
-        impl._sum_kernel.clear_cache()
-        impl._stored_sum_host.clear_cache()
-        impl._certified_host.clear_cache()
-
+    arrays would scan; the kernels' caches are cleared first so that no trace of the scan
+    serves (a column trace left behind gives the same bits: it may serve later tests)."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(orders, "COLUMN_MIN_SIZE", 0)
         if in_place:
             patch.setattr(binio, "IN_PLACE_MIN_BYTES", 0)
-        clear()
-        try:
-            yield
-        finally:
-            clear()
+        impl._sum_kernel.clear_cache()
+        impl._stored_sum_host.clear_cache()
+        yield
 
 
 def _at_shift(x: np.ndarray, shift: int) -> np.ndarray:
@@ -197,7 +191,7 @@ def _at_shift(x: np.ndarray, shift: int) -> np.ndarray:
 @pytest.mark.parametrize(("name", "order"), [("half", "sequential"), ("bfloat16_t", "sequential"),
                                              ("float", "sequential"), ("float", "kahan")])
 @few_examples(3)
-@given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([2, 17, 300]),
+@given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([2, 300]),
        shift=st.integers(0, 31))
 def test_rows_read_in_place_give_the_jax_paths_bits(name, order, seed, n, shift):
     """A concrete input starting anywhere past an aligned address: its rows are handed over
@@ -233,7 +227,7 @@ def _no_tiny_floats(rng, rows: int, n: int) -> np.ndarray:
 
 
 @pytest.mark.parametrize("order", ["sequential", "kahan"])
-@few_examples(6)
+@few_examples(4)
 @given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([1, 3, 64, 65, 200]))
 def test_native_float_adds_are_the_carrier_adders(order, seed, n):
     """float's fast path, the backend's float32 adds, against the carrier adder: the same
@@ -303,8 +297,8 @@ def test_certified_float_sums_leave_the_rows_they_cannot_settle():
     assert got.view(np.uint32)[3] == 0x80000000
 
 
-@pytest.mark.parametrize("name", orders.SUM_FORMATS)
-@pytest.mark.parametrize("order", ["sequential", "kahan"])
+@pytest.mark.parametrize(("name", "order"), [(name, "sequential") for name in orders.SUM_FORMATS]
+                         + [("float", "kahan")])  # other formats' kahan always scans
 def test_column_loops_match_plain_loops_in_every_sum_format(name, order):
     """The column loops (which large inputs take) against the reference loops, in every sum
     format, on adversarial registers; half's sequential sum also under saturating overflow."""
