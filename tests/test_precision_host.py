@@ -188,8 +188,9 @@ def _at_shift(x: np.ndarray, shift: int) -> np.ndarray:
     return out
 
 
-@pytest.mark.parametrize(("name", "order"), [("half", "sequential"), ("bfloat16_t", "sequential"),
-                                             ("float", "sequential"), ("float", "kahan")])
+# (bfloat16 rows move as half's do: the column loops' formats are covered below)
+@pytest.mark.parametrize(("name", "order"), [("half", "sequential"), ("float", "sequential"),
+                                             ("float", "kahan")])
 @few_examples(3)
 @given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([2, 300]),
        shift=st.integers(0, 31))
