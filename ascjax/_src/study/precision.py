@@ -239,6 +239,8 @@ def _stored_sum_host(spec, *parts):
 def _certified_host(*parts):
     """``exact.certified_float_bits`` of float32 rows from ``binio.rows_in_place`` (x64)."""
     return exact.certified_float_bits(*orders.columns_of(parts).wide_sums())
+
+
 _to_leading = jax.jit(orders.to_leading, static_argnums=(1, 2))
 
 
