@@ -310,14 +310,19 @@ def stored_sum(x, order: str, fmt: Format, config: Config):
     """``sequential`` or ``kahan`` of ``x`` (..., n) held in ``fmt``'s storage dtype (an array
     or ``Columns``), as carriers (columns are loaded inside the loop: no carriers array)."""
     ar = Arith(fmt, config)
-    if not isinstance(x, Columns) and x.size < COLUMN_MIN_SIZE:
+    array = not isinstance(x, Columns)
+
+    def scan():
         return scan_sum(jnp.moveaxis(x, -1, 0), order, ar, lambda row: load(row, fmt))
 
+    if array and x.size < COLUMN_MIN_SIZE:
+        return scan()
+
     def exact():
-        if order == "kahan" and not isinstance(x, Columns):
+        if order == "kahan" and array:
             # Unrolled, Kahan's two-value carry makes XLA duplicate the adder's selects
             # across fusions (up to 10x slower): the scan over the moved axis is faster.
-            return scan_sum(jnp.moveaxis(x, -1, 0), order, ar, lambda row: load(row, fmt))
+            return scan()
         return column_sum(x, order, ar, lambda column: load(column, fmt),
                           block=1 if order == "kahan" else COLUMN_BLOCK)
 
