@@ -1,6 +1,8 @@
 """Strict settings for every test: JAX type promotion is explicit, warnings are errors."""
 
 import os
+import shutil
+import tempfile
 import warnings
 
 import jax
@@ -19,11 +21,27 @@ with warnings.catch_warnings():
     except ImportError:
         pass
 
+# The default (CI) profile: 25 examples per property test, each a batch of registers. The deep
+# profile for occasional long fuzzing: ASCJAX_EXAMPLES=600 (tests/strategies.few_examples and the
+# registry harness scale with it too).
 settings.register_profile(
-    "default", deadline=None, max_examples=int(os.environ.get("ASCJAX_EXAMPLES", "60")),
+    "default", deadline=None, max_examples=int(os.environ.get("ASCJAX_EXAMPLES", "25")),
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     derandomize=os.environ.get("CI") == "true")
 settings.load_profile("default")
+
+# Most of the suite's time is XLA compiling, and many tests compile the same program under a
+# different Python-level cache key (a Config, a wrapper): a compilation cache private to this
+# process (so no xdist worker reads another's half-written entry) serves the repeats. It gives
+# the executable a compile would: the tests check the same code.
+_CACHE_DIR = tempfile.mkdtemp(prefix="ascjax-xla-cache-")
+jax.config.update("jax_compilation_cache_dir", _CACHE_DIR)
+jax.config.update("jax_persistent_cache_min_compile_time_secs", 0)
+jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
+
+
+def pytest_unconfigure(config):
+    shutil.rmtree(_CACHE_DIR, ignore_errors=True)
 
 
 @pytest.fixture(params=["eager", "jit"])

@@ -17,9 +17,10 @@ import ascjax
 
 def few_examples(cap: int) -> settings:
     """Hypothesis settings for a test whose examples each compile or sum a lot: at most ``cap``
-    examples in the default profile; ``ASCJAX_EXAMPLES`` (the deep profile) still sets them."""
+    examples (and no more than the profile's) by default; ``ASCJAX_EXAMPLES`` (the deep
+    profile) still sets them."""
     deep = os.environ.get("ASCJAX_EXAMPLES")
-    return settings(max_examples=int(deep) if deep else cap)
+    return settings(max_examples=int(deep) if deep else min(cap, settings.default.max_examples))
 
 
 UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}

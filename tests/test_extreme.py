@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from strategies import few_examples
 
 from ascjax._src.formats import FORMATS
 from ascjax._src.isa.lanes import extreme_value, extreme_with_index, select_extreme
@@ -118,7 +117,6 @@ _flat_index = jax.jit(extreme_with_index, static_argnums=(2, 3, 4))
 @pytest.mark.parametrize("name", list(TYPES))
 @pytest.mark.parametrize("kind", ["max", "min"])
 @given(data=st.data())
-@few_examples(40)
 def test_flat_groups_give_each_groups_plain_loop_answer(name, kind, data):
     """The flat forms (groups as runs of one axis, the LocalTensor kernels' fast paths):
     ``extreme_value(..., group=n)`` and, for 16-bit types, ``extreme_with_index`` (whose

@@ -202,10 +202,10 @@ def test_rows_read_in_place_give_the_jax_paths_bits(name, order, seed, n, shift)
     adversarial = _data(rng, name, 6, n)
     # clean rows too (no NaN, inf or subnormal): float's native adds decide per call
     clean = precision.to_format(rng.standard_normal((6, n)) * 2.0 ** rng.integers(-8, 8), name)
-    for data in (adversarial, clean):
-        x = _at_shift(data, shift % (64 // data.itemsize))
-        want = _traced_sum(order)(jnp.asarray(x))
-        with _column_loops(in_place=True):
+    xs = [_at_shift(data, shift % (64 // data.itemsize)) for data in (adversarial, clean)]
+    wants = [_traced_sum(order)(jnp.asarray(x)) for x in xs]  # before the loops are forced
+    with _column_loops(in_place=True):
+        for x, want in zip(xs, wants, strict=True):
             first_aligned = (-x.ctypes.data % 64) // x.itemsize
             assert len(binio.rows_in_place(x)) == (3 if 0 < first_aligned < n else 1)
             assert_bits_equal(precision.sum(x, order=order), want,
