@@ -10,9 +10,11 @@ from hypothesis import strategies as st
 from ascjax._src.formats import FORMATS
 from ascjax._src.isa.lanes import extreme_value, extreme_with_index, select_extreme
 
-TYPES = {"half": np.uint16, "float": np.uint32, "int16_t": np.int16, "uint16_t": np.uint16,
-         "int32_t": np.int32, "uint32_t": np.uint32}
+TYPES = {"half": np.uint16, "bfloat16_t": np.uint16, "float": np.uint32, "int16_t": np.int16,
+         "uint16_t": np.uint16, "int32_t": np.int32, "uint32_t": np.uint32}
+QUIET_NAN = {"half": 0x7E00, "bfloat16_t": 0x7FC0, "float": 0x7FC00000}
 SPECIAL = {"half": [0x0000, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0x7C01, 0xFE00, 0x0001, 0x8001],
+           "bfloat16_t": [0x0000, 0x8000, 0x7F80, 0xFF80, 0x7FC0, 0x7F81, 0xFFC0, 0x0001, 0x8001],
            "float": [0, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0x7F800001,
                      0xFFC00000, 1, 0x80000001]}
 
@@ -79,7 +81,7 @@ def test_extreme_value_is_the_selected_lanes_value(name, kind, data):
         want = empty if fmt.is_float else np.array(info.min if kind == "max" else info.max,
                                                    raw.dtype)
     elif nan:
-        want = np.array(0x7E00 if name == "half" else 0x7FC00000, raw.dtype)
+        want = np.array(QUIET_NAN[name], raw.dtype)
     else:
         want = raw[index]
     got = np.asarray(extreme_value(jnp.asarray(raw), active, fmt, kind, empty))
@@ -98,7 +100,7 @@ def _want(raw, active, name, kind, empty):
         return (empty if fmt.is_float else
                 np.array(info.min if kind == "max" else info.max, raw.dtype)).item(), 0
     if nan:
-        return (0x7E00 if name == "half" else 0x7FC00000), index
+        return QUIET_NAN[name], index
     return raw[index].item(), index
 
 

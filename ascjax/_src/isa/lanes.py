@@ -546,7 +546,9 @@ def extreme_value(bits, active, fmt: Format, kind: str, empty, group: int | None
             key = jnp.where(on, key, np.array(lose, signed))
         return key
 
-    if group is not None and group > 1 and group & (group - 1) == 0:
+    if group in WORD_PAIR_GROUPS and fmt.bits == 16:
+        best = _word_pair_extreme(bits, active, fmt, kind, win, lose, group)
+    elif group is not None and group > 1 and group & (group - 1) == 0:
         # The lanes read and keyed after slicing: XLA's CPU backend would otherwise compute
         # every lane's key into a buffer first (3-10x slower).
         on = _broadcast(active, bits.shape)
@@ -576,6 +578,45 @@ def extreme_value(bits, active, fmt: Format, kind: str, empty, group: int | None
         return value if bits.dtype == fmt.bits_dtype else from_bits(value, fmt)
     value = jnp.where(best == lose, np.array(empty, fmt.bits_dtype), value)
     return jnp.where(best == win, quiet_nan_bits(fmt), value)
+
+
+# The group sizes where reading 16-bit lanes as word pairs is the faster form on XLA's CPU
+# backend (half, 2^18 registers: 16 lanes 2.4 ms against 6.8, 32: 2.1 / 6.8, 64: 2.0 / 2.5; but
+# 128 lanes 26 ms against 1.6, 4 and 8 lanes 2-4x slower). A DataBlock of a 16-bit type is 16.
+WORD_PAIR_GROUPS = (16, 32, 64)
+
+
+def _word_pair_extreme(values, active, fmt: Format, kind: str, win: int, lose: int, group: int):
+    """``extreme_value``'s best int16 key of every run of ``group`` lanes of a 16-bit format,
+    with the lanes read as int32 words, two a word: the first level of pairs is each word's
+    two halves, the rest one int32 reduction of a reshape. XLA's CPU backend runs this at
+    memory speed, where 16-bit slices or reductions run 2.5x slower (half ReduceDataBlock<MAX>
+    at 2^18 registers: 2.6 ms against 7 ms). Keys are ``order_key``'s, widened to int32."""
+    words = lax.bitcast_convert_type(to_bits(values, fmt).reshape(values.shape[:-1] + (-1, 2)),
+                                     jnp.int32)
+    on = _broadcast(active, values.shape)
+    pick = jnp.maximum if kind == "max" else jnp.minimum
+
+    def keys(lane, on):  # lane: the 16-bit pattern in the low half of an int32, sign-extended
+        if fmt.kind == "uint":
+            key = (lane & 0xFFFF) - (1 << 15)
+        elif fmt.is_float:
+            magnitude = lane & 0x7FFF
+            key = lane ^ ((lane >> 31) & 0x7FFF)  # -magnitude - 1 where the sign is set
+            infinity = ((1 << fmt.exponent_bits) - 1) << fmt.mantissa_bits
+            key = jnp.where(magnitude > infinity, np.int32(win), key)
+        else:
+            key = lane
+        if not (isinstance(on, np.ndarray) and on.all()):
+            key = jnp.where(on, key, np.int32(lose))
+        return key
+
+    # little-endian words: lane 2i is the low half (as in gather_block._words)
+    first = pick(keys((words << 16) >> 16, on[..., 0::2]), keys(words >> 16, on[..., 1::2]))
+    if group > 2:
+        first = first.reshape(first.shape[:-1] + (-1, group // 2))
+        first = jnp.max(first, axis=-1) if kind == "max" else jnp.min(first, axis=-1)
+    return first.astype(jnp.int16)
 
 
 def extreme_with_index(values, active, fmt: Format, kind: str, group: int):
