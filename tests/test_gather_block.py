@@ -204,6 +204,41 @@ def test_inactive_blocks_are_never_checked():
     assert np.asarray(out).tolist() == [0, 1, 0, 0]
 
 
+def test_register_form_faults_under_jit_vmap_checkify_and_ignore():
+    """The register form's offset check where Python cannot see values: the first bad read
+    lane is named under jit and checkify; a masked-off block's wild offset is never checked;
+    under out_of_range="ignore" a bad block reads zeros, the same batched, one at a time and
+    under vmap (the kernel gathers clamped blocks and zeroes them after)."""
+    src = np.arange(64, dtype=np.float32)               # 8 DataBlocks: byte offsets 0..224
+    index = np.zeros((3, 64), np.uint32)
+    index[:, :8] = np.arange(8) * 32
+    index[1, 5] = 256                                   # past src's 256 bytes
+    index[2, 3] = 2**31 + 1                             # wild, but its block is masked off
+    hw = np.ones((3, 256), bool)
+    hw[2, 12] = False                                   # b32 element 3: block 3 of register 2
+    call = jax.jit(lambda i, m: ascjax.gather_datablock(src, i, m))
+    with pytest.raises(jax.errors.JaxRuntimeError, match="index lane 5 holds byte offset 256"):
+        call(index, hw).block_until_ready()
+    checked = checkify.checkify(jax.jit(lambda i, m: ascjax.gather_datablock(
+        src, i, m, config=Config(out_of_range="checkify"))))
+    err, _ = checked(index, hw)
+    assert "index lane 5 holds byte offset 256" in err.get()
+    good = index.copy()
+    good[1, 5] = 0
+    blocks = src.reshape(8, 8)
+    want = np.stack([blocks[np.asarray(good[r, :8]) // 32 % 8] for r in range(3)])
+    want[2, 3] = 0                                      # masked off: zeros
+    assert_bits_equal(call(good, hw), want.reshape(3, 64), "masked wild offset")
+    ignore = Config(out_of_range="ignore")
+    want[1, 5] = 0                                      # the bad block reads zeros
+    for got in (ascjax.gather_datablock(src, index, hw, config=ignore),
+                jax.vmap(lambda i, m: ascjax.gather_datablock(src, i, m, config=ignore))(
+                    index, hw),
+                np.stack([ascjax.gather_datablock(src, index[r], hw[r], config=ignore)
+                          for r in range(3)])):
+        assert_bits_equal(got, want.reshape(3, 64), "ignore")
+
+
 def test_static_errors():
     u16 = np.zeros(64, np.uint16)
     off = np.zeros(8, np.uint32)
