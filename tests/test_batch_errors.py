@@ -80,3 +80,35 @@ def test_batch_shapes_that_broadcast_still_run():
     assert out.shape == (2, 3, 64)
     assert ascjax.squeeze(f32(1, 64), mask(4, 64)).shape == (4, 64)
     assert ascjax.unsqueeze(np.zeros((2, 1, 64), np.int32), mask(5, 64)).shape == (2, 5, 64)
+
+
+# One vmapped call per instruction family with a value-dependent fault check; each function
+# maps one instance's arrays.
+_VMAPPED_CHECKS = {
+    "asc_gather": (lambda i: ascjax.asc_gather(f32(10), i, mask(64)), u32(64)),
+    "gather_datablock": (lambda i: ascjax.gather_datablock(f32(64), i, mask(256)), u32(64)),
+    "gather": (lambda o: ascjax.gather(f32(16), f32(16), o, 0, 8), u32(16)),
+    "scatter": (lambda o: ascjax.scatter(f32(4), f32(16), o, 0, 4), u32(4)),
+}
+
+
+@pytest.mark.parametrize("name", list(_VMAPPED_CHECKS))
+def test_a_vmapped_fault_check_is_one_callback_whatever_the_batch(name):
+    """Under vmap the fault check stays one host callback (the first faulting element's
+    details), instead of jax.debug.callback's one per element: a vmap over 512 registers had
+    compiled in 7 s and run eagerly in 34 s. A fault is still raised, eagerly and under jit."""
+    import re
+
+    import jax
+
+    call, one = _VMAPPED_CHECKS[name]
+    counts = set()
+    for batch in (2, 16):
+        text = jax.jit(jax.vmap(call)).lower(np.stack([one] * batch)).as_text()
+        counts.add(len(re.findall(r"custom_call @\w*callback", text)))
+    assert len(counts) == 1 and 1 <= min(counts) <= 3, counts  # Gather checks 3 faults
+    bad = np.stack([one] * 5)
+    bad[3, 0] = 2**31 + 1                       # faults in every one of these instructions
+    for run in (jax.vmap(call), jax.jit(jax.vmap(call))):
+        with pytest.raises((IndexError, jax.errors.JaxRuntimeError), match=name):
+            jax.block_until_ready(run(bad))

@@ -1,11 +1,12 @@
 """Data movement never touches bits: gather and squeeze carry every code of every type unchanged.
 
 Every code of every 8- and 16-bit type (NaN payloads, -0, subnormals, hifloat8's NaN and inf),
-every byte pair of the 4-bit types, and adversarial 32-bit patterns go through ``gather`` and
-``squeeze_and_storeunalign`` and come back bit for bit. (The seed's gather table has no 4-bit
-row, so nibble pairs are moved by squeeze only.)
+every byte pair of the 4-bit types, and adversarial 32-bit patterns go through ``gather``,
+the register DataBlock gather and ``squeeze_and_storeunalign`` and come back bit for bit. (The
+seed's gather table has no 4-bit row, so nibble pairs are moved by the others only.)
 """
 
+import jax
 import numpy as np
 import pytest
 
@@ -16,6 +17,8 @@ RNG = np.random.default_rng(3)
 GATHER = [row[1:] for row in ascjax.INSTRUCTIONS["asc_gather"].types
           if row[0] == "UB -> register" and row[1] == row[2]]
 SQUEEZE = [row[0] for row in ascjax.INSTRUCTIONS["squeeze_and_storeunalign"].types]
+DATABLOCK = [row[0] for row in ascjax.INSTRUCTIONS["gather_datablock"].types
+             if row[1].startswith("register")]
 _UINT = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 
 
@@ -54,6 +57,30 @@ def test_gather_moves_every_code_unchanged(dst, src, idx, variant):
     if FORMATS[src].width < FORMATS[idx].width:  # value i lands in element 2i
         want = np.stack([want, np.zeros_like(want)], -1).reshape(want.shape[0], -1)
     np.testing.assert_array_equal(bits_of(out), want)
+
+
+@pytest.mark.parametrize("name", DATABLOCK)
+def test_datablock_gather_moves_every_code_unchanged(name, variant):
+    """asc_gather_datablock on registers (blocks moved at the type's own width): every code
+    from a UB of all of them, each register's 8 blocks at random offsets, some masked off;
+    eager, jit and under vmap."""
+    data = patterns(name)
+    epb = 32 // FORMATS[name].width
+    n_blocks = data.size // epb
+    registers = max(8, -(-n_blocks // 8))
+    index = np.zeros((registers, 64), np.uint32)
+    index[:, :8] = RNG.permutation(np.resize(np.arange(n_blocks), registers * 8)).reshape(-1, 8)
+    index[:, :8] *= 32
+    index[:, 8:] = RNG.integers(0, 1 << 32, (registers, 56), dtype=np.uint64)  # never read
+    mask = RNG.random((registers, 256)) < 0.8
+    mask[0] = True
+    src = as_storage(data, name)
+    call = variant(lambda i, m: ascjax.gather_datablock(src, i, m, dtype=name))
+    blocks = data.reshape(-1, epb)[index[:, :8] // 32]
+    want = np.where(mask[:, 0:32:4, None], blocks, 0).reshape(registers, -1)
+    np.testing.assert_array_equal(bits_of(call(index, mask)), want)
+    vmapped = jax.vmap(lambda i, m: ascjax.gather_datablock(src, i, m, dtype=name))
+    np.testing.assert_array_equal(bits_of(vmapped(index, mask)), want)
 
 
 @pytest.mark.parametrize("name", SQUEEZE)

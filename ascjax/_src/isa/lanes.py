@@ -11,7 +11,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax import lax
+from jax import custom_batching, lax
 from jax.experimental import checkify
 
 from ..config import Config, resolve_config
@@ -396,7 +396,27 @@ def runtime_check(bad, message: Callable[..., str], detail, *, mode: str = "rais
             fault = AddressFault(message(*(_detail_value(v) for v in values)))
             raise fault.with_traceback(_caller_free_traceback(fault))
 
-    jax.debug.callback(report, jnp.any(bad), *details)
+    _report_once(report)(jnp.any(bad), *details)
+
+
+def _report_once(report: Callable):
+    """``report(any_bad, *details)`` as a host callback that runs once per call, under ``vmap``
+    too: the batching rule hands it the first faulting element's details. (``jax.debug.callback``
+    batches by unrolling, one callback per element: a vmap over 512 registers compiled in 7 s
+    and ran eagerly in 34 s.)"""
+    @custom_batching.custom_vmap
+    def once(any_bad, *details):
+        jax.debug.callback(report, any_bad, *details)
+        return any_bad
+
+    @once.def_vmap
+    def _batched(axis_size, in_batched, any_bad, *details):
+        first = jnp.argmax(any_bad) if in_batched[0] else 0
+        once(*(x[first] if batched else x
+               for x, batched in zip((any_bad, *details), in_batched, strict=True)))
+        return any_bad, in_batched[0]
+
+    return once
 
 
 class AddressFault(IndexError):
