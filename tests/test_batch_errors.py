@@ -112,3 +112,4 @@ def test_a_vmapped_fault_check_is_one_callback_whatever_the_batch(name):
     for run in (jax.vmap(call), jax.jit(jax.vmap(call))):
         with pytest.raises((IndexError, jax.errors.JaxRuntimeError), match=name):
             jax.block_until_ready(run(bad))
+        assert run(bad[:0]).shape[0] == 0     # an empty batch checks nothing

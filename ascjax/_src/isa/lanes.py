@@ -411,6 +411,8 @@ def _report_once(report: Callable):
 
     @once.def_vmap
     def _batched(axis_size, in_batched, any_bad, *details):
+        if axis_size == 0:  # no instance, nothing to check
+            return any_bad, in_batched[0]
         first = jnp.argmax(any_bad) if in_batched[0] else 0
         once(*(x[first] if batched else x
                for x, batched in zip((any_bad, *details), in_batched, strict=True)))
