@@ -139,8 +139,9 @@ def scatter(dst: Any, src: Any, dst_offset: Any, dst_base_addr: int, *args: Any,
                          f"reads element {top}; the LocalTensor is too short")
     n, w = dst.shape[-1], fmt.width
     limit = min(offset_max(fmt, config.product), n * w - base - w)
-    check_offsets(dst_offset[..., offset_index], True, align=w, limit=limit, where=where,
-                  what="element", rule=f"it must be a multiple of sizeof({fmt.name}) = {w}, at "
+    check_offsets(lambda: dst_offset[..., offset_index], True, align=w, limit=limit,
+                  where=where, what="element",
+                  rule=f"it must be a multiple of sizeof({fmt.name}) = {w}, at "
                   f"most {offset_max(fmt, config.product)} (the page's range on product "
                   f"{config.product!r}) and dst_base_addr ({base}) + offset must lie inside dst "
                   f"({n * w} bytes)", mode=config.out_of_range)
