@@ -2,6 +2,9 @@
 (issue 14 item 5), one case per register-instruction family; the reductions and PairReduceSum
 are in test_errors.py."""
 
+import re
+
+import jax
 import numpy as np
 import pytest
 
@@ -97,10 +100,6 @@ def test_a_vmapped_fault_check_is_one_callback_whatever_the_batch(name):
     """Under vmap the fault check stays one host callback (the first faulting element's
     details), instead of jax.debug.callback's one per element: a vmap over 512 registers had
     compiled in 7 s and run eagerly in 34 s. A fault is still raised, eagerly and under jit."""
-    import re
-
-    import jax
-
     call, one = _VMAPPED_CHECKS[name]
     counts = set()
     for batch in (2, 16):

@@ -296,9 +296,9 @@ def _reg_take(spec: _RegSpec, src, index, active):
     """
     epb = spec.fmt.per_block
     nb = src.shape[-1] // epb
-    shape = jnp.broadcast_shapes(src.shape[:-1], index.shape[:-1]) + (spec.fmt.lanes,)
     if nb == 0:  # no whole DataBlock: every offset is bad
-        return jnp.zeros(shape, src.dtype)
+        batch = jnp.broadcast_shapes(src.shape[:-1], index.shape[:-1])
+        return jnp.zeros(batch + (spec.fmt.lanes,), src.dtype)
     blocks = src[..., :nb * epb].reshape(src.shape[:-1] + (nb, epb))
     offsets = index[..., :BLOCKS_PER_REGISTER].astype(jnp.uint32)
     taken = _take_blocks(blocks, (offsets // np.uint32(DATABLOCK_BYTES)).astype(jnp.int32),
