@@ -105,3 +105,16 @@ def test_squeeze_moves_every_code_unchanged(name):
     assert not stored[:, ascjax.VL_BYTES:].any()
     np.testing.assert_array_equal(np.asarray(ascjax.get_squeeze_status(state)),
                                   count[:, 0] * fmt.width)
+
+
+@pytest.mark.parametrize("name", ["float", "half", "bfloat16_t", "fp8_e4m3fn_t"])
+def test_place_low_moves_every_code_unchanged(name, variant):
+    """The register reductions' in-place placement (``lanes.place_low``, after the pair sums)
+    writes every code into the low lanes bit for bit and +0 above, eager and jit."""
+    from ascjax._src.isa.lanes import place_low
+
+    fmt = FORMATS[name]
+    values = as_storage(patterns(name), name).reshape(-1, fmt.lanes // 2)
+    out = bits_of(variant(lambda v: place_low(v, fmt.lanes))(values))
+    np.testing.assert_array_equal(out[:, :fmt.lanes // 2], bits_of(values))
+    assert not out[:, fmt.lanes // 2:].any()

@@ -16,11 +16,10 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-import numpy as np
-from jax import lax
 
 from ..config import Config, resolve_config
 from ..formats import FORMATS
+from ..numerics.bits import from_bits, to_bits
 from .lanes import (
     Adder,
     check_batch,
@@ -28,7 +27,9 @@ from .lanes import (
     check_supported,
     kernel,
     materialize,
+    pad_low,
     pair_tree,
+    place_low,
     resolve_dtypes,
 )
 from .masks import element_mask
@@ -54,22 +55,6 @@ def _block_sums(adder: Adder, src, emask, block: int, levels=None):
         shape = emask.shape[:-1] + (emask.shape[-1] // block, block)
         sums = jnp.where(jnp.any(emask.reshape(shape), axis=-1), sums, adder.zeros(()))
     return sums
-
-
-def _place_low(values, lanes: int):
-    """Registers whose lowest lanes hold ``values`` (..., k) and whose other lanes are 0.
-
-    The padding moves bit patterns (a float pad could meet flush-to-zero).
-    """
-    unsigned = np.dtype(f"uint{values.dtype.itemsize * 8}")
-    bits = materialize(lax.bitcast_convert_type(values, unsigned)
-                       if jnp.issubdtype(values.dtype, jnp.floating) else values)
-    out = _pad_low(bits, lanes)
-    return lax.bitcast_convert_type(out, values.dtype) if out.dtype != values.dtype else out
-
-
-def _pad_low(values, lanes: int):
-    return jnp.pad(values, [(0, 0)] * (values.ndim - 1) + [(0, lanes - values.shape[-1])])
 
 
 def reduce_sum_datablock(src: Any, mask: Any, *, dtype: Any = None,
@@ -180,14 +165,21 @@ def _checked(where: str, src, mask, dtype, config, table=REDUCE_SUM_DATABLOCK_TY
 
 def _reduce_forward(spec, src, emask):
     adder, block = spec
-    return _place_low(adder.store(_block_sums(adder, src, emask, block)), adder.dst.lanes)
+    sums = adder.store(_block_sums(adder, src, emask, block))
+    if block == 2:  # half the lanes: their adds run in the update's loop
+        return place_low(sums, adder.dst.lanes)
+    # a few sums per register: each tree runs vectorized into a buffer of its own first, and
+    # the padding moves bit patterns (a float pad could meet flush-to-zero)
+    fmt = adder.dst
+    bits = pad_low(materialize(to_bits(sums, fmt) if fmt.is_float else sums), fmt.lanes)
+    return from_bits(bits, fmt) if fmt.is_float else bits
 
 
 def _reduce_linear(spec, t, emask):
     adder, block = spec
     t = jnp.where(emask, t, jnp.zeros((), t.dtype))
     blocks = t.reshape(t.shape[:-1] + (t.shape[-1] // block, block))
-    return _pad_low(pair_tree(blocks, jnp.add), adder.dst.lanes)
+    return pad_low(pair_tree(blocks, jnp.add), adder.dst.lanes)
 
 
 @functools.partial(jax.jit, static_argnums=0)

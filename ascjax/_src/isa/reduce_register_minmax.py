@@ -23,8 +23,15 @@ import numpy as np
 from ..config import Config
 from ..formats import Format
 from ..numerics.bits import from_bits, quiet_nan_bits, to_bits
-from .lanes import check_reduce_type, extreme_value, extreme_with_index, kernel, select_extreme
-from .reduce_register import _checked, _pad_low, pair_sums, register_sum
+from .lanes import (
+    check_reduce_type,
+    extreme_value,
+    extreme_with_index,
+    kernel,
+    pad_low,
+    select_extreme,
+)
+from .reduce_register import _checked, pair_sums, register_sum
 
 # The prototypes of asc_reduce_max/min(_datablock) and Reg tables 4: dst type = src type.
 REDUCE_EXTREME_TYPES = {t: t for t in ("uint16_t", "int16_t", "half", "uint32_t", "int32_t",
@@ -76,7 +83,7 @@ def _forward(spec, src, emask, _):
         low = extreme_value(values.reshape(shape), active, fmt, kind, _empty(fmt, kind))
     else:
         low, _, _ = _select(spec, src, emask)
-    return from_bits(_pad_low(low, fmt.lanes), fmt) if fmt.is_float else _pad_low(low, fmt.lanes)
+    return from_bits(pad_low(low, fmt.lanes), fmt) if fmt.is_float else pad_low(low, fmt.lanes)
 
 
 def _linear(spec, t, emask, src):
@@ -89,7 +96,7 @@ def _linear(spec, t, emask, src):
                     jnp.zeros((), t.dtype))
     if block == fmt.lanes:
         low = jnp.concatenate([low, jnp.zeros_like(low)], axis=-1)  # no gradient for the index
-    return _pad_low(low, fmt.lanes)
+    return pad_low(low, fmt.lanes)
 
 
 _extreme_kernel = kernel(_forward, _linear)
