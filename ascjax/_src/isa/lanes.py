@@ -4,6 +4,7 @@ gradients."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -289,7 +290,8 @@ def place_low(values, lanes: int):
     final type, except where the backend would not move that type's bits unchanged: XLA's
     CPU backend updates bfloat16 through float32, quieting NaN payloads, so other float types
     than float32 and half move as bit patterns. Not for a linear (tangent) function: a
-    transpose cannot use an offset computed from the tangent.
+    transpose cannot use an offset computed from the tangent. Under ``vmap`` the batch is one
+    more leading axis of the same update (a batched offset would make it a scatter).
     """
     if values.size == 0:
         return pad_low(values, lanes)
@@ -298,9 +300,22 @@ def place_low(values, lanes: int):
         unsigned = np.dtype(f"uint{values.dtype.itemsize * 8}")
         out = place_low(lax.bitcast_convert_type(values, unsigned), lanes)
         return lax.bitcast_convert_type(out, values.dtype)
-    zero = (~_opaque_true(values)).astype(jnp.int32)
-    return lax.dynamic_update_slice(jnp.zeros(values.shape[:-1] + (lanes,), values.dtype),
-                                    values, (zero,) * values.ndim)
+    return _update_low(lanes)(values)
+
+
+@functools.cache
+def _update_low(lanes: int):
+    @custom_batching.custom_vmap
+    def update(values):
+        zero = (~_opaque_true(values)).astype(jnp.int32)
+        return lax.dynamic_update_slice(jnp.zeros(values.shape[:-1] + (lanes,), values.dtype),
+                                        values, (zero,) * values.ndim)
+
+    @update.def_vmap
+    def _batched(axis_size, in_batched, values):
+        return update(values), True  # the batch axis (0) is one more leading axis
+
+    return update
 
 
 def pair_tree(values, add: Callable, *, levels: list | None = None, depth: int | None = None,
