@@ -30,10 +30,11 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax import lax
 
 from ..config import Config
 from ..formats import DATABLOCK_BYTES, Format
-from ..numerics.bits import from_bits, to_bits
+from ..numerics.bits import U32, from_bits, to_bits
 from .lanes import (
     check_batch,
     check_int,
@@ -41,7 +42,7 @@ from .lanes import (
     runtime_check,
 )
 from .repeat import RepeatPlan, fit_last_axis, same_type_tensors
-from .squeeze import source_lanes
+from .squeeze import source_lanes, word_source_lanes
 
 _B16_B32 = ("int16_t", "uint16_t", "half", "int32_t", "uint32_t", "float")
 # 数据类型 tables: T per product (src0 = dst; the user pattern is the unsigned type of T's width).
@@ -151,10 +152,9 @@ def _load(plan: Plan, s):
     return s[..., plan.reads]
 
 
-def _select(plan: Plan, pattern):
-    """``(..., R*E)`` bool: the elements a user pattern keeps (bit e of repeat r's string)."""
-    bits, per = plan.fmt.bits, plan.per_repeat
-    wpr = -(-per // bits)                       # words of one repeat's string
+def _string_words(plan: Plan, pattern):
+    """``(..., R, wpr)``: the pattern words of each repeat's bit string."""
+    wpr = -(-plan.per_repeat // plan.fmt.bits)  # words of one repeat's string
     stride, repeats = plan.src1_rep_words, plan.repeats
     if stride == 0:
         words = jnp.broadcast_to(pattern[..., None, :wpr], pattern.shape[:-1] + (repeats, wpr))
@@ -165,6 +165,14 @@ def _select(plan: Plan, pattern):
     else:                                       # overlapping strings: a gather
         words = pattern[..., (np.arange(repeats)[:, None] * stride
                               + np.arange(wpr)[None, :])]
+    return words
+
+
+def _select(plan: Plan, pattern):
+    """``(..., R*E)`` bool: the elements a user pattern keeps (bit e of repeat r's string)."""
+    bits, per, repeats = plan.fmt.bits, plan.per_repeat, plan.repeats
+    words = _string_words(plan, pattern)
+    wpr = words.shape[-1]
     shift = jnp.arange(bits, dtype=pattern.dtype)
     keep = (words[..., None] >> shift) & 1
     keep = keep.reshape(keep.shape[:-3] + (repeats, wpr * bits))[..., :per]
@@ -172,6 +180,20 @@ def _select(plan: Plan, pattern):
 
 
 _SHORT_WORDS = 64  # a selection of up to 64 32-bit words packs by squeeze's select network
+
+
+def _selection_words(plan: Plan, pattern):
+    """``(..., R*E/32)`` uint32: the selection as ``word_source_lanes`` reads it, straight from
+    the pattern's words (no lane of bools in between); None where a repeat's string is not
+    whole 32-bit words or Counter mode cuts the call short."""
+    if plan.per_repeat % 32 or not plan.active.all():
+        return None
+    words = _string_words(plan, pattern)
+    per_word = 32 // plan.fmt.bits              # pattern words in a uint32, the first lowest
+    if per_word > 1:
+        words = lax.bitcast_convert_type(
+            words.reshape(words.shape[:-1] + (-1, per_word)), U32)
+    return words.reshape(words.shape[:-2] + (-1,))
 
 
 def _pack(vals, sel, n: int):
@@ -182,7 +204,12 @@ def _pack(vals, sel, n: int):
     total = vals.shape[-1]
     if total % 32 or total // 32 > _SHORT_WORDS:
         return _pack_by_scatter(vals, sel, n)
-    source, _ = source_lanes(sel)
+    return _take_front(vals, source_lanes(sel)[0], n)
+
+
+def _take_front(vals, source, n: int):
+    """``(..., n)``: ``vals``' lanes ``source`` (``source_lanes``), zeros past ``vals``."""
+    total = vals.shape[-1]
     m = min(n, total)
     packed = jnp.take_along_axis(vals, source[..., :m], axis=-1)
     if n > total:
@@ -225,11 +252,18 @@ def _compact(plan: Plan, d, s, pattern):
             head = vals[..., plan.static_selected]
         out = jnp.concatenate([head, d[..., count:]], -1)
     else:
-        sel = _select(plan, pattern)
-        batch = jnp.broadcast_shapes(vals.shape[:-1], sel.shape[:-1])
-        packed = _pack(jnp.broadcast_to(vals, batch + vals.shape[-1:]),
-                       jnp.broadcast_to(sel, batch + sel.shape[-1:]), n)
-        count = jnp.sum(sel, axis=-1, dtype=jnp.int32)[..., None]
+        words = _selection_words(plan, pattern)
+        if words is not None and words.shape[-1] <= _SHORT_WORDS:
+            batch = jnp.broadcast_shapes(vals.shape[:-1], words.shape[:-1])
+            source, count = word_source_lanes(jnp.broadcast_to(words, batch + words.shape[-1:]))
+            packed = _take_front(jnp.broadcast_to(vals, batch + vals.shape[-1:]), source, n)
+        else:
+            sel = _select(plan, pattern)
+            batch = jnp.broadcast_shapes(vals.shape[:-1], sel.shape[:-1])
+            packed = _pack(jnp.broadcast_to(vals, batch + vals.shape[-1:]),
+                           jnp.broadcast_to(sel, batch + sel.shape[-1:]), n)
+            count = jnp.sum(sel, axis=-1, dtype=jnp.int32)
+        count = count[..., None]
         out = jnp.where(k < count, packed, d)
     if plan.tail == "zero_block":
         # a select, not a scatter: XLA's CPU backend may move the bitcast through a scatter
@@ -254,7 +288,10 @@ _gather_mask = kernel(_forward, _linear, num_diff=2)
 
 @functools.partial(jax.jit, static_argnums=0)
 def _user_count(plan: Plan, pattern):
-    return jnp.sum(_select(plan, pattern), axis=-1, dtype=jnp.uint32)
+    words = _selection_words(plan, pattern)
+    if words is None:
+        return jnp.sum(_select(plan, pattern), axis=-1, dtype=jnp.uint32)
+    return jnp.sum(lax.population_count(words), axis=-1, dtype=jnp.uint32)
 
 
 def _check_plan(plan: Plan, n_src: int, n_dst: int, n_src1: int | None, where: str,

@@ -79,23 +79,30 @@ def source_lanes(active):
     small gathers or a lane-shifting network are 3-30x slower on CPU.
     """
     lanes = active.shape[-1]
-    n_words = lanes // 32
-    shifted = active.reshape(active.shape[:-1] + (n_words, 32)).astype(U32) \
+    shifted = active.reshape(active.shape[:-1] + (lanes // 32, 32)).astype(U32) \
         << jnp.arange(32, dtype=U32)
-    words = jnp.bitwise_or.reduce(shifted, axis=-1)
+    return word_source_lanes(jnp.bitwise_or.reduce(shifted, axis=-1))
+
+
+def word_source_lanes(words):
+    """``source_lanes`` of the mask held as uint32 words ``(..., W)``, lane i at bit i % 32 of
+    word i // 32 (a mask that comes as words need not be spread into lanes first)."""
+    n_words = words.shape[-1]
+    lanes = 32 * n_words
+    shape = words.shape[:-1] + (lanes,)
     counts = lax.population_count(words).astype(jnp.int32)
     j = jnp.arange(lanes, dtype=jnp.int32)
     start = jnp.zeros(counts.shape[:-1], jnp.int32)
-    word = jnp.zeros(active.shape, jnp.int32)
-    rank = jnp.broadcast_to(j, active.shape)
-    bits = jnp.broadcast_to(words[..., :1], active.shape)
+    word = jnp.zeros(shape, jnp.int32)
+    rank = jnp.broadcast_to(j, shape)
+    bits = jnp.broadcast_to(words[..., :1], shape)
     for w in range(1, n_words):
         start = start + counts[..., w - 1]
         past = start[..., None] <= j
         word = jnp.where(past, w, word)
         rank = jnp.where(past, j - start[..., None], rank)
         bits = jnp.where(past, words[..., w:w + 1], bits)
-    pos = jnp.zeros(active.shape, U32)
+    pos = jnp.zeros(shape, U32)
     rank = rank.astype(U32)
     for step in (16, 8, 4, 2, 1):
         below = lax.population_count((bits >> pos) & np.uint32((1 << step) - 1))
