@@ -179,6 +179,9 @@ def scan_sum(rows, order: str, ar: Arith, load_row: Callable | None = None):
 # chain of the adder's selects grows XLA's fusions past what it compiles well.
 COLUMN_BLOCK = 16
 NATIVE_BLOCK = 64  # the same for plain float32 adds (benchmarks/precision_speed.py)
+# Kahan's four adds a column: XLA in JAX 0.11 takes over 10 minutes to compile 64 columns of
+# them unrolled (JAX 0.10: 0.4 s); 32 compile in 0.5 s on both and run as fast.
+NATIVE_KAHAN_BLOCK = 32
 # Below this many elements ``stored_sum`` scans instead: the unrolled blocks compile 5-20x
 # longer, and a study or a notebook sums many small shapes once each.
 COLUMN_MIN_SIZE = 1 << 18
@@ -300,7 +303,8 @@ def native_column_sum(x, order: str, exact: Callable):
     (a tiny input, or a NaN or inf - inf of the data itself), ``exact()`` gives the sums
     instead, by the carrier adder (one pass instead of two for data without either).
     """
-    fast = column_sum(x, order, NativeFloat32, tiny_to_nan, block=NATIVE_BLOCK,
+    block = NATIVE_KAHAN_BLOCK if order == "kahan" else NATIVE_BLOCK
+    fast = column_sum(x, order, NativeFloat32, tiny_to_nan, block=block,
                       neg=NativeFloat32.neg)
     bits = jax.lax.bitcast_convert_type(fast, U32)
     return jax.lax.cond(jnp.any((bits & MAG32) > INF32), exact, lambda: bits)
