@@ -19,7 +19,7 @@ import numpy as np
 from ..config import Config, resolve_config
 from ..formats import FORMATS, Format, finfo
 from ..isa.codecs import decode, encode
-from ..isa.lanes import pair_tree
+from ..isa.lanes import materialize, pair_tree
 from ..isa.reduce_tensor import tensor_sum
 from ..numerics.add import (
     NativeFloat32,
@@ -179,9 +179,12 @@ def scan_sum(rows, order: str, ar: Arith, load_row: Callable | None = None):
 # chain of the adder's selects grows XLA's fusions past what it compiles well.
 COLUMN_BLOCK = 16
 NATIVE_BLOCK = 64  # the same for plain float32 adds (benchmarks/precision_speed.py)
-# Kahan's four adds a column: XLA in JAX 0.11 takes over 10 minutes to compile 64 columns of
-# them unrolled (JAX 0.10: 0.4 s); 32 compile in 0.5 s on both and run as fast.
+# Kahan's native loop: XLA in JAX 0.11 compiles a run of Kahan steps outside a loop in time
+# exponential in its length (8 steps 0.2 s, 16 0.8 s, 20 44 s, 64 over 10 minutes; JAX 0.10:
+# well under a second), so no run is longer than KAHAN_CHAIN; 32-column blocks inside the loop
+# compile in 0.3 s and run as fast as 64 (16: 2x slower).
 NATIVE_KAHAN_BLOCK = 32
+KAHAN_CHAIN = 8
 # Below this many elements ``stored_sum`` scans instead: the unrolled blocks compile 5-20x
 # longer, and a study or a notebook sums many small shapes once each.
 COLUMN_MIN_SIZE = 1 << 18
@@ -259,25 +262,35 @@ def columns_of(parts) -> Columns:
 
 
 def column_sum(cols, order: str, ar: Arith, load: Callable | None = None, *,
-               block: int = COLUMN_BLOCK, neg: Callable | None = None):
+               block: int = COLUMN_BLOCK, neg: Callable | None = None,
+               chain: int | None = None):
     """``sequential`` or ``kahan`` (``_chain_step``) over the last axis of ``cols`` (an array
     (..., n), n >= 1, or ``Columns``): a loop over blocks of ``block`` columns whose adds
     are unrolled in index order.
 
     Each step reads a (rows, block) slab where its rows are contiguous, instead of a scan
     over a moved axis, which XLA's CPU backend reads strided or transposes first (2-10x
-    slower). ``load`` turns a column into the adder's operands (carriers by default)."""
+    slower). ``load`` turns a column into the adder's operands (carriers by default).
+    ``chain``: the most steps XLA may see in a row outside the loop (the carry gets a buffer
+    of its own between runs; a loop of one block, which XLA unrolls, is not made)."""
     cols = cols if isinstance(cols, Columns) else Columns(cols)
     load = load or (lambda column: column)
     start, step, result = _chain_step(order, ar, neg)
 
     first = max(cols.shift, 1)  # columns before it are taken one by one
 
-    def group_sum(g: int, block: int):  # row group g: a loop of its own
-        carry = start(load(cols.column(0)[g]))
-        for j in range(1, first):
+    def one_by_one(carry, columns, g: int):
+        for k, j in enumerate(columns):
+            if chain and k and k % chain == 0:
+                carry = jax.tree.map(materialize, carry)
             carry = step(carry, load(cols.column(j)[g]))
+        return carry
+
+    def group_sum(g: int, block: int):  # row group g: a loop of its own
+        carry = one_by_one(start(load(cols.column(0)[g])), range(1, first), g)
         blocks = (cols.n - first) // block
+        if chain and blocks == 1:
+            blocks = 0
 
         def block_step(i, carry):
             slab = cols.slab(first + i * block, block)[g]
@@ -287,9 +300,9 @@ def column_sum(cols, order: str, ar: Arith, load: Callable | None = None, *,
 
         if blocks:
             carry = jax.lax.fori_loop(0, blocks, block_step, carry)
-        for j in range(first + blocks * block, cols.n):
-            carry = step(carry, load(cols.column(j)[g]))
-        return result(carry)
+        if chain and first + blocks * block < cols.n:
+            carry = jax.tree.map(materialize, carry)
+        return result(one_by_one(carry, range(first + blocks * block, cols.n), g))
 
     return cols.join(tuple(group_sum(g, block) for g in range(len(cols.column(0)))))
 
@@ -303,9 +316,10 @@ def native_column_sum(x, order: str, exact: Callable):
     (a tiny input, or a NaN or inf - inf of the data itself), ``exact()`` gives the sums
     instead, by the carrier adder (one pass instead of two for data without either).
     """
-    block = NATIVE_KAHAN_BLOCK if order == "kahan" else NATIVE_BLOCK
-    fast = column_sum(x, order, NativeFloat32, tiny_to_nan, block=block,
-                      neg=NativeFloat32.neg)
+    kahan = order == "kahan"
+    fast = column_sum(x, order, NativeFloat32, tiny_to_nan,
+                      block=NATIVE_KAHAN_BLOCK if kahan else NATIVE_BLOCK,
+                      neg=NativeFloat32.neg, chain=KAHAN_CHAIN if kahan else None)
     bits = jax.lax.bitcast_convert_type(fast, U32)
     return jax.lax.cond(jnp.any((bits & MAG32) > INF32), exact, lambda: bits)
 
