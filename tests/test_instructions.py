@@ -1,5 +1,7 @@
 """The four seed instructions: worked cases derived by hand from SPEC, batching, jit, vmap."""
 
+import functools
+
 import chex
 import jax
 import jax.numpy as jnp
@@ -123,6 +125,23 @@ def test_pair_reduce_float_bit_mode_accepts_a_zero_second_word():
     two = ascjax.pair_reduce_sum(dst, src, 1, [0b1111, 0], 1, 1, 8)
     np.testing.assert_array_equal(np.asarray(one), np.asarray(two))
     assert np.asarray(one)[:3].tolist() == [1, 5, 0]
+
+
+@pytest.mark.parametrize("dtype, mask, lane, config", [
+    (np.float32, [1 << 41, 0], 41, ascjax.Config()),
+    (np.float16, [0, 1 << 17], 81, ascjax.Config(product="950", float_overflow="saturate")),
+])
+@pytest.mark.parametrize("jit", [False, True])
+def test_pair_reduce_masked_partner_of_negative_zero_is_plus_zero(dtype, mask, lane, config, jit):
+    """-0 + (+0) = +0 (IEEE RNE): the masked partner enters as +0. The static mask made the
+    partner a constant and XLA folded ``x + 0.0`` to ``x`` (found by hypothesis)."""
+    src = np.zeros(256 // np.dtype(dtype).itemsize, dtype)
+    src[lane] = -0.0
+    dst = np.full(src.size // 2, 7, dtype)
+    f = functools.partial(ascjax.pair_reduce_sum, config=config)
+    out = np.asarray((jax.jit(f, static_argnums=(2, 3, 4, 5, 6)) if jit else f)(
+        dst, src, 1, tuple(mask), 1, 1, 8))
+    assert out.view(f"u{src.itemsize}")[lane // 2] == 0
 
 
 def test_pair_reduce_repeat_zero_is_identity():

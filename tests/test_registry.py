@@ -1419,3 +1419,37 @@ def test_python_names_follow_the_one_rule():
     assert ascjax.instruction("asc_reduce_sync") is ascjax.asc_reduce
     assert ascjax.instruction("Reduce") is ascjax.reg_reduce
     assert ascjax.instruction("AscendC::GatherMask") is ascjax.gather_mask
+
+
+# Instructions that add float lanes (some draw their reduce type: max/min get signed zeros too).
+ADDING = [n for n in RECORDS if "sum" in n] + [
+    "reg_reduce", "reg_reduce_data_block", "reg_pair_reduce_elem", "reduce_repeat",
+    "reduce_data_block", "reduce_pair_elem"]
+ZERO_CASES = [pytest.param(name, row, id=f"{name}-{row[0]}-{r}")
+              for name in ADDING for r, row in enumerate(RECORDS[name].rows)
+              if row[0] in ("half", "float") and row[0] not in
+              [q[0] for q in RECORDS[name].rows[:r]]]
+
+
+def _signed_zeros(a):
+    """Float data as zeros of the same signs (masks, counts and indices unchanged)."""
+    if not (isinstance(a, np.ndarray) and jnp.issubdtype(a.dtype, jnp.floating)):
+        return a
+    bits = bits_of(a)
+    return (bits & bits.dtype.type(1 << (8 * bits.itemsize - 1))).view(a.dtype)
+
+
+@pytest.mark.parametrize("name, row", ZERO_CASES)
+def test_masked_lanes_next_to_negative_zeros(name, row):
+    """-0 + (+0) = +0: a masked lane (+0) next to an active -0 makes the sum +0. Under jit a
+    static mask makes masked lanes compile-time zeros, and XLA folds ``x + 0.0`` to ``x``
+    (-0): found by hypothesis in the LocalTensor PairReduceSum."""
+    record = RECORDS[name]
+    for seed in range(2):
+        rng = np.random.default_rng(seed)
+        for config in _float_readings(row):
+            static, config = record.draw(rng, row, config)
+            a = tuple(_signed_zeros(x) for x in record.arrays(rng, row, static))
+            got = _run(record, "jit", [a], static, config)[0]
+            for i, (g, w) in enumerate(zip(got, _want(record, a, static, config), strict=True)):
+                assert_bits_equal(g, w, f"{name} {row} {config} static={static} output {i}")

@@ -163,7 +163,7 @@ class Adder:
         if self.dst.is_float and self.config.masked_lanes == "skip":
             # -0: x + (-0) == x for every x, so the lane takes no part
             fill = np.uint16(0x8000) if self.narrow else SIGN32
-        return keep_where(active, values, fill)
+        return keep_where(active, values, _unfoldable(fill, values, active))
 
     def reduce_blocks(self, src, active, block: int, *, levels: list | None = None,
                       leading: bool = False):
@@ -241,7 +241,7 @@ class Adder:
             fill = np.uint16(0x8000)
         bits = to_bits(src, self.src)
         if not (isinstance(active, np.ndarray) and active.all()):
-            bits = keep_where(active, bits, fill)
+            bits = keep_where(active, bits, _unfoldable(fill, bits, active))
         words = lax.bitcast_convert_type(bits.reshape(bits.shape[:-1] + (-1, 2)), U32)
         if self.src.is_float:  # little-endian: element 2k is the low half of word k
             return (to_carrier(words & np.uint32(0xFFFF), self.src),
@@ -250,6 +250,19 @@ class Adder:
             return words & np.uint32(0xFFFF), words >> np.uint32(16)
         signed = lax.bitcast_convert_type(words, jnp.int32)
         return (signed << 16) >> 16, signed >> 16
+
+
+def _unfoldable(fill, values, active):
+    """A masked lane's ``fill`` word, hidden from the compiler where the mask is static.
+
+    With a static mask the masked lanes are compile-time constants, and XLA's algebraic
+    simplifier folds ``x + 0.0`` to ``x``: wrong for x = -0 (IEEE: -0 + +0 = +0). A fill that
+    depends on ``values`` (always ``fill``) cannot be folded into the adds.
+    """
+    if not isinstance(active, np.ndarray) or values.size == 0:
+        return fill
+    hidden = (~_opaque_true(values)).astype(values.dtype)  # always 0
+    return jnp.asarray(fill, values.dtype) | hidden
 
 
 def materialize(x):
