@@ -88,7 +88,7 @@ def _float_values(rng, name: str, n: int) -> np.ndarray:
     e, m = f.exponent_bits, f.mantissa_bits
     width = (e + m + 1) // 8
     emax = (1 << e) - 2                                   # largest finite exponent field
-    mode = rng.integers(6)
+    mode = rng.integers(7)
     sign = rng.integers(0, 2, n, dtype=np.uint64) << (e + m)
     mant = rng.integers(0, 1 << m, n, dtype=np.uint64)
     if mode == 0:                                         # any bits
@@ -106,8 +106,10 @@ def _float_values(rng, name: str, n: int) -> np.ndarray:
     elif mode == 4:                                       # small integers: exact sums, +-0
         vals = rng.integers(-4, 5, n).astype(storage(name))
         return bits_of(vals).copy()
-    else:                                                 # specials only
+    elif mode == 5:                                       # specials only
         bits = rng.choice(float_specials(name).astype(np.uint64), n)
+    else:                # signed zeros, a few subnormals: sign rules and flush-to-zero
+        bits = sign | np.where(rng.random(n) < 0.1, mant, 0).astype(np.uint64)
     return bits.astype(UINT[width])
 
 
