@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import os
+import zlib
 from collections.abc import Callable
 
 import jax
@@ -540,7 +541,8 @@ def _reduce_extreme_draw(rng, row, config):
         rep = int(rng.choice([0, 1, 3, 8, 8, 9, 16])) if repeats < 300 else 0
         mask = _repeat_mask(rng, lanes)
         args, first = (mask, repeats, rep), repeats
-        src_n = _src_len(row, repeats, mask, 1, rep) + int(rng.integers(0, 40))
+        rows = np.broadcast_to(_active(mask, lanes), (repeats, lanes))
+        src_n = _src_len(row, rows, 1, rep) + int(rng.integers(0, 40))
     cal_index = [None, True, False][rng.integers(3)]
     how = "positional" if cal_index is not None and rng.integers(2) else "keyword"
     need = _tmp_size(256 // lanes, first, bool(cal_index))
@@ -1335,6 +1337,9 @@ def test_the_ci_selection_still_covers_every_mode_row_and_reading():
 @settings(max_examples=EXAMPLES)
 @given(seed=st.integers(0, 2**32 - 1))
 def test_instruction_matches_reference(name, row, k, mode, seed):
+    # Hypothesis's first example is seed 0, and the CI profile runs one example per case:
+    # salted by the case, each case draws its own arguments (the same ones every run).
+    seed ^= zlib.crc32(f"{name} {row} {k} {mode}".encode())
     record = RECORDS[name]
     rng = np.random.default_rng(seed)
     static, config = record.draw(rng, row, record.configs(row)[k])
