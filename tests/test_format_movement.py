@@ -132,3 +132,18 @@ def test_place_low_under_vmap_is_one_update():
     moved = jax.vmap(place, in_axes=1)(values)
     np.testing.assert_array_equal(bits_of(moved), want.transpose(1, 0, 2))
     assert "scatter" not in jax.jit(jax.vmap(place)).lower(values).as_text()
+
+
+def test_kernel_outputs_keep_bfloat16_codes_through_a_broadcast(variant):
+    """XLA's CPU backend runs a fusion that broadcasts bfloat16 (or concatenates copies of it)
+    in float32: 0x8074 -> 0x8000, 0x7F81 -> 0x7FC1, even when it moves uint16 patterns and only
+    bitcasts at the end. ``lanes.kernel`` gives bfloat16 outputs a buffer first."""
+    from jax import lax
+
+    from ascjax._src.isa.lanes import kernel
+
+    codes = patterns("bfloat16_t").reshape(-1, 16)  # short rows: XLA shuffles them
+    spread = lambda _, bits: lax.bitcast_convert_type(
+        lax.broadcast_in_dim(bits, (bits.shape[0], 3, 16), (0, 2)), jax.numpy.bfloat16)
+    out = bits_of(variant(lambda b: kernel(spread)(None, b))(codes))
+    np.testing.assert_array_equal(out, np.broadcast_to(codes[:, None], out.shape))

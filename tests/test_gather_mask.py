@@ -255,3 +255,26 @@ def test_asc_reduce_errors():
 def test_examples_run():
     from ascjax._src.examples import EXAMPLES
     assert EXAMPLES["gather_mask"]()
+
+
+@pytest.mark.parametrize("mode", ["eager", "jit", "vmap"])
+def test_bfloat16_codes_survive_a_zero_block_stride(mode):
+    """src0BlockStride 0 reads one block again and again: XLA's CPU backend ran that broadcast
+    in float32 and flushed a bfloat16 subnormal (0x8074 -> 0x8000; found by the registry's
+    deep profile)."""
+    from ascjax import reference
+
+    src = np.arange(16, dtype=np.uint16)
+    src[2], src[4] = 0x8074, 0x7F81
+    src = src.view(ml_dtypes.bfloat16)
+    dst = np.zeros(131, ml_dtypes.bfloat16)
+    config = Config(product="A3")
+    args = (1, False, 0, (0, 1, 15, 3))
+    f = lambda d, s: ascjax.gather_mask(d, s, *args, config=config)[0]
+    want = np.asarray(reference.gather_mask(dst, src, *args, config=config)[0]).view(np.uint16)
+    if mode == "vmap":
+        got = jax.vmap(f)(np.stack([dst] * 2), np.stack([src] * 2))[1]
+    else:
+        got = (jax.jit(f) if mode == "jit" else f)(dst, src)
+    np.testing.assert_array_equal(np.asarray(got).view(np.uint16), want)
+    assert 0x8074 in want and 0x7F81 in want

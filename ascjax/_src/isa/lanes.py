@@ -391,6 +391,7 @@ def kernel(forward: Callable, linear: Callable | None = None, *, num_diff: int =
     gradients straight through); JAX transposes it for reverse mode. Jitting the body makes
     eager calls one compiled dispatch instead of dozens of small ones.
     """
+    forward = _bfloat16_kept(forward)
     if linear is None:
         return jax.jit(forward, static_argnums=0)
     body = jax.custom_jvp(forward, nondiff_argnums=(0,))
@@ -402,6 +403,27 @@ def kernel(forward: Callable, linear: Callable | None = None, *, num_diff: int =
 
     body.defjvp(jvp)
     return jax.jit(body, static_argnums=0)
+
+
+def _bfloat16_kept(forward: Callable) -> Callable:
+    """``forward`` whose bfloat16 outputs get a buffer of their own as bit patterns first.
+
+    XLA's CPU backend runs a fusion that moves bfloat16 values through a vector shuffle (a
+    broadcast, a concatenate of copies: a zero stride) in float32, flushing subnormals and
+    quieting NaN payloads (0x8074 -> 0x8000), even when the fusion moves uint16 patterns and
+    only its last op is the bitcast to bfloat16. A bitcast of a buffer moves every bit.
+    """
+    def keep(x):
+        if x.dtype != jnp.bfloat16 or x.size == 0:
+            return x
+        bits = materialize(lax.bitcast_convert_type(x, jnp.uint16))
+        return lax.bitcast_convert_type(bits, jnp.bfloat16)
+
+    @functools.wraps(forward)
+    def kept(spec, *arrays):
+        return jax.tree.map(keep, forward(spec, *arrays))
+
+    return kept
 
 
 def resolve_dtypes(x, dtype, *, where: str, arg: str) -> Format:
