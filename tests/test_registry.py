@@ -682,8 +682,8 @@ def _spr_draw(rng, row, config):
     if kind == 0:
         return (dtype, None), config
     mode = "counter" if kind == 3 else "normal"
-    return (dtype, ascjax.MaskState(mode, 0 if mode == "counter" else int(rng.choice(words)),
-                                    int(rng.choice(words)))), config
+    pick = lambda: words[rng.integers(len(words))]  # rng.choice made 2**64 - 1 a float: 2**64
+    return (dtype, ascjax.MaskState(mode, 0 if mode == "counter" else pick(), pick())), config
 
 
 # --- UB and GM moves ------------------------------------------------------------------------
