@@ -8,7 +8,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ascjax._src.formats import FORMATS
-from ascjax._src.isa.lanes import extreme_value, extreme_with_index, select_extreme
+from ascjax._src.isa.lanes import (
+    extreme_first_lane,
+    extreme_value,
+    extreme_with_index,
+    select_extreme,
+)
 
 TYPES = {"half": np.uint16, "bfloat16_t": np.uint16, "float": np.uint32, "int16_t": np.int16,
          "uint16_t": np.uint16, "int32_t": np.int32, "uint32_t": np.uint32}
@@ -142,3 +147,31 @@ def test_flat_groups_give_each_groups_plain_loop_answer(name, kind, data):
         assert value.tolist() == [w[0] for w in want]
         assert np.asarray(index).tolist() == [w[1] for w in want]
         assert found.tolist() == [bool(g[1].any()) for g in groups]
+
+
+_first_lane = jax.jit(lambda r, a, fmt, kind, empty: extreme_first_lane(
+    r, a, fmt, kind, np.array(empty, r.dtype)), static_argnums=(2, 3, 4))
+
+
+@pytest.mark.parametrize("name", list(TYPES))
+@pytest.mark.parametrize("kind", ["max", "min"])
+@given(data=st.data())
+def test_extreme_first_lane_gives_each_rows_plain_loop_answer(name, kind, data):
+    """The whole-register form's two passes (the value, then the first active lane holding
+    it, found from mask words), row by row, on rows of 32, 64 or 128 lanes: the plain loop's
+    value (NaNs quiet) and index, -0 against +0, ties, integers' ends among masked lanes."""
+    fmt = FORMATS[name]
+    n = data.draw(st.sampled_from([32, 64, 128]))
+    rows = [_draw(name, data, n) for _ in range(3)]
+    if data.draw(st.booleans()):  # the losing end of the type on an active lane, masked beside
+        raw, active = rows[0]
+        end = np.iinfo(raw.dtype).min if kind == "max" else np.iinfo(raw.dtype).max
+        raw[n - 1], active[n - 1], active[0] = end, True, False
+    raw = np.stack([r for r, _ in rows])
+    active = np.stack([a for _, a in rows])
+    empty = np.array(0x1234, raw.dtype)
+    want = [_want(r, a, name, kind, empty) for r, a in rows]
+    value, index = _first_lane(jnp.asarray(raw), jnp.asarray(active), fmt, kind, empty.item())
+    got = list(zip(np.asarray(value).view(raw.dtype).tolist(), np.asarray(index).tolist(),
+                   strict=True))
+    assert got == want

@@ -25,10 +25,12 @@ from ..formats import Format
 from ..numerics.bits import from_bits, quiet_nan_bits, to_bits
 from .lanes import (
     check_reduce_type,
+    extreme_first_lane,
     extreme_value,
     extreme_with_index,
     kernel,
     pad_low,
+    place_low,
     select_extreme,
 )
 from .reduce_register import _checked, pair_sums, register_sum
@@ -67,12 +69,18 @@ def _select(spec, src, emask):
 
 def _forward(spec, src, emask, _):
     fmt, kind, block, config = spec
-    if (block == fmt.lanes and fmt.bits == 16 and config.masked_extreme != "fill"
-            and config.extreme_nan == "canonical"):  # one packed max (4x faster)
+    defaults = config.masked_extreme != "fill" and config.extreme_nan == "canonical"
+    if block == fmt.lanes and defaults and fmt.bits == 16:  # one packed max (4x faster)
         value, index, found = extreme_with_index(src, emask, fmt, kind, block)
         value = jnp.where(found, value if fmt.is_float else from_bits(value, fmt),
                           _empty(fmt, kind))
         low = jnp.concatenate([value, index.astype(value.dtype)], axis=-1)
+    elif block == fmt.lanes and defaults:  # the value, then the first lane holding it
+        values = to_bits(src, fmt) if fmt.is_float else src
+        value, index = extreme_first_lane(values, emask, fmt, kind, _empty(fmt, kind))
+        low = jnp.stack([value, index.astype(value.dtype)], axis=-1)
+        # placed as bit patterns: placed as float32 the update was 1.7x slower (the same run)
+        return from_bits(place_low(low, fmt.lanes), fmt)
     elif block == fmt.lanes:  # the register's value and index
         value, index, _ = _select(spec, src, emask)
         low = jnp.concatenate([value, index.astype(value.dtype)], axis=-1)

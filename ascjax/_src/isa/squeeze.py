@@ -29,6 +29,7 @@ from .lanes import (
     check_register,
     check_supported,
     kernel,
+    mask_words,
     resolve_dtypes,
     runtime_check,
 )
@@ -78,10 +79,7 @@ def source_lanes(active):
     on popcounts. Everything is elementwise per lane, which XLA vectorizes; a sort, a scatter,
     small gathers or a lane-shifting network are 3-30x slower on CPU.
     """
-    lanes = active.shape[-1]
-    shifted = active.reshape(active.shape[:-1] + (lanes // 32, 32)).astype(U32) \
-        << jnp.arange(32, dtype=U32)
-    return word_source_lanes(jnp.bitwise_or.reduce(shifted, axis=-1))
+    return word_source_lanes(mask_words(active))
 
 
 def word_source_lanes(words):
@@ -395,9 +393,7 @@ def _unsqueeze_bits(spec, active):
     # cumsum is several times slower on CPU. Exact; narrowed modulo 2^bits to the lane type.
     lanes = active.shape[-1]
     n_words = lanes // 32
-    words = jnp.bitwise_or.reduce(
-        active.reshape(active.shape[:-1] + (n_words, 32)).astype(U32) << jnp.arange(32, dtype=U32),
-        axis=-1)
+    words = mask_words(active)
     per_word = lax.population_count(words).astype(jnp.int32)
     before = [jnp.zeros(per_word.shape[:-1], jnp.int32)]
     for w in range(1, n_words):
