@@ -206,14 +206,14 @@ class Adder:
         assert self.dst.is_float and group > 1 and not group & (group - 1)
         if self.narrow:
             return flat_pairs(self._first_half_level(x, active), group // 2, half_add)
-        if isinstance(active, np.ndarray):
-            on = np.broadcast_to(active, x.shape[-1:])
-        else:  # sliced, as the lanes are
-            on = jnp.broadcast_to(active, jnp.broadcast_shapes(active.shape, x.shape))
+        # the mask sliced as the lanes are, a static one staying NumPy (a full one: no select)
+        shape = jnp.broadcast_shapes(np.shape(active), x.shape[x.ndim - np.ndim(active):])
+        on = (np.broadcast_to(active, shape) if isinstance(active, np.ndarray)
+              else jnp.broadcast_to(active, shape))
 
         def lanes(part):
             w = self.load(x[..., part::2])
-            static_full = isinstance(on, np.ndarray) and on[part::2].all()
+            static_full = isinstance(on, np.ndarray) and on[..., part::2].all()
             return w if static_full else self.masked(w, on[..., part::2])
 
         def tree(add):  # each use reads the lanes afresh: shared, they would be buffered
@@ -312,9 +312,11 @@ def place_low(values, lanes: int):
     update (a bitcast) fuses it back into one loop over every lane: callers pass values of the
     final type, except where the backend would not move that type's bits unchanged: XLA's
     CPU backend updates bfloat16 through float32, quieting NaN payloads, so other float types
-    than float32 and half move as bit patterns. Not for a linear (tangent) function: a
-    transpose cannot use an offset computed from the tangent. Under ``vmap`` the batch is one
-    more leading axis of the same update (a batched offset would make it a scatter).
+    than float32 and half move as bit patterns (bfloat16 also from a buffer of them: on an
+    AVX-512 machine the bitcast alone still went through float32). Not for a linear (tangent)
+    function: a transpose cannot use an offset computed from the tangent. Under ``vmap`` the
+    batch is one more leading axis of the same update (a batched offset would make it a
+    scatter).
     """
     if values.size == 0:
         return pad_low(values, lanes)
@@ -322,7 +324,7 @@ def place_low(values, lanes: int):
                                                                            jnp.float16):
         unsigned = np.dtype(f"uint{values.dtype.itemsize * 8}")
         out = place_low(lax.bitcast_convert_type(values, unsigned), lanes)
-        return lax.bitcast_convert_type(out, values.dtype)
+        return bfloat16_kept(lax.bitcast_convert_type(out, values.dtype))
     return _update_low(lanes)(values)
 
 
@@ -423,17 +425,20 @@ def _bfloat16_kept(forward: Callable) -> Callable:
     quieting NaN payloads (0x8074 -> 0x8000), even when the fusion moves uint16 patterns and
     only its last op is the bitcast to bfloat16. A bitcast of a buffer moves every bit.
     """
-    def keep(x):
-        if x.dtype != jnp.bfloat16 or x.size == 0:
-            return x
-        bits = materialize(lax.bitcast_convert_type(x, jnp.uint16))
-        return lax.bitcast_convert_type(bits, jnp.bfloat16)
-
     @functools.wraps(forward)
     def kept(spec, *arrays):
-        return jax.tree.map(keep, forward(spec, *arrays))
+        return jax.tree.map(bfloat16_kept, forward(spec, *arrays))
 
     return kept
+
+
+def bfloat16_kept(x):
+    """``x`` as is, or a bfloat16 ``x`` from a buffer of its bit patterns (see
+    ``_bfloat16_kept``)."""
+    if x.dtype != jnp.bfloat16 or x.size == 0:
+        return x
+    bits = materialize(lax.bitcast_convert_type(x, jnp.uint16))
+    return lax.bitcast_convert_type(bits, jnp.bfloat16)
 
 
 def resolve_dtypes(x, dtype, *, where: str, arg: str) -> Format:
