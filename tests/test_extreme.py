@@ -76,10 +76,13 @@ def test_extreme_value_is_the_selected_lanes_value(name, kind, data):
     """The index-free value: the plain loop's lane, a NaN as the quiet NaN, ``empty`` (a
     sentinel here) where no lane is active."""
     fmt = FORMATS[name]
-    raw, active = _draw(name, data)
+    # 64 lanes on: a 32-bit row as runs of 8 lanes (96: not a power of two)
+    raw, active = _draw(name, data, data.draw(st.sampled_from([2, 8, 16, 64, 96, 128])))
+    if data.draw(st.booleans()):  # a mask array, not a static NumPy one
+        active = jnp.asarray(active)
     with np.errstate(invalid="ignore"):
         values = raw.view(fmt.storage_dtype).astype(float if fmt.is_float else int).tolist()
-    index, any_active, nan = _loop(values, active, kind)
+    index, any_active, nan = _loop(values, np.asarray(active), kind)
     empty = np.array(0x1234, raw.dtype)
     if not any_active:
         info = np.iinfo(raw.dtype)  # integers: the type's end, as the pages' empty value
