@@ -21,6 +21,7 @@ from strategies import assert_bits_equal, few_examples, register_values
 import ascjax
 from ascjax import precision, reference
 from ascjax._src.io import binio
+from ascjax._src.isa.lanes import materialize
 from ascjax._src.numerics import exact
 from ascjax._src.numerics.add import NativeFloat32, tiny_to_nan
 from ascjax._src.study import orders
@@ -227,17 +228,24 @@ def _no_tiny_floats(rng, rows: int, n: int) -> np.ndarray:
     return x
 
 
+@pytest.mark.parametrize("native", [False, True])
 @pytest.mark.parametrize("order", ["sequential", "kahan"])
 @few_examples(4)
-@given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([1, 3, 64, 65, 200]))
-def test_native_float_adds_are_the_carrier_adders(order, seed, n):
+@given(seed=st.integers(0, 2**32 - 1), size=st.integers(0, 4))
+def test_native_float_adds_are_the_carrier_adders(order, native, seed, size):
     """float's fast path, the backend's float32 adds, against the carrier adder: the same
-    bits wherever no input is tiny (NaNs only from inf - inf), and a NaN wherever one is."""
+    bits wherever no input is tiny (NaNs only from inf - inf), and a NaN wherever one is.
+    ``native``: the loop as ``native_column_sum`` runs it (128-column blocks, Kahan's
+    chains cut inside and outside the loop), over two or three blocks and a tail."""
+    n = ([300, 420, 385, 257, 300] if native else [1, 3, 64, 65, 200])[size]
     rng = np.random.default_rng(seed)
     x = _no_tiny_floats(rng, 8, n)
     ar = orders.Arith(ascjax.FORMATS["float"], ascjax.Config())
+    loop = {"block": orders.NATIVE_BLOCK} if native else {}
+    if native and order == "kahan":
+        loop.update(chain=orders.KAHAN_CHAIN, loop_chain=orders.KAHAN_LOOP_CHAIN)
     fast = jax.jit(lambda v: orders.column_sum(v, order, NativeFloat32, tiny_to_nan,
-                                               neg=NativeFloat32.neg))
+                                               neg=NativeFloat32.neg, **loop))
     exact_sum = jax.jit(lambda v: orders.scan_sum(
         jnp.moveaxis(jax.lax.bitcast_convert_type(v, jnp.uint32), -1, 0), order, ar))
     got, want = np.asarray(fast(x)), np.asarray(exact_sum(x)).view(np.float32)
@@ -249,6 +257,24 @@ def test_native_float_adds_are_the_carrier_adders(order, seed, n):
     assert_bits_equal(precision.sum(x, order=order),
                       [reference.SUMMATION_ORDERS[order](row, "float") for row in x],
                       f"{order} with tiny inputs")
+
+
+def test_joined_carry_keeps_every_bit():
+    """Kahan's (s, e) through ``orders._joined`` (one complex64 array), a buffer of its own
+    (``materialize``) and ``_split``, eager and under jit: NaN payloads, -0, inf and
+    subnormals come back with their bits."""
+    special = np.array([0x7FC00001, 0xFFA00000, 0x80000000, 0x00000001, 0x807FFFFF,
+                        0x7F800000, 0x3F800000, 0x00000000], np.uint32)
+    s, e = special.view(np.float32), special[::-1].copy().view(np.float32)
+
+    def through(a, b):
+        return orders._split(materialize(orders._joined((jnp.asarray(a), jnp.asarray(b)))))
+
+    for got in (through(s, e), jax.jit(through)(s, e)):
+        assert_bits_equal(got[0], s, "s")
+        assert_bits_equal(got[1], e, "e")
+    one = jnp.asarray(s)
+    assert orders._split(orders._joined(one)) is one  # a one-array carry stays as it is
 
 
 @pytest.mark.parametrize("order", ["sequential", "kahan"])

@@ -290,6 +290,8 @@ def materialize(x):
 def _opaque_true(x):
     """A scalar True that no compiler can fold: it depends on ``x``'s first element."""
     first = x.reshape(-1)[0]
+    if jnp.iscomplexobj(first):
+        first = lax.real(first)
     word = lax.bitcast_convert_type(first, U32) if first.dtype.itemsize == 4 else \
         first.astype(jnp.int32)
     return (word | 1) != 0

@@ -178,16 +178,40 @@ def scan_sum(rows, order: str, ar: Arith, load_row: Callable | None = None):
 # loop's overhead per step (~10 us on XLA's CPU backend) then matters little, while a longer
 # chain of the adder's selects grows XLA's fusions past what it compiles well.
 COLUMN_BLOCK = 16
-NATIVE_BLOCK = 64  # the same for plain float32 adds (benchmarks/precision_speed.py)
+# The same for plain float32 adds: each step copies a (rows, block) slab out of the rows, and
+# 512-byte pieces of rows read 1.7x faster than 256 (sequential at 4096 x 4096: 8.8 ms against
+# 15.4 for 64 columns; benchmarks/precision_speed.py).
+NATIVE_BLOCK = 128
 # Kahan's native loop: XLA in JAX 0.11 compiles a run of Kahan steps outside a loop in time
 # exponential in its length (8 steps 0.2 s, 16 0.8 s, 20 44 s, 64 over 10 minutes; JAX 0.10:
-# well under a second), so no run is longer than KAHAN_CHAIN; 32-column blocks inside the loop
-# compile in 0.3 s and run as fast as 64 (16: 2x slower).
-NATIVE_KAHAN_BLOCK = 32
+# well under a second), so no run outside the loop is longer than KAHAN_CHAIN, and none inside
+# it longer than KAHAN_LOOP_CHAIN (32 steps in a loop compiled in 0.3 s there); the loop still
+# reads NATIVE_BLOCK columns a step (11-12 ms at 4096 x 4096 against 23 ms for 32).
 KAHAN_CHAIN = 8
+KAHAN_LOOP_CHAIN = 32
 # Below this many elements ``stored_sum`` scans instead: the unrolled blocks compile 5-20x
 # longer, and a study or a notebook sums many small shapes once each.
 COLUMN_MIN_SIZE = 1 << 18
+
+
+def _joined(carry):
+    """A loop's carry as one array: Kahan's (s, e) of float32 as the complex64 s + e i.
+
+    XLA's CPU backend computes each output of a loop fusion from its own copy of the
+    expression: with s and e apart, every step's chain of adds runs twice, once for each
+    (1.6-2x slower). One complex output runs it once. Putting float32 values into a complex
+    and taking them out (``_split``) moves them and changes no bit."""
+    if (isinstance(carry, tuple) and len(carry) == 2
+            and all(c.dtype == jnp.float32 for c in carry)):
+        return jax.lax.complex(*carry)
+    return carry
+
+
+def _split(joined):
+    """``_joined``'s carry back."""
+    if getattr(joined, "dtype", None) == jnp.complex64:
+        return jax.lax.real(joined), jax.lax.imag(joined)
+    return joined
 
 
 class Columns:
@@ -263,7 +287,7 @@ def columns_of(parts) -> Columns:
 
 def column_sum(cols, order: str, ar: Arith, load: Callable | None = None, *,
                block: int = COLUMN_BLOCK, neg: Callable | None = None,
-               chain: int | None = None):
+               chain: int | None = None, loop_chain: int | None = None):
     """``sequential`` or ``kahan`` (``_chain_step``) over the last axis of ``cols`` (an array
     (..., n), n >= 1, or ``Columns``): a loop over blocks of ``block`` columns whose adds
     are unrolled in index order.
@@ -272,17 +296,21 @@ def column_sum(cols, order: str, ar: Arith, load: Callable | None = None, *,
     over a moved axis, which XLA's CPU backend reads strided or transposes first (2-10x
     slower). ``load`` turns a column into the adder's operands (carriers by default).
     ``chain``: the most steps XLA may see in a row outside the loop (the carry gets a buffer
-    of its own between runs; a loop of one block, which XLA unrolls, is not made)."""
+    of its own between runs; a loop of one block, which XLA unrolls, is not made);
+    ``loop_chain`` the same inside a block."""
     cols = cols if isinstance(cols, Columns) else Columns(cols)
     load = load or (lambda column: column)
     start, step, result = _chain_step(order, ar, neg)
 
     first = max(cols.shift, 1)  # columns before it are taken one by one
 
+    def cut(carry):  # the carry into a buffer of its own: a fusion boundary
+        return _split(materialize(_joined(carry)))
+
     def one_by_one(carry, columns, g: int):
         for k, j in enumerate(columns):
             if chain and k and k % chain == 0:
-                carry = jax.tree.map(materialize, carry)
+                carry = cut(carry)
             carry = step(carry, load(cols.column(j)[g]))
         return carry
 
@@ -292,16 +320,19 @@ def column_sum(cols, order: str, ar: Arith, load: Callable | None = None, *,
         if chain and blocks == 1:
             blocks = 0
 
-        def block_step(i, carry):
+        def block_step(i, joined):
+            carry = _split(joined)
             slab = cols.slab(first + i * block, block)[g]
             for j in range(block):
+                if loop_chain and j and j % loop_chain == 0:
+                    carry = cut(carry)
                 carry = step(carry, load(slab[..., j]))
-            return carry
+            return _joined(carry)
 
         if blocks:
-            carry = jax.lax.fori_loop(0, blocks, block_step, carry)
+            carry = _split(jax.lax.fori_loop(0, blocks, block_step, _joined(carry)))
         if chain and first + blocks * block < cols.n:
-            carry = jax.tree.map(materialize, carry)
+            carry = cut(carry)
         return result(one_by_one(carry, range(first + blocks * block, cols.n), g))
 
     return cols.join(tuple(group_sum(g, block) for g in range(len(cols.column(0)))))
@@ -317,9 +348,9 @@ def native_column_sum(x, order: str, exact: Callable):
     instead, by the carrier adder (one pass instead of two for data without either).
     """
     kahan = order == "kahan"
-    fast = column_sum(x, order, NativeFloat32, tiny_to_nan,
-                      block=NATIVE_KAHAN_BLOCK if kahan else NATIVE_BLOCK,
-                      neg=NativeFloat32.neg, chain=KAHAN_CHAIN if kahan else None)
+    fast = column_sum(x, order, NativeFloat32, tiny_to_nan, block=NATIVE_BLOCK,
+                      neg=NativeFloat32.neg, chain=KAHAN_CHAIN if kahan else None,
+                      loop_chain=KAHAN_LOOP_CHAIN if kahan else None)
     bits = jax.lax.bitcast_convert_type(fast, U32)
     return jax.lax.cond(jnp.any((bits & MAG32) > INF32), exact, lambda: bits)
 
