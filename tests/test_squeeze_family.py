@@ -8,11 +8,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from strategies import assert_bits_equal, lanes_of, register_values, storage
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import assert_bits_equal, few_examples, lanes_of, register_values, storage
 
 import ascjax
 from ascjax import Config, reference
-from ascjax._src.isa.squeeze import REGISTER_SQUEEZE_TYPES, UNSQUEEZE_TYPES
+from ascjax._src.isa.squeeze import REGISTER_SQUEEZE_TYPES, UNSQUEEZE_TYPES, word_source_lanes
 
 A2 = Config(product="A2")
 ALL32 = ascjax.create_mask("PAT_ALL", "float")
@@ -24,6 +26,29 @@ def _kw(name):
 
 
 # --- registers ------------------------------------------------------------------------------
+
+@few_examples(20)
+@given(seed=st.integers(0, 2**32 - 1), n_words=st.sampled_from([1, 2, 4, 8, 12, 16, 32, 36]),
+       density=st.sampled_from([0.0, 0.03, 0.5, 0.97, 1.0]))
+def test_word_source_lanes_finds_each_set_bit_in_order(seed, n_words, density):
+    """The search behind squeeze and GatherMask (a chain over groups of words, then the word,
+    then the bit) against np.flatnonzero per row, eager and under jit: output lane j is the
+    (j+1)-th set bit's lane; lanes past the count hold some lane of the row (they are read,
+    then masked)."""
+    rng = np.random.default_rng(seed)
+    bits = rng.random((6, 32 * n_words)) < density
+    bits[0], bits[1, ::7] = False, True           # an empty row; a sparse, regular one
+    bits[2, -1] = True                            # the very last lane set
+    words = (bits.reshape(6, n_words, 32) * (1 << np.arange(32, dtype=np.uint64))).sum(-1)
+    words = words.astype(np.uint32)
+    for source, count in (word_source_lanes(jnp.asarray(words)),
+                          jax.jit(word_source_lanes)(words)):
+        for row, src, n in zip(bits, np.asarray(source), np.asarray(count), strict=True):
+            want = np.flatnonzero(row)
+            assert n == want.size
+            assert_bits_equal(src[:n], want.astype(np.int32), f"{n_words} words")
+            assert ((src[n:] >= 0) & (src[n:] < 32 * n_words)).all()
+
 
 def test_squeeze_packs_selected_lanes_and_zeroes_the_rest():
     # By hand: PAT_M3 on 64 float lanes selects 0, 3, ..., 63 (22 lanes).
