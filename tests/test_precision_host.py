@@ -219,7 +219,8 @@ def test_rows_read_in_place_give_the_jax_paths_bits(name, order, seed, n, shift)
 def _no_tiny_floats(rng, rows: int, n: int) -> np.ndarray:
     """float32 rows without tiny values, NaN or inf: wide scales, overflow to inf on the way,
     exact cancellation, -0 rows."""
-    x = rng.standard_normal((rows, n)) * 2.0 ** rng.integers(-100, 127, (rows, 1))
+    # scales up to 2^124: |x| < 2^127 stays finite in float32 (sums still overflow)
+    x = rng.standard_normal((rows, n)) * 2.0 ** rng.integers(-100, 125, (rows, 1))
     x = np.where(rng.random((rows, n)) < 0.2, 0.0, x).astype(np.float32)
     x[np.abs(x) < 2.0 ** -102] = 0.0
     x[0, ::3] = np.finfo(np.float32).max
