@@ -236,8 +236,8 @@ def _no_tiny_floats(rng, rows: int, n: int) -> np.ndarray:
 def test_native_float_adds_are_the_carrier_adders(order, native, seed, size):
     """float's fast path, the backend's float32 adds, against the carrier adder: the same
     bits wherever no input is tiny (NaNs only from inf - inf), and a NaN wherever one is.
-    ``native``: the loop as ``native_column_sum`` runs it (128-column blocks, Kahan's
-    chains cut inside and outside the loop), over two or three blocks and a tail."""
+    ``native``: the loop as ``native_column_sum`` runs it (``NATIVE_BLOCK`` columns a step,
+    Kahan's chains cut inside and outside the loop), over 2-4 blocks and a tail (or none)."""
     n = ([300, 420, 385, 257, 300] if native else [1, 3, 64, 65, 200])[size]
     rng = np.random.default_rng(seed)
     x = _no_tiny_floats(rng, 8, n)

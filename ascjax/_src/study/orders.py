@@ -179,14 +179,15 @@ def scan_sum(rows, order: str, ar: Arith, load_row: Callable | None = None):
 # chain of the adder's selects grows XLA's fusions past what it compiles well.
 COLUMN_BLOCK = 16
 # The same for plain float32 adds: each step copies a (rows, block) slab out of the rows, and
-# 512-byte pieces of rows read 1.7x faster than 256 (sequential at 4096 x 4096: 8.8 ms against
-# 15.4 for 64 columns; benchmarks/precision_speed.py).
-NATIVE_BLOCK = 128
+# 384-byte pieces of rows read 1.5x faster than 256 (sequential at 4096 x 4096: 10-11.6 ms
+# against 15.4 for 64 columns; benchmarks/precision_speed.py). 128 runs no faster and compiles
+# 1.5-2x longer (a first call of precision.sum: kahan 9.0 s against 4.5).
+NATIVE_BLOCK = 96
 # Kahan's native loop: XLA in JAX 0.11 compiles a run of Kahan steps outside a loop in time
 # exponential in its length (8 steps 0.2 s, 16 0.8 s, 20 44 s, 64 over 10 minutes; JAX 0.10:
 # well under a second), so no run outside the loop is longer than KAHAN_CHAIN, and none inside
 # it longer than KAHAN_LOOP_CHAIN (32 steps in a loop compiled in 0.3 s there); the loop still
-# reads NATIVE_BLOCK columns a step (11-12 ms at 4096 x 4096 against 23 ms for 32).
+# reads NATIVE_BLOCK columns a step (11.5 ms at 4096 x 4096 against 23 ms for 32).
 KAHAN_CHAIN = 8
 KAHAN_LOOP_CHAIN = 32
 # Below this many elements ``stored_sum`` scans instead: the unrolled blocks compile 5-20x
