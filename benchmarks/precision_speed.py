@@ -1,15 +1,20 @@
 """Speed of ``precision.exact_sum`` and every order of ``precision.sum`` against ``np.sum``
 (issue 17): each is timed on the same (rows, n) data as ``np.sum(x, axis=-1)`` on x in its
 storage dtype (float16, ml_dtypes bfloat16, float32), measured in the same run; the target is
-<= 3x np.sum. Concrete NumPy inputs take the host paths; before timing, each result is
-checked bit for bit against the JAX path (the same call under ``jax.jit``) on the first rows.
+<= 3x np.sum. Concrete NumPy inputs take the host paths; each result is checked bit for bit
+against the JAX path (the same call under ``jax.jit``) on the first rows, and between the two
+layouts below on all of them.
 
     python benchmarks/precision_speed.py [--cases half:20000x4096 bfloat16_t:4096x4096
         float:4096x4096] [--repeats 3] [--check-rows 64] [--jax] [--out DIR]
 
 ``--out DIR`` writes ``DIR/precision_speed-<backend>.json`` (the issue's figures live in
 ``benchmarks/results/issue17/``). Times are the best of ``--repeats`` calls after one warm-up
-call (which compiles the limb path for rows the float64 path cannot take).
+call (which compiles the limb path for rows the float64 path cannot take). Each call is timed
+on two copies of the data: as NumPy allocates it (16 bytes past a 64-byte boundary) and
+64-byte aligned (as from a file map or another library), alternating with ``np.sum`` on the
+same copy, so that both figures of a ratio come from the same minutes of a shared machine;
+the worse layout is the figure. Lines read ``[layout call/np.sum ms, ...]``.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ascjax import precision
+from ascjax._src.io.binio import aligned_empty
 
 DEFAULT_CASES = ("half:20000x4096", "bfloat16_t:4096x4096", "float:4096x4096")
 TARGET = 3.0
@@ -33,12 +39,20 @@ TARGET = 3.0
 
 def best_of(fn, repeats: int) -> float:
     """The fastest of ``repeats`` calls (seconds): the machine's noise only slows a run."""
-    times = []
+    return best_of_each([fn], repeats)[0]
+
+
+def best_of_each(fns, repeats: int) -> list[float]:
+    """The fastest of ``repeats`` calls of each of ``fns`` (seconds), the calls alternated:
+    on a shared machine the speed drifts by 2x within minutes, and a ratio of two figures
+    taken at different times would carry that drift."""
+    best = [float("inf")] * len(fns)
     for _ in range(repeats):
-        start = time.perf_counter()
-        jax.block_until_ready(fn())
-        times.append(time.perf_counter() - start)
-    return min(times)
+        for i, fn in enumerate(fns):
+            start = time.perf_counter()
+            jax.block_until_ready(fn())
+            best[i] = min(best[i], time.perf_counter() - start)
+    return best
 
 
 def parse_case(text: str) -> tuple[str, int, int]:
@@ -71,12 +85,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     print(f"{platform.processor() or platform.machine()}, {jax.default_backend()} backend; "
-          f"best of {args.repeats}; baseline np.sum(x, axis=-1) on x in its storage dtype")
+          f"best of {args.repeats}; baseline np.sum(x, axis=-1) on x in its storage dtype, "
+          f"timed alternating with each call; a call's figure is the worse of NumPy's layout "
+          f"and 64-byte aligned")
     results = []
     mismatches = 0
     for case in args.cases:
         name, rows, n = parse_case(case)
         x = rows_of(name, rows, n)
+        aligned = aligned_empty(x.size, x.dtype).reshape(x.shape)
+        aligned[...] = x
+        layouts = {"numpy": x, "aligned": aligned}
         base = best_of(lambda x=x: np.sum(x, axis=-1), args.repeats)
         print(f"\n{name}: {rows} x {n} ({x.dtype}); np.sum {base * 1e3:.1f} ms")
         calls = [("exact_sum", precision.exact_sum, lambda v: precision.exact_sum(v))]
@@ -87,22 +106,32 @@ def main(argv: list[str] | None = None) -> int:
             same = bool(np.array_equal(np.asarray(fn(head)).view(np.uint8),
                                        np.asarray(jax.jit(traced)(jnp.asarray(head)))
                                        .view(np.uint8)))
+            by_layout, bases, outs = {}, {}, []
+            for layout, data in layouts.items():
+                outs.append(np.asarray(fn(data)).view(np.uint8))  # and the warm-up
+                by_layout[layout], bases[layout] = best_of_each(
+                    [lambda fn=fn, v=data: fn(v), lambda v=data: np.sum(v, axis=-1)],
+                    args.repeats)
+            same &= bool(np.array_equal(*outs))  # the whole data, both layouts
             mismatches += not same
-            fn(x)  # warm-up
-            seconds = best_of(lambda fn=fn, x=x: fn(x), args.repeats)
-            ratio = seconds / base
+            slowest = max(layouts, key=lambda layout: by_layout[layout] / bases[layout])
+            seconds, ratio = by_layout[slowest], by_layout[slowest] / bases[slowest]
             verdict = "meets" if ratio <= TARGET else "misses"
             row = {"format": name, "rows": rows, "n": n, "call": label, "seconds": seconds,
-                   "np_sum_seconds": base, "ratio": ratio, "bits_match_jax_path": same}
+                   "seconds_by_layout": by_layout, "np_sum_seconds_by_layout": bases,
+                   "np_sum_seconds": bases[slowest], "ratio": ratio,
+                   "bits_match_jax_path": same}
             jax_note = ""
             if args.jax:
                 jitted, device_x = jax.jit(traced), jnp.asarray(x)
                 jax.block_until_ready(jitted(device_x))  # compile
                 row["jax_seconds"] = best_of(lambda f=jitted, v=device_x: f(v), 1)
                 jax_note = f"  (JAX path x{row['jax_seconds'] / base:.1f})"
+            layout_note = ", ".join(f"{layout} {by_layout[layout] * 1e3:.1f}/"
+                                    f"{bases[layout] * 1e3:.1f}" for layout in layouts)
             print(f"  {label:<32} {seconds * 1e3:9.1f} ms  x{ratio:6.2f} np.sum  "
                   f"({verdict} <= {TARGET:g}x){'' if same else '  BITS DIFFER from JAX path'}"
-                  f"{jax_note}")
+                  f"  [{layout_note} ms]{jax_note}")
             results.append(row)
     if args.out is not None:
         args.out.mkdir(parents=True, exist_ok=True)

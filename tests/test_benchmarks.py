@@ -90,3 +90,4 @@ def test_precision_speed_script_runs(tmp_path, capsys):
                                    "repeat_tree", "repeat_vector_merge", "numpy_pairwise",
                                    "kahan")}
     assert all(r["bits_match_jax_path"] and r["jax_seconds"] > 0 for r in saved["rows"])
+    assert all(set(r["seconds_by_layout"]) == {"numpy", "aligned"} for r in saved["rows"])
