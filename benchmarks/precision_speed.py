@@ -125,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.jax:
                 jitted, device_x = jax.jit(traced), jnp.asarray(x)
                 jax.block_until_ready(jitted(device_x))  # compile
-                row["jax_seconds"] = best_of(lambda f=jitted, v=device_x: f(v), 1)
+                row["jax_seconds"] = best_of(lambda f=jitted, v=device_x: f(v), args.repeats)
                 jax_note = f"  (JAX path x{row['jax_seconds'] / base:.1f})"
             layout_note = ", ".join(f"{layout} {by_layout[layout] * 1e3:.1f}/"
                                     f"{bases[layout] * 1e3:.1f}" for layout in layouts)

@@ -277,6 +277,39 @@ def test_native_float_adds_are_the_carrier_adders(order, native, seed, size):
                       f"{order} with tiny inputs")
 
 
+@pytest.mark.parametrize("order", orders.NATIVE_TREE_ORDERS)
+@few_examples(4)
+@given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([2, 3, 63, 64, 65, 130, 300]))
+def test_native_tree_orders_are_the_carrier_adders(order, seed, n):
+    """float32 tree orders under jit add natively (``orders.native_tree_sum``), the carrier
+    adder's bits. Clean rows (scales 2^-60..2^60, all -0 and mixed signed-zero rows, a sum
+    that overflows, registers padded with +0) take the native sums: an ``exact`` that returns
+    garbage must not be called. Adversarial rows (tiny values, NaN, inf - inf) hand over to
+    ``exact``. Eager and under jit, and through ``precision.sum`` under jit."""
+    rng = np.random.default_rng(seed)
+    fmt, config = ascjax.FORMATS["float"], ascjax.Config()
+
+    def carriers(v):
+        return orders.run_order(orders.load(v, fmt), order, fmt, config)
+
+    clean = rng.standard_normal((6, n)) * 2.0 ** rng.integers(-60, 60, (6, 1))
+    clean[0], clean[1] = -0.0, np.where(rng.random(n) < 0.5, -0.0, 0.0)
+    clean[2, 0] = clean[2, 1] = np.finfo(np.float32).max  # +inf, never inf - inf
+    clean = clean.astype(np.float32)
+    garbage = np.full(6, 0xDEADBEEF, np.uint32)
+    adversarial = _data(rng, "float", 6, n)
+    for x, fallback in ((clean, lambda v: jnp.asarray(garbage)), (adversarial, carriers)):
+        want = jax.jit(carriers)(x)
+
+        def fast(v, fallback=fallback):
+            return orders.native_tree_sum(v, order, lambda: fallback(v))
+
+        for got in (fast(jnp.asarray(x)), jax.jit(fast)(x)):
+            assert_bits_equal(got, want, f"{order} n={n}")
+        assert_bits_equal(_traced_sum(order)(jnp.asarray(x)),
+                          np.asarray(want).view(np.float32), f"precision.sum {order} n={n}")
+
+
 def test_joined_carry_keeps_every_bit():
     """Kahan's (s, e) through ``orders._joined`` (one complex64 array), a buffer of its own
     (``materialize``) and ``_split``, eager and under jit: NaN payloads, -0, inf and
@@ -305,6 +338,23 @@ def test_float_fast_path_is_the_same_eager_jit_vmap(order):
     want = [reference.SUMMATION_ORDERS[order](row, "float") for row in x]
     with _column_loops():
         _check_every_way(x, order, want)
+
+
+@pytest.mark.parametrize("order", orders.NATIVE_TREE_ORDERS)
+def test_native_tree_orders_are_the_same_eager_jit_vmap(order):
+    """The native tree's choice is per call too (under vmap both branches run): clean rows,
+    a row with a subnormal and a NaN row against the scalar reference, by the host path
+    (eager), under jit, under vmap, the clean rows alone and row by row."""
+    x = _no_tiny_floats(np.random.default_rng(5), 6, 70)
+    x[3, 5] = np.float32(1e-40)
+    x[4, 9] = np.nan
+    want = [reference.SUMMATION_ORDERS[order](row, "float") for row in x]
+    traced = jax.jit(lambda v: precision.sum(v, order=order))
+    assert_bits_equal(precision.sum(x, order=order), want, "eager")
+    assert_bits_equal(traced(jnp.asarray(x)), want, "jit")
+    assert_bits_equal(jax.vmap(traced)(jnp.asarray(x)), want, "vmap")
+    assert_bits_equal(traced(jnp.asarray(x[1:3])), want[1:3], "clean rows alone")
+    assert_bits_equal(np.stack([traced(jnp.asarray(row)) for row in x]), want, "rows")
 
 
 def _check_every_way(x, order, want):

@@ -215,9 +215,7 @@ def sum(x: Any, *, dtype: Any = None, order: str = "sequential",
 
 def _sum_forward(spec, x):
     fmt, order, config = spec
-    if order in ("sequential", "kahan"):
-        return orders.store(orders.stored_sum(x, order, fmt, config), fmt)
-    return orders.store(orders.run_order(orders.load(x, fmt), order, fmt, config), fmt)
+    return orders.store(orders.stored_order(x, order, fmt, config), fmt)
 
 
 def _sum_linear(spec, t):
