@@ -112,15 +112,15 @@ def main(argv: list[str] | None = None) -> int:
                 by_layout[layout], bases[layout] = best_of_each(
                     [lambda fn=fn, v=data: fn(v), lambda v=data: np.sum(v, axis=-1)],
                     args.repeats)
-            same &= bool(np.array_equal(*outs))  # the whole data, both layouts
-            mismatches += not same
+            same_layouts = bool(np.array_equal(*outs))  # the whole data
+            mismatches += not (same and same_layouts)
             slowest = max(layouts, key=lambda layout: by_layout[layout] / bases[layout])
             seconds, ratio = by_layout[slowest], by_layout[slowest] / bases[slowest]
             verdict = "meets" if ratio <= TARGET else "misses"
             row = {"format": name, "rows": rows, "n": n, "call": label, "seconds": seconds,
                    "seconds_by_layout": by_layout, "np_sum_seconds_by_layout": bases,
                    "np_sum_seconds": bases[slowest], "ratio": ratio,
-                   "bits_match_jax_path": same}
+                   "bits_match_jax_path": same, "bits_match_across_layouts": same_layouts}
             jax_note = ""
             if args.jax:
                 jitted, device_x = jax.jit(traced), jnp.asarray(x)
@@ -131,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
                                     f"{bases[layout] * 1e3:.1f}" for layout in layouts)
             print(f"  {label:<32} {seconds * 1e3:9.1f} ms  x{ratio:6.2f} np.sum  "
                   f"({verdict} <= {TARGET:g}x){'' if same else '  BITS DIFFER from JAX path'}"
+                  f"{'' if same_layouts else '  BITS DIFFER between layouts'}"
                   f"  [{layout_note} ms]{jax_note}")
             results.append(row)
     if args.out is not None:

@@ -90,4 +90,5 @@ def test_precision_speed_script_runs(tmp_path, capsys):
                                    "repeat_tree", "repeat_vector_merge", "numpy_pairwise",
                                    "kahan")}
     assert all(r["bits_match_jax_path"] and r["jax_seconds"] > 0 for r in saved["rows"])
-    assert all(set(r["seconds_by_layout"]) == {"numpy", "aligned"} for r in saved["rows"])
+    assert all(set(r["seconds_by_layout"]) == {"numpy", "aligned"}
+               and r["bits_match_across_layouts"] for r in saved["rows"])
