@@ -487,12 +487,16 @@ def test_output_errors_name_the_output_not_a_temporary_file(tmp_path, capsys):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["outdir", "src.bin"]
 
 
-def test_a_second_run_reuses_the_executable_and_a_different_program_does_not(tmp_path):
+def test_a_second_run_reuses_the_executable_and_a_different_program_does_not(tmp_path,
+                                                                            monkeypatch):
     """Each run builds its function afresh; the engine keys executables on the lowered program,
     so a repeat compiles nothing, and a run whose program differs (another Config reading,
     another mask) gets its own executable and its own bits."""
     from ascjax._src.io import engine
 
+    # an empty cache: one filled to its bound by earlier tests evicts as it adds (its length
+    # stays 64), and the count below would not see the new executable
+    monkeypatch.setattr(engine, "_COMPILED", {})
     x = _random("int32_t", (300, 64))
     x.tofile(tmp_path / "src.bin")
     out = tmp_path / "out.bin"
