@@ -48,3 +48,18 @@ def pytest_unconfigure(config):
 def variant(request):
     """Run a function eagerly or under jax.jit; the bits must agree."""
     return (lambda f: f) if request.param == "eager" else jax.jit
+
+
+# Slowest files first: the suite runs with --dist loadfile (pyproject), each file on one xdist
+# worker so that its tests reuse the programs that worker compiled; starting the longest files
+# first keeps both workers busy to the end instead of one finishing a long file alone.
+_LONGEST_FIRST = ("test_registry.py", "test_precision_host.py", "test_notebooks.py",
+                  "test_extreme.py")
+
+
+def pytest_collection_modifyitems(items):
+    def rank(item):
+        name = item.path.name
+        return _LONGEST_FIRST.index(name) if name in _LONGEST_FIRST else len(_LONGEST_FIRST)
+
+    items.sort(key=rank)  # stable: each file keeps its own order
