@@ -255,7 +255,9 @@ def _compact(plan: Plan, d, s, pattern):
         words = _selection_words(plan, pattern)
         if words is not None and words.shape[-1] <= _SHORT_WORDS:
             batch = jnp.broadcast_shapes(vals.shape[:-1], words.shape[:-1])
-            source, count = word_source_lanes(jnp.broadcast_to(words, batch + words.shape[-1:]))
+            source, count = word_source_lanes(words)  # once per pattern, not per tensor
+            source, count = jnp.broadcast_to(source, batch + source.shape[-1:]), \
+                jnp.broadcast_to(count, batch)
             packed = _take_front(jnp.broadcast_to(vals, batch + vals.shape[-1:]), source, n)
         else:
             sel = _select(plan, pattern)

@@ -282,9 +282,19 @@ def materialize(x):
     vectorization (5x slower), and it expands ``optimization_barrier`` away. A ``cond`` on a
     predicate it cannot fold (always true) keeps the fusion boundary on every backend.
     """
+    return computed_apart(lambda a: a, x)
+
+
+def computed_apart(fn: Callable, x):
+    """``fn(x)``, computed into buffers of its own (``materialize``) by a loop that writes them
+    directly: the outputs are not copied, and the unwritten branch's zeros never run."""
     if x.size == 0:
-        return x
-    return lax.cond(_opaque_true(x), lambda a: a, jnp.zeros_like, x)
+        return fn(x)
+
+    def zeros(a):
+        return jax.tree.map(lambda o: jnp.zeros(o.shape, o.dtype), jax.eval_shape(fn, a))
+
+    return lax.cond(_opaque_true(x), fn, zeros, x)
 
 
 def _opaque_true(x):
@@ -820,7 +830,8 @@ def mask_words(active):
     """A bool mask ``(..., n)``, n a multiple of 32, as uint32 words ``(..., n / 32)``: lane i
     at bit i % 32 of word i // 32. Popcounts of the words count lanes elementwise, which XLA's
     CPU backend vectorizes (a cumsum or a reduction of lane numbers it does not)."""
-    words = active.reshape(active.shape[:-1] + (-1, 32)).astype(U32)
+    # the sizes spelt out: a -1 beside an empty batch axis is ambiguous to reshape
+    words = active.reshape(active.shape[:-1] + (active.shape[-1] // 32, 32)).astype(U32)
     return jnp.bitwise_or.reduce(words << jnp.arange(32, dtype=U32), axis=-1)
 
 
