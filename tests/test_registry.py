@@ -1360,6 +1360,28 @@ def test_instruction_matches_reference(name, row, k, mode, seed):
                               f"instance {j} output {i}")
 
 
+@pytest.mark.parametrize("name", [n for n, r in RECORDS.items() if "batched" in r.modes])
+def test_an_empty_batch_gives_empty_outputs(name):
+    """A batch of no registers (a bulk run's selection that came out empty) gives outputs of
+    the batch's shape and dtype, as a batch of one does with its axis at 0. (It raised in 34
+    instructions: reshape cannot infer a -1 beside an axis of 0, and a fault check took the
+    max or argmax of nothing.)"""
+    record = RECORDS[name]
+    row = record.rows[0]
+    rng = np.random.default_rng(0)
+    static, config = record.draw(rng, row, record.configs(row)[0])
+    one = record.arrays(rng, row, static)
+    f = _implementation(record, emulator=True)
+
+    def batch(stop):
+        return tuple(x if i in record.shared else np.stack([x])[:stop] for i, x in enumerate(one))
+
+    for got, want in zip(record.call(f, batch(0), static, config),
+                         record.call(f, batch(1), static, config), strict=True):
+        got, want = np.asarray(got), np.asarray(want)
+        assert (got.shape, got.dtype) == ((0,) + want.shape[1:], want.dtype), name
+
+
 def test_every_registry_instruction_has_a_reference_and_a_record():
     """A new instruction needs its model in ascjax.reference and a record here."""
     assert sorted(RECORDS) == sorted(ascjax.INSTRUCTIONS)

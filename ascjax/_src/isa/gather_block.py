@@ -31,8 +31,10 @@ from .lanes import (
     check_register,
     check_supported,
     kernel,
+    merge_last,
     resolve_dtypes,
     runtime_check,
+    split_last,
 )
 from .masks import element_mask
 from .repeat import fit_last_axis, offset_tensors
@@ -91,7 +93,7 @@ def check_offsets(offsets, read, *, align: int, limit: int, where: str, what: st
         return jnp.broadcast_to(active, off.shape) & ~good, off, good
 
     bad, off, good = bad_and_offsets()
-    if mode != "ignore":
+    if mode != "ignore" and off.size:  # an empty batch reads nothing
         n = off.shape[-1]
 
         def locate():  # only when some element is bad: an argmax is a slow reduction
@@ -114,7 +116,7 @@ def _words(bits):
     if k == 1:
         return bits
     bits = fit_last_axis(bits, -(-bits.shape[-1] // k) * k)
-    return lax.bitcast_convert_type(bits.reshape(bits.shape[:-1] + (-1, k)), jnp.uint32)
+    return lax.bitcast_convert_type(split_last(bits, k), jnp.uint32)
 
 
 def _unwords(words, dtype, n: int):
@@ -122,7 +124,7 @@ def _unwords(words, dtype, n: int):
     if np.dtype(dtype).itemsize == 4:
         return words[..., :n]
     bits = lax.bitcast_convert_type(words, dtype)
-    return bits.reshape(bits.shape[:-2] + (-1,))[..., :n]
+    return merge_last(bits)[..., :n]
 
 
 def _blocks(src, epb: int):

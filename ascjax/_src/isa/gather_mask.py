@@ -39,7 +39,9 @@ from .lanes import (
     check_batch,
     check_int,
     kernel,
+    merge_last,
     runtime_check,
+    split_last,
 )
 from .repeat import RepeatPlan, fit_last_axis, same_type_tensors
 from .squeeze import source_lanes, word_source_lanes
@@ -148,7 +150,7 @@ def _load(plan: Plan, s):
     if plan.per_repeat == plan.fmt.lanes and plan.repeats:
         rp = RepeatPlan(plan.fmt, plan.repeats, plan.blk, plan.rep, (True,) * plan.fmt.lanes)
         loaded = rp.load(s)
-        return loaded.reshape(loaded.shape[:-2] + (-1,))
+        return merge_last(loaded)
     return s[..., plan.reads]
 
 
@@ -176,7 +178,7 @@ def _select(plan: Plan, pattern):
     shift = jnp.arange(bits, dtype=pattern.dtype)
     keep = (words[..., None] >> shift) & 1
     keep = keep.reshape(keep.shape[:-3] + (repeats, wpr * bits))[..., :per]
-    return keep.reshape(keep.shape[:-2] + (-1,)).astype(bool) & plan.active
+    return merge_last(keep).astype(bool) & plan.active
 
 
 _SHORT_WORDS = 64  # a selection of up to 64 32-bit words packs by squeeze's select network
@@ -192,8 +194,8 @@ def _selection_words(plan: Plan, pattern):
     per_word = 32 // plan.fmt.bits              # pattern words in a uint32, the first lowest
     if per_word > 1:
         words = lax.bitcast_convert_type(
-            words.reshape(words.shape[:-1] + (-1, per_word)), U32)
-    return words.reshape(words.shape[:-2] + (-1,))
+            split_last(words, per_word), U32)
+    return merge_last(words)
 
 
 def _pack(vals, sel, n: int):
@@ -335,7 +337,7 @@ def _run(where: str, plan: Plan, config: Config, dst, src0, pattern, src1_arg: s
     count = _user_count(plan, pattern)
     n = dst.shape[-1]
     runtime_check(count > n, lambda w: f"{where}: the gather mask keeps {w} elements but dst "
-                  f"has {n} (the hardware writes past the LocalTensor)", jnp.max(count),
+                  f"has {n} (the hardware writes past the LocalTensor)", jnp.max(count, initial=0),
                   mode=config.out_of_range)
     return _gather_mask(plan, dst, src0, pattern), count
 

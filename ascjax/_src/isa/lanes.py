@@ -252,7 +252,7 @@ class Adder:
         bits = to_bits(src, self.src)
         if not (isinstance(active, np.ndarray) and active.all()):
             bits = keep_where(active, bits, _unfoldable(fill, bits, active))
-        words = lax.bitcast_convert_type(bits.reshape(bits.shape[:-1] + (-1, 2)), U32)
+        words = lax.bitcast_convert_type(split_last(bits, 2), U32)
         if self.src.is_float:  # little-endian: element 2k is the low half of word k
             return (to_carrier(words & np.uint32(0xFFFF), self.src),
                     to_carrier(words >> np.uint32(16), self.src))
@@ -697,7 +697,7 @@ def extreme_value(bits, active, fmt: Format, kind: str, empty, group: int | None
         flat = min(group // 2, 4)
         best = flat_pairs(first, flat, pick)
         if group // 2 > flat:
-            best = best.reshape(best.shape[:-1] + (-1, group // 2 // flat))
+            best = split_last(best, group // 2 // flat)
             best = jnp.max(best, axis=-1) if kind == "max" else jnp.min(best, axis=-1)
     elif group is None and fmt.bits == 32 and bits.shape[-1] >= 64 and bits.shape[-1] % 8 == 0:
         # A whole row of 32-bit lanes as runs of 8: the runs' maxima elementwise, each run
@@ -712,7 +712,7 @@ def extreme_value(bits, active, fmt: Format, kind: str, empty, group: int | None
     else:
         key = keys(bits, active)
         if group is not None:  # not a power of two: rows of a reshape
-            key = key.reshape(key.shape[:-1] + (-1, group))
+            key = split_last(key, group)
         n = key.shape[-1]
         if n < 64 or n & (n - 1):  # a DataBlock's lanes: the plain reduction is faster
             best = jnp.max(key, axis=-1) if kind == "max" else jnp.min(key, axis=-1)
@@ -740,7 +740,7 @@ def _word_pair_extreme(values, active, fmt: Format, kind: str, win: int, lose: i
     two halves, the rest one int32 reduction of a reshape. XLA's CPU backend runs this at
     memory speed, where 16-bit slices or reductions run 2.5x slower (half ReduceDataBlock<MAX>
     at 2^18 registers: 2.6 ms against 7 ms). Keys are ``order_key``'s, widened to int32."""
-    words = lax.bitcast_convert_type(to_bits(values, fmt).reshape(values.shape[:-1] + (-1, 2)),
+    words = lax.bitcast_convert_type(split_last(to_bits(values, fmt), 2),
                                      jnp.int32)
     on = _broadcast(active, values.shape)
     pick = jnp.maximum if kind == "max" else jnp.minimum
@@ -762,7 +762,7 @@ def _word_pair_extreme(values, active, fmt: Format, kind: str, win: int, lose: i
     # little-endian words: lane 2i is the low half (as in gather_block._words)
     first = pick(keys((words << 16) >> 16, on[..., 0::2]), keys(words >> 16, on[..., 1::2]))
     if group > 2:
-        first = first.reshape(first.shape[:-1] + (-1, group // 2))
+        first = split_last(first, group // 2)
         first = jnp.max(first, axis=-1) if kind == "max" else jnp.min(first, axis=-1)
     return first.astype(jnp.int16)
 
@@ -795,7 +795,7 @@ def extreme_with_index(values, active, fmt: Format, kind: str, group: int):
     flat = min(group // 2, 4)  # levels as flat pairs after the first (see extreme_value)
     best = flat_pairs(jnp.maximum(packed(0), packed(1)), flat, jnp.maximum)
     if group > 2 * flat:
-        best = jnp.max(best.reshape(best.shape[:-1] + (-1, group // 2 // flat)), axis=-1)
+        best = jnp.max(split_last(best, group // 2 // flat), axis=-1)
     found = best >> 24 != 0
     key = ((best >> 8) & 0xFFFF) - 32768
     nan = key == 32767 if fmt.is_float else None
@@ -826,12 +826,22 @@ def extreme_first_lane(values, active, fmt: Format, kind: str, empty):
     return value, jnp.where(index < bits.shape[-1], index, 0)
 
 
+def split_last(x, k: int):
+    """``x`` ``(..., n)`` as ``(..., n // k, k)``. The sizes are spelt out: reshape cannot
+    infer a -1 beside an empty batch axis (a batch of no registers)."""
+    return x.reshape(x.shape[:-1] + (x.shape[-1] // k, k))
+
+
+def merge_last(x):
+    """``x`` ``(..., a, b)`` as ``(..., a * b)`` (sizes spelt out, as ``split_last``)."""
+    return x.reshape(x.shape[:-2] + (x.shape[-2] * x.shape[-1],))
+
+
 def mask_words(active):
     """A bool mask ``(..., n)``, n a multiple of 32, as uint32 words ``(..., n / 32)``: lane i
     at bit i % 32 of word i // 32. Popcounts of the words count lanes elementwise, which XLA's
     CPU backend vectorizes (a cumsum or a reduction of lane numbers it does not)."""
-    # the sizes spelt out: a -1 beside an empty batch axis is ambiguous to reshape
-    words = active.reshape(active.shape[:-1] + (active.shape[-1] // 32, 32)).astype(U32)
+    words = split_last(active, 32).astype(U32)
     return jnp.bitwise_or.reduce(words << jnp.arange(32, dtype=U32), axis=-1)
 
 

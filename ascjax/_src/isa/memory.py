@@ -15,7 +15,7 @@ import numpy as np
 from ..config import Config, resolve_config
 from ..formats import DATABLOCK_BYTES, VL_BYTES, Format, resolve
 from ..numerics.bits import from_bits, to_bits
-from .lanes import check_register, resolve_dtypes
+from .lanes import check_register, resolve_dtypes, split_last
 from .masks import element_mask
 
 
@@ -34,7 +34,7 @@ def from_bytes(b, fmt: Format):
     b = jnp.asarray(b, jnp.uint8)
     if fmt.width == 1:
         return from_bits(b, fmt)
-    groups = b.reshape(b.shape[:-1] + (-1, fmt.width)).astype(fmt.bits_dtype)
+    groups = split_last(b, fmt.width).astype(fmt.bits_dtype)
     shifts = jnp.arange(fmt.width, dtype=fmt.bits_dtype) * 8
     bits = groups[..., 0]
     for k in range(1, fmt.width):
@@ -122,7 +122,7 @@ def ub_view(ub: Any, addr: int, dtype: Any) -> jax.Array:
 def _gm_bytes(gm: Any, where: str):
     gm = jnp.asarray(gm)
     fmt = resolve(gm.dtype, where=where, arg="gm.dtype")
-    return to_bytes(gm.reshape(gm.shape[:-1] + (-1,)) if gm.ndim else gm[None], fmt), fmt
+    return to_bytes(gm if gm.ndim else gm[None], fmt), fmt
 
 
 def copy_gm2ub_align(ub: Any, addr: int, gm: Any, size: int) -> jax.Array:

@@ -32,6 +32,7 @@ from .lanes import (
     pair_tree,
     select_extreme,
     sequential_sum,
+    split_last,
 )
 from .repeat import (
     RepeatCall,
@@ -172,7 +173,7 @@ def _groups_forward(spec: GroupSpec, d, s, _):
     # plan.active is (R, lanes): Counter mode's last repeat may be partial.
     adder, plan, group = spec.adder, spec.plan, spec.group
     fmt, active = adder.dst, plan.active
-    grouped = active.reshape(active.shape[:-1] + (-1, group))
+    grouped = split_last(active, group)
     group_active = grouped.any(axis=-1)
     if spec.kind == "sum":
         if fmt.is_float and group > 1 and group & (group - 1) == 0:
@@ -187,7 +188,7 @@ def _groups_forward(spec: GroupSpec, d, s, _):
         out = to_bits(adder.store(out), fmt)
     else:
         bits = to_bits(plan.load(s), fmt)
-        bits = bits.reshape(bits.shape[:-1] + (-1, group))
+        bits = split_last(bits, group)
         fill = np.array(spec.fill, bits.dtype)
         if _value_only(spec, fmt):
             # No index is stored: the value straight from the order keys (2-3x faster), over
@@ -228,13 +229,13 @@ def _groups_linear(spec: GroupSpec, td, ts, s):
     # gets none.
     adder, plan, group = spec.adder, spec.plan, spec.group
     active = plan.active
-    grouped = active.reshape(active.shape[:-1] + (-1, group))
+    grouped = split_last(active, group)
     t = jnp.where(active, plan.load(ts), jnp.zeros((), ts.dtype))
-    t = t.reshape(t.shape[:-1] + (-1, group))
+    t = split_last(t, group)
     if spec.kind == "sum":
         return plan.store(td, pair_tree(t, jnp.add).astype(td.dtype))
     bits = to_bits(plan.load(s), adder.dst)
-    index = extreme_index(bits.reshape(bits.shape[:-1] + (-1, group)), grouped, adder.dst,
+    index = extreme_index(split_last(bits, group), grouped, adder.dst,
                           spec.kind, adder.config)
     picked = jnp.take_along_axis(t, index[..., None], -1)[..., 0]
     return plan.store(td, layout(picked, jnp.zeros_like(index), spec.order, adder.dst))

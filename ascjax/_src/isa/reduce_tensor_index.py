@@ -27,7 +27,7 @@ from jax import lax
 from ..config import Config
 from ..formats import Format
 from ..numerics.bits import from_bits, to_bits, with_nan_as
-from .lanes import kernel
+from .lanes import kernel, merge_last
 from .reduce_tensor import extreme_index
 from .repeat import RepeatPlan, tensor_reduce_call
 
@@ -203,7 +203,7 @@ def _candidates(spec: _Spec, x):
     stored: ``order_key`` orders both."""
     index, order = _layout(spec.plan, spec.config.reduce_max_index)
     w = spec.plan.load(x)
-    w = w.reshape(w.shape[:-2] + (-1,))
+    w = merge_last(w)
     if order is None:
         return w, spec.plan.active.ravel(), index
     return w[..., order], np.ones(order.size, bool), index[order]

@@ -38,6 +38,7 @@ from .lanes import (
     check_product,
     check_reduce_type,
     kernel,
+    merge_last,
     padded_pair_tree,
     resolve_dtypes,
     sequential_sum,
@@ -242,7 +243,7 @@ def _spr_forward(spec, s):
         total = to_bits(adder.store(total), fmt)
         return total, jnp.zeros(total.shape, U32)
     bits = to_bits(loaded, fmt)
-    flat = bits.reshape(bits.shape[:-2] + (-1,))
+    flat = merge_last(bits)
     index = extreme_index(flat, active.reshape(-1), fmt, kind, config)
     value = with_nan_as(jnp.take_along_axis(flat, index[..., None], -1)[..., 0], fmt,
                         config.extreme_nan)

@@ -32,7 +32,14 @@ import numpy as np
 
 from ..config import Config
 from ..formats import BLOCKS_PER_REGISTER, Format
-from .lanes import check_batch, check_int, check_product, check_supported, resolve_dtypes
+from .lanes import (
+    check_batch,
+    check_int,
+    check_product,
+    check_supported,
+    merge_last,
+    resolve_dtypes,
+)
 from .vector_mask import ZERO_MASK_NOP, MaskState, resolve_state
 
 REPEAT_MAX = 255
@@ -488,7 +495,7 @@ class RepeatPlan:
         if self.contiguous:
             return fit_last_axis(s, self.repeats * self.fmt.lanes)
         loaded = self.load(s)
-        return loaded.reshape(loaded.shape[:-2] + (-1,))
+        return merge_last(loaded)
 
     def rewrites(self, dst_len: int) -> bool:
         """Whether the results, in order, are the whole new dst (nothing of the old dst stays)."""

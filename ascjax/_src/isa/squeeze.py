@@ -320,7 +320,7 @@ def _squeeze_and_storeunalign(ub, dst_addr, state, src1, squeeze_mask, dtype, co
     end = jnp.asarray(dst_addr, jnp.int32) + state.ar + n
     runtime_check(end > ub.shape[-1], lambda e: f"{where}: the store reaches UB byte {e}, past "
                   f"the end of the {ub.shape[-1]}-byte UB (dst_addr + AR + selected bytes)",
-                  jnp.max(end), mode=config.out_of_range)
+                  jnp.max(end, initial=np.iinfo(np.int32).min), mode=config.out_of_range)
     if isinstance(dst_addr, jax.core.Tracer):  # a traced address: checked when it runs
         misaligned = (dst_addr % fmt.width != 0) | (dst_addr < 0)
         runtime_check(misaligned, lambda a: f"{where}: dst_addr={a} must be a UB byte address "
