@@ -345,7 +345,9 @@ def _gather_datablock_case(dtype) -> Case:
                 lambda d: _nbytes(d) + d["index"].shape[0] * 256)
 # --- GatherMask: user pattern, LocalTensors of 8 repeats (the runtime compaction) -----------------
 
-def _gather_mask_case(dtype) -> Case:
+def _gather_mask_case(dtype, shared: bool = False) -> Case:
+    """GatherMask with a user pattern per tensor, or (``shared``) one pattern for every tensor
+    (a kernel's fixed mask): its source search then runs once, not per tensor."""
     dtype = np.dtype(dtype)
     lanes, repeats, bits = 256 // dtype.itemsize, 8, 8 * dtype.itemsize
     udtype = np.dtype(f"uint{bits}")
@@ -353,7 +355,8 @@ def _gather_mask_case(dtype) -> Case:
 
     def make(n):
         tensors = max(n // repeats, 1)
-        words = RNG.integers(0, 1 << bits, (tensors, repeats * 256 // bits), dtype=np.uint64)
+        words = RNG.integers(0, 1 << bits, (1 if shared else tensors, repeats * 256 // bits),
+                             dtype=np.uint64)
         return {"dst": np.zeros((tensors, repeats * lanes), dtype),
                 "src": _random(dtype, (tensors, repeats * lanes)),
                 "pattern": words.astype(udtype)}
@@ -369,15 +372,17 @@ def _gather_mask_case(dtype) -> Case:
         return np.where(np.arange(src.shape[-1]) < k.sum(-1, keepdims=True), packed, dst)
 
     def literal(dst, src, pattern):
-        for d, x, p in zip(dst, src, pattern, strict=True):
+        for d, x, p in zip(dst, src, np.broadcast_to(pattern, (len(dst),) + pattern.shape[1:]),
+                           strict=True):
             reference.gather_mask(d, x, p, False, 0, params)
 
     def limit(dst, src, pattern):
         w = pattern.reshape(pattern.shape[0], repeats, -1)[..., :lanes // bits]
         k = (w[..., None] >> jnp.arange(bits, dtype=udtype)) & 1
-        return jnp.where(k.reshape(src.shape) == 1, src, dst)
+        return jnp.where(k.reshape(pattern.shape[:1] + src.shape[1:]) == 1, src, dst)
 
-    return Case(f"gather_mask(user)/{dtype.name}", dtype.itemsize, make,
+    kind = "shared user" if shared else "user"
+    return Case(f"gather_mask({kind})/{dtype.name}", dtype.itemsize, make,
                 lambda dst, src, pattern: ascjax.gather_mask(dst, src, pattern, False, 0,
                                                              params)[0],
                 limit, golden, literal,
@@ -440,6 +445,7 @@ CASES = [
     _squeeze_case(np.float32), _squeeze_case(np.float16), _squeeze_case(np.uint8),
     _unsqueeze_case(np.uint32), _unsqueeze_case(np.uint16),
     _gather_mask_case(np.float32), _gather_mask_case(np.float16),
+    _gather_mask_case(np.float32, shared=True), _gather_mask_case(np.float16, shared=True),
     *[_register_group_case(name, dtype, group, kind, index)
       for name, group, kind, index in (("asc_reduce_sum", "register", "sum", False),
                                        ("asc_reduce_max", "register", "max", True),

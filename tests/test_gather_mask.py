@@ -9,6 +9,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 from jax.experimental import checkify
+from strategies import assert_bits_equal
 
 import ascjax
 from ascjax import Config
@@ -96,6 +97,25 @@ def test_user_pattern_stride_and_all_zero_one():
     dst, cnt = ascjax.gather_mask(np.full(8, -1, np.int16), src, np.zeros(8, np.uint16), False,
                                   0, (1, 1, 8, 0))
     assert int(cnt) == 0 and (np.asarray(dst) == -1).all()
+
+
+def test_one_pattern_for_a_batch_of_tensors_is_each_tensors_own():
+    """A kernel's fixed user pattern, passed once for a batch of tensors: the source search runs
+    once (not per tensor), and each tensor gets the bits and count of its own call."""
+    rng = np.random.default_rng(3)
+    params = (1, 8, 8, 1)
+    src = rng.integers(0, 1 << 16, (5, 1024), dtype=np.uint16).view(np.float16)
+    dst = rng.integers(0, 1 << 16, (5, 1024), dtype=np.uint16).view(np.float16)
+    pattern = rng.integers(0, 1 << 16, 128, dtype=np.uint16)
+    dst_shared, cnt_shared = ascjax.gather_mask(dst, src, pattern, False, 0, params)
+    dst_each, cnt_each = ascjax.gather_mask(dst, src, np.broadcast_to(pattern, (5, 128)), False,
+                                            0, params)
+    assert_bits_equal(np.asarray(dst_shared), np.asarray(dst_each))
+    assert np.asarray(cnt_shared).shape == ()  # the count is the pattern's: one for all
+    assert (np.asarray(cnt_each) == int(cnt_shared)).all()
+    one_dst, one_cnt = ascjax.gather_mask(dst[3], src[3], pattern, False, 0, params)
+    assert_bits_equal(np.asarray(dst_shared)[3], np.asarray(one_dst))
+    assert int(one_cnt) == int(cnt_shared)
 
 
 def test_products_and_types():
