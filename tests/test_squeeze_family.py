@@ -70,6 +70,29 @@ def test_the_source_search_runs_apart_from_the_gather_that_reads_it():
     assert ascjax.squeeze_register(x[:0], mask[:0]).shape == (0, 128)
 
 
+def test_a_mask_shared_by_a_batch_of_registers_squeezes_each():
+    """One mask for a batch of registers (and one register under a batch of masks) broadcast
+    as their batch shapes say: each register as if it had the mask of its own. (It raised
+    take_along_axis's "indices and arr must have the same number of dimensions".) The
+    gradient too."""
+    rng = np.random.default_rng(6)
+    x = rng.integers(0, 1 << 16, (5, 128), dtype=np.uint16).view(np.float16)
+    mask = rng.random(128) < 0.5
+    each = np.broadcast_to(mask, (5, 128))
+    for fn in (ascjax.squeeze_register, ascjax.squeeze):
+        kw = {"config": Config(product="950")} if fn is ascjax.squeeze else {}
+        assert_bits_equal(np.asarray(fn(x, mask, **kw)), np.asarray(fn(x, each, **kw)))
+        masks = rng.random((5, 128)) < 0.5
+        assert_bits_equal(np.asarray(fn(x[0], masks, **kw)),
+                          np.asarray(fn(np.broadcast_to(x[0], (5, 128)), masks, **kw)))
+    xf = rng.standard_normal((5, 64)).astype(np.float32)
+    mf = rng.random(64) < 0.5
+    weights = jnp.arange(64.0, dtype=jnp.float32)
+    grads = [jax.grad(lambda v, m=m: (ascjax.squeeze_register(v, m) * weights).sum())(xf)
+             for m in (mf, np.broadcast_to(mf, (5, 64)))]
+    assert_bits_equal(np.asarray(grads[0]), np.asarray(grads[1]))
+
+
 def test_squeeze_packs_selected_lanes_and_zeroes_the_rest():
     # By hand: PAT_M3 on 64 float lanes selects 0, 3, ..., 63 (22 lanes).
     x = np.arange(64, dtype=np.float32) + 0.5

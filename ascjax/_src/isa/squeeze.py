@@ -153,7 +153,10 @@ def _compact(x, active):
 
 def _pack(x, source, count):
     """``x``'s lanes ``source`` (``source_lanes``) in the low lanes, the lanes from ``count``
-    on 0."""
+    on 0. A mask shared by a batch of registers is searched once; its source is broadcast."""
+    batch = jnp.broadcast_shapes(x.shape[:-1], source.shape[:-1])
+    x, source = (jnp.broadcast_to(a, batch + a.shape[-1:]) for a in (x, source))
+    count = jnp.broadcast_to(count, batch)
     lane = jnp.arange(x.shape[-1], dtype=jnp.int32)
     packed = jnp.take_along_axis(x, source, axis=-1)
     return jnp.where(lane < count[..., None], packed, jnp.zeros((), x.dtype))
