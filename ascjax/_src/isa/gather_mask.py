@@ -193,8 +193,7 @@ def _selection_words(plan: Plan, pattern):
     words = _string_words(plan, pattern)
     per_word = 32 // plan.fmt.bits              # pattern words in a uint32, the first lowest
     if per_word > 1:
-        words = lax.bitcast_convert_type(
-            split_last(words, per_word), U32)
+        words = lax.bitcast_convert_type(split_last(words, per_word), U32)
     return merge_last(words)
 
 
@@ -258,8 +257,8 @@ def _compact(plan: Plan, d, s, pattern):
         if words is not None and words.shape[-1] <= _SHORT_WORDS:
             batch = jnp.broadcast_shapes(vals.shape[:-1], words.shape[:-1])
             source, count = word_source_lanes(words)  # once per pattern, not per tensor
-            source, count = jnp.broadcast_to(source, batch + source.shape[-1:]), \
-                jnp.broadcast_to(count, batch)
+            source = jnp.broadcast_to(source, batch + source.shape[-1:])
+            count = jnp.broadcast_to(count, batch)
             packed = _take_front(jnp.broadcast_to(vals, batch + vals.shape[-1:]), source, n)
         else:
             sel = _select(plan, pattern)

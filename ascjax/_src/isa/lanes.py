@@ -740,8 +740,7 @@ def _word_pair_extreme(values, active, fmt: Format, kind: str, win: int, lose: i
     two halves, the rest one int32 reduction of a reshape. XLA's CPU backend runs this at
     memory speed, where 16-bit slices or reductions run 2.5x slower (half ReduceDataBlock<MAX>
     at 2^18 registers: 2.6 ms against 7 ms). Keys are ``order_key``'s, widened to int32."""
-    words = lax.bitcast_convert_type(split_last(to_bits(values, fmt), 2),
-                                     jnp.int32)
+    words = lax.bitcast_convert_type(split_last(to_bits(values, fmt), 2), jnp.int32)
     on = _broadcast(active, values.shape)
     pick = jnp.maximum if kind == "max" else jnp.minimum
 
