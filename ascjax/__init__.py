@@ -119,7 +119,9 @@ from ascjax._src.isa.vector_mask import set_mask_count as set_mask_count
 from ascjax._src.isa.vector_mask import set_mask_norm as set_mask_norm
 from ascjax._src.isa.vector_mask import set_vector_mask as set_vector_mask
 from ascjax._src.registry import ASSUMPTIONS as ASSUMPTIONS
+from ascjax._src.registry import COMPANIONS as COMPANIONS
 from ascjax._src.registry import INSTRUCTIONS as INSTRUCTIONS
+from ascjax._src.registry import UnknownInstruction as UnknownInstruction
 from ascjax._src.registry import conformance_table as conformance_table
 from ascjax._src.registry import instruction as instruction
 from ascjax._src.tables import format_spacing as format_spacing

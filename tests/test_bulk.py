@@ -6,6 +6,7 @@ reference model for a few registers), never from the bulk path itself.
 
 import os
 import pathlib
+import re
 import socket
 import subprocess
 import sys
@@ -126,6 +127,24 @@ def test_gather_widening_and_index_type_from_the_registry(tmp_path):
                                         r"\['uint16_t', 'uint32_t'\]"):
         ascjax.run_bin("asc_gather", src=str(tmp_path / "src.bin"), dtype="half",
                        index=str(tmp_path / "index.bin"), out=str(tmp_path / "x.bin"))
+
+
+def test_a_fault_in_a_later_chunk_says_which_row_of_the_file(tmp_path):
+    """A kernel developer's file of registers: the fault names the lane and the register within
+    its chunk, and the chunk's first row, so the file's row is found (row 21 here)."""
+    data = np.arange(100, dtype=np.float32)
+    index = np.zeros((24, 64), np.uint32)
+    index[21, 6] = 150
+    for name, arr in (("src", data), ("index", index), ("mask", np.ones((24, 64), np.uint8))):
+        arr.tofile(tmp_path / f"{name}.bin")
+    with pytest.raises(IndexError, match=re.escape(
+            "active index lane 6 of register 5 reads element 150 but src has 100 elements (the "
+            "hardware raises an address exception) (in the chunk of rows 16..23: register k is "
+            "row 16 + k)")):
+        ascjax.run_bin("asc_gather", src=str(tmp_path / "src.bin"), dtype="float",
+                       index=str(tmp_path / "index.bin"), mask=str(tmp_path / "mask.bin"),
+                       out=str(tmp_path / "out.bin"), chunk=8)
+    assert not (tmp_path / "out.bin").exists()
 
 
 def _squeeze_loop(x, mask, addr, finalize=True):
@@ -289,7 +308,12 @@ def test_cli_run_guards_against_user_mistakes(tmp_path, capsys):
     cases = [  # (arguments, exit code, message)
         # the UB end is checked whether or not the UB is written out
         (squeeze + ["--ub-bytes", "1024", "--dst-addr", "32", "--group", "8", "--out", out], 2,
-         "reaches UB byte 2080, past the end of the 1024-byte UB"),
+         ("reaches UB byte 2080, past the end of the 1024-byte UB (dst_addr + AR); use a "
+         "smaller --group")),
+        # one register past the end: the address is the problem, not the group
+        (squeeze + ["--ub-bytes", "1024", "--dst-addr", "992", "--group", "1", "--out", out], 2,
+         ("reaches UB byte 1248, past the end of the 1024-byte UB (dst_addr + AR); use a lower "
+         "--dst-addr: 32 bytes lie between it and the UB end, fewer than one register stores")),
         (squeeze + ["--dst-addr", "3", "--out", out], 2,
          "dst_addr=3 must be aligned to sizeof(float) = 4 (a UB byte address in [0, 262144))"),
         (squeeze + ["--out", str(src)], 2, "this output file is also an input"),

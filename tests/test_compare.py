@@ -332,7 +332,8 @@ def test_rules_decide_and_json_gives_every_rule(tmp_path, capsys):
     assert "error ratio: 0.0039, tolerance: 0.0040" in capsys.readouterr().out
     # the rules asked for decide, whatever isclose's tolerance: 1 > 256 * LOSS fails LOSS
     assert main(base + ["--error-ratio", "0.004", "--rule", "loss"]) == 1
-    assert "thousandth FAIL" in capsys.readouterr().out
+    out = capsys.readouterr().out  # the report names the rule as --rule does too
+    assert "thousandth FAIL" in out and "rules (deciding: thousandth (--rule loss)):" in out
     assert main(base + ["--error-ratio", "0.004", "--rule", "isclose", "--bit-exact"]) == 1
     assert main(base + ["--error-ratio", "0.004", "--rule", "isclose", "--rule", "mere-mare"]) == 1
     capsys.readouterr()
@@ -416,3 +417,10 @@ def test_judging_agreeing_pairs_by_class_equals_judging_every_element(name, seed
     whole = ascjax_compare._tally(actual, golden, ascjax_compare._Tally(fmt, 20, tol,
                                                                       "registers"), 1 << 22)
     assert whole.report(("isclose",), None).as_dict() == reports[1]
+
+
+def test_the_compare_docstring_names_every_rule_and_preset():
+    """They are spelled out there (the tables are not public names): kept in step."""
+    from ascjax._src.io.compare import PRESETS, RULE_NAMES, RULES
+    for name in (*RULES, *PRESETS, *RULE_NAMES):
+        assert name in ascjax.compare.__doc__, name

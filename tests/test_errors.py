@@ -1,5 +1,7 @@
 """Bad input: a clear error naming the instruction, the argument, the value and the valid range."""
 
+import re
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -57,11 +59,11 @@ def test_reduce_sum_datablock_errors(args, error, match):
      r"dst_rep_stride=-1 is outside the valid range \[0, 65535\]"),
     (lambda: ascjax.pair_reduce_sum(np.zeros(64, np.int32), np.zeros(64, np.int32), 1, 64, 1,
                                     1, 8), TypeError,
-     (r"pair_reduce_sum: T on product '950' int32_t is not supported; supported: "
+     (r"pair_reduce_sum: T int32_t is not supported on product '950'; supported: "
       r"\['half', 'float'\]")),
     (lambda: ascjax.pair_reduce_sum(np.zeros(32, np.float32), np.zeros(64, np.float32), 1, 64, 1,
                                     1, 8, config=ascjax.Config(product="training")), TypeError,
-     r"T on product 'training' float is not supported; supported: \['half'\]"),
+     r"T float is not supported on product 'training'; supported: \['half'\]"),
     (lambda: ascjax.pair_reduce_sum(H[:64], H, 1, 128, 1, 1, 8,
                                     config=ascjax.Config(product="Atlas 9")), ValueError,
      "Config: unknown product 'Atlas 9'"),
@@ -90,7 +92,7 @@ def test_gather_errors():
         ascjax.asc_gather(src, idx, ALL32, dtype="hifloat8_t")
     bad = idx.copy()
     bad[3] = 10
-    with pytest.raises(IndexError, match="asc_gather: an active index lane reads element 10 but "
+    with pytest.raises(IndexError, match="asc_gather: active index lane 3 reads element 10 but "
                        "src has 10 elements"):
         ascjax.asc_gather(src, bad, ALL32)
     big = idx.copy()
@@ -114,6 +116,31 @@ def test_gather_out_of_range_under_jit():
     ignore = ascjax.Config(out_of_range="ignore")
     out = jax.jit(lambda s, i, m: ascjax.asc_gather(s, i, m, config=ignore))(src, idx, ALL32)
     assert float(out[5]) == 0 and float(out[6]) == 0
+
+
+def test_an_index_fault_names_the_register_and_lane():
+    """Over a batch of registers (a .bin file's rows) the first faulting lane is located: which
+    register and which lane, eagerly, under jit, under checkify; the element it reads is that
+    lane's, not the largest."""
+    src = np.arange(100, dtype=np.float32)
+    idx = np.zeros((4, 64), np.uint32)
+    idx[2, 5], idx[3, 7] = 500, 700
+    want = ("asc_gather: active index lane 5 of register 2 reads element 500 but src has 100 "
+            "elements (the hardware raises an address exception)")
+    with pytest.raises(IndexError) as eager:
+        ascjax.asc_gather(src, idx, ALL32)
+    assert str(eager.value) == want
+    with pytest.raises(Exception, match=re.escape(want)):
+        jax.block_until_ready(jax.jit(ascjax.asc_gather)(src, idx, ALL32))
+    checked = checkify.checkify(jax.jit(lambda s, i, m: ascjax.asc_gather(
+        s, i, m, config=ascjax.Config(out_of_range="checkify"))))
+    assert checked(src, idx, ALL32)[0].get().startswith(want)
+    with pytest.raises(IndexError, match=r"lane 5 of register \(1, 0\) reads element 500"):
+        ascjax.asc_gather(src, idx.reshape(2, 2, 64), ALL32)
+    masked = np.ones((4, 64), bool)
+    masked[2, 5] = False  # an inactive lane never faults: the first active one is register 3's
+    with pytest.raises(IndexError, match="lane 7 of register 3 reads element 700"):
+        ascjax.asc_gather(src, idx, masked)
 
 
 def test_squeeze_errors():
@@ -198,6 +225,32 @@ def test_64_bit_inputs_are_refused_not_narrowed(dtype):
 
 
 @pytest.mark.parametrize("call, match", [
+    # what a new user passes by mistake: JAX's own text named neither the call nor the argument
+    (lambda: ascjax.reduce_sum_datablock(np.ones(64, np.float32), None),
+     r"^reduce_sum_datablock: mask is None; expected an array$"),
+    (lambda: ascjax.reduce_sum_datablock(None, ALL32),
+     r"^reduce_sum_datablock: src is None; expected an array$"),
+    (lambda: ascjax.asc_reduce_max(np.ones(128, np.float16), "PAT_ALL"),
+     (r"^asc_reduce_max: mask='PAT_ALL' is a pattern name, not a mask; build the mask with "
+     r"ascjax\.create_mask\('PAT_ALL', 'half'\)$")),
+    (lambda: ascjax.reduce_sum_datablock(np.ones(64, np.float32), np.ones(64, np.uint8)),
+     r"got dtype uint8 \(0/1 values: mask\.astype\(bool\)\)$"),
+    (lambda: ascjax.squeeze(np.ones(64, np.float32), None), r"^squeeze: mask is None"),
+    (lambda: ascjax.asc_gather(np.ones(8, np.float32), None, ALL32),
+     r"^asc_gather: index is None"),
+    (lambda: ascjax.asc_gather(np.ones(8, np.float32), np.zeros(64, np.int64), ALL32),
+     r"^asc_gather: index has dtype int64, which JAX \(64-bit types off\) would narrow"),
+    (lambda: ascjax.pair_reduce_sum(None, np.ones(128, np.float16), 1, 128, 1, 1, 8),
+     r"^pair_reduce_sum: dst is None"),
+    (lambda: ascjax.reduce_sum_datablock(np.ones(64, np.float32), [object()] * 64),
+     r"^reduce_sum_datablock: mask is not an array JAX can hold"),
+])
+def test_what_is_not_an_array_is_named(call, match):
+    with pytest.raises(TypeError, match=match):
+        call()
+
+
+@pytest.mark.parametrize("call, match", [
     (lambda: ascjax.reduce_sum_datablock(np.ones((2, 64), np.float32), np.ones((3, 64), bool)),
      r"reduce_sum_datablock: .*src \(2, 64\), mask \(3, 64\) do not broadcast"),
     (lambda: ascjax.asc_reduce_max(np.ones((2, 64), np.float32), np.ones((3, 64), bool)),
@@ -220,7 +273,7 @@ def test_a_jitted_address_fault_is_reported_once(caplog):
     with caplog.at_level("ERROR"), pytest.raises(Exception) as error:
         jax.block_until_ready(run(src, index))
     assert str(error.value).rstrip().endswith(
-        "an active index lane reads element 20 but src has 16 elements (the hardware raises an "
+        "active index lane 0 reads element 20 but src has 16 elements (the hardware raises an "
         "address exception)")
     assert "AddressFault" in str(error.value)
     assert not [r for r in caplog.records if "callback failed" in r.getMessage()]

@@ -257,7 +257,7 @@ def test_asc_reduce_errors():
     u16 = np.zeros(128, np.uint16)
     with pytest.raises(TypeError, match="asc_reduce: not available on product .950."):
         ascjax.asc_reduce(u16, u16, u16[:8], 128)
-    with pytest.raises(TypeError, match="asc_reduce: T on product 'A2'"):
+    with pytest.raises(TypeError, match="is not supported on product 'A2'"):
         ascjax.asc_reduce(u16.view(np.float16), u16.view(np.float16), u16[:8], 128, config=A2)
     with pytest.raises(ValueError, match=r"pattern_mode=8.*\[0, 7\]"):
         ascjax.asc_reduce(u16, u16, u16, 1, 1, 8, 8, 0, config=A2)

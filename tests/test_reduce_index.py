@@ -218,10 +218,10 @@ def test_repeat_time_beyond_255():
      "reduce_min: src has 100 elements but repeat 0 reads element 127"),
     (lambda: ascjax.reduce_max(np.zeros(2, np.int16), np.ones(8, np.int16), np.zeros(16, np.int16),
                                8, config=A2), TypeError,
-     r"reduce_max: T on product 'A2' int16_t is not supported; supported: \['half', 'float'\]"),
+     r"reduce_max: T int16_t is not supported on product 'A2'; supported: \['half', 'float'\]"),
     (lambda: ascjax.reduce_min(np.zeros(2, F), np.ones(8, F), np.zeros(16, F), 8,
                                config=Config(product="training")), TypeError,
-     r"reduce_min: T on product 'training' float is not supported; supported: \['half'\]"),
+     r"reduce_min: T float is not supported on product 'training'; supported: \['half'\]"),
 ])
 def test_errors(call, error, match):
     with pytest.raises(error, match=match):

@@ -1416,6 +1416,24 @@ def test_every_vendor_name_finds_its_function():
     assert ascjax.instruction("ReduceSum") is ascjax.reduce_sum
 
 
+def test_the_calls_that_go_with_an_instruction_are_found_by_name():
+    """The squeeze store's init / finalize / status and the sync calls: the pages' names and the
+    Python names (found missing by trying the README's list as a new user)."""
+    assert ascjax.instruction("asc_get_squeeze_status") is ascjax.get_squeeze_status
+    assert ascjax.instruction("get_squeeze_status") is ascjax.get_squeeze_status
+    assert (ascjax.instruction("asc_squeeze_and_storeunalign_init")
+            is ascjax.squeeze_and_storeunalign_init)
+    assert (ascjax.instruction("asc_squeeze_and_storeunalign_finalize")
+            is ascjax.squeeze_and_storeunalign_finalize)
+    for name in ("asc_sync", "asc_sync_notify", "asc_sync_wait"):
+        assert ascjax.instruction(name) is getattr(ascjax, name[len("asc_"):])
+    assert ascjax.instruction("asc_pair_reduce_sum_sync") is ascjax.asc_pair_reduce_sum
+    state = ascjax.instruction("asc_squeeze_and_storeunalign_init")()
+    assert int(ascjax.instruction("asc_get_squeeze_status")(state)) == 0
+    with pytest.raises(ascjax.UnknownInstruction, match="nearest: asc_get_squeeze_status"):
+        ascjax.instruction("asc_get_squeez_status")
+
+
 def test_unknown_instruction_names_the_nearest():
     with pytest.raises(KeyError, match=r"'PairReduceSumm'; nearest: PairReduceSum, "):
         ascjax.instruction("PairReduceSumm")

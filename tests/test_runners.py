@@ -132,10 +132,38 @@ def test_run_takes_any_vendor_name_and_the_keywords_it_fixes(tmp_path, capsys):
     for argv, message in (
             (["run", "asc_reduce_sum_datablok"], "nearest: asc_reduce_sum_datablock"),
             (["run", "create_mask"], "has no runner"),
+            (["run", "asc_get_squeeze_status"], "has no runner"),  # a companion call
             (["run", "WholeReduceMax", "--reduce-type", "sum"], "fixes --reduce-type max")):
         with pytest.raises(SystemExit) as exit_:
             main(argv)
         assert exit_.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_a_vendor_names_help_says_which_options_it_gives(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", "WholeReduceMax", "--help"])
+    out = capsys.readouterr().out
+    assert exit_.value.code == 0
+    assert out.startswith("WholeReduceMax: `ascjax run reduce_repeat` with --reduce-type max "
+                          "(given for you; leave it out)")
+    assert "usage: ascjax run reduce_repeat" in out
+
+
+def test_run_bin_takes_the_vendor_names_the_cli_takes(tmp_path):
+    """``ascjax.run_bin("WholeReduceMax", ...)`` is ``reduce_repeat`` with reduce_type="max",
+    as ``ascjax run WholeReduceMax`` is (it raised "unknown instruction" in Python)."""
+    src = np.random.default_rng(3).standard_normal((4, 128)).astype(np.float16)
+    paths = _files(tmp_path, src=src)
+    common = {"src": paths["src"], "dtype": "half", "tensors": 2, "mask": 128, "repeat_time": 1}
+    ascjax.run_bin("WholeReduceMax", **common, out=str(tmp_path / "v.bin"))
+    ascjax.run_bin("reduce_repeat", **common, reduce_type="max", out=str(tmp_path / "p.bin"))
+    assert (tmp_path / "v.bin").read_bytes() == (tmp_path / "p.bin").read_bytes()
+    with pytest.raises(ValueError, match=r"fixes reduce_type='max'.*got reduce_type='sum'"):
+        ascjax.run_bin("WholeReduceMax", **common, reduce_type="sum", out=str(tmp_path / "x.bin"))
+    with pytest.raises(ValueError, match="nearest: asc_reduce_sum_datablock"):
+        ascjax.run_bin("asc_reduce_sum_datablok", src=paths["src"], dtype="half")
+    with pytest.raises(ValueError, match="create_mask has no runner"):
+        ascjax.run_bin("create_mask")
 
 
 def test_reduce_sum_datablock_and_pair_reduce_sum_keep_their_options():

@@ -28,7 +28,7 @@ def _examples_args(p: argparse.ArgumentParser) -> None:
                    help=f"examples to run (default: all): {', '.join(EXAMPLES)}")
 
 
-@command("examples", "run the ports of the seed pages' example programs")(_examples_args)
+@command("examples", "run the ports of the vendor pages' example programs")(_examples_args)
 def _examples(args: argparse.Namespace) -> int:
     from .examples import EXAMPLES
 
@@ -71,7 +71,7 @@ def _run_args(p: argparse.ArgumentParser) -> None:
     sub = p.add_subparsers(dest="instruction", metavar="INSTRUCTION", required=True)
     for name, runner in RUNNERS.items():
         ins = runner.instruction
-        q = sub.add_parser(name, help=f"{ins.ascend} (SPEC {ins.spec})",
+        q = sub.add_parser(name, help=f"{ins.ascend}",  # `ascjax run NAME --help` says more
                            description=" ".join((ins.function.__doc__ or "").split("\n\n")[0]
                                                 .split()))  # the first paragraph
         groups = {"": q}  # a call form's options in a section of their own
@@ -286,7 +286,7 @@ def _study_args(p: argparse.ArgumentParser) -> None:
                    help="also run the hardware's long-vector patterns in half (ReduceSum's "
                         "methods, WholeReduceSum chained, half accumulated in float) over "
                         f"n = 2^10..2^20, {LONG_TRIALS} trials: long_vectors.md/.csv/.png "
-                        "(a few minutes)")
+                        "(about a minute more)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
                    help="progress bar on stderr (default: on)")
 
@@ -428,28 +428,23 @@ def _run_by_vendor_name(argv: list[str]) -> list[str]:
     (``WholeReduceMax`` -> ``reduce_repeat --reduce-type max``)."""
     if len(argv) < 2 or argv[0] != "run" or argv[1].startswith("-"):
         return argv
-    from .io.runners import RUNNERS
-    from .registry import UnknownInstruction, _by_name, instruction
+    from .io.runners import resolve_runner
 
     name = argv[1]
-    if name in RUNNERS:
-        return argv
     try:
-        instruction(name)
-    except UnknownInstruction as error:
-        _usage_error(f"{str(error).removeprefix('ascjax.instruction: ')}; "
-                     "`ascjax run --help` lists the instructions with a runner")
-    ins, fixed = _by_name()[name]
-    if ins.name not in RUNNERS:
-        _usage_error(f"{name} ({ins.name}) has no runner for .bin files; "
-                     "`ascjax run --help` lists the instructions with one")
+        runner, fixed = resolve_runner(name)
+    except ValueError as error:
+        _usage_error(str(error))
     rest = argv[2:]
+    if fixed and any(a in ("-h", "--help") for a in rest):
+        options = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in fixed.items())
+        print(f"{name}: `ascjax run {runner}` with {options} (given for you; leave it out)\n")
     for keyword, value in fixed.items():
         flag = "--" + keyword.replace("_", "-")
         if any(a == flag or a.startswith(flag + "=") for a in rest):
-            _usage_error(f"{name} fixes {flag} {value}; leave the option out or run {ins.name}")
+            _usage_error(f"{name} fixes {flag} {value}; leave the option out or run {runner}")
         rest += [flag, str(value)]
-    return ["run", ins.name, *rest]
+    return ["run", runner, *rest]
 
 
 def main(argv: list[str] | None = None) -> int:

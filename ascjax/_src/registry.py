@@ -219,7 +219,8 @@ INSTRUCTIONS: dict[str, Instruction] = {
                     {**{(t, "register (950)"): _FLOAT_SUM
                         for t in _register.PAIR_REDUCE_SUM_TYPES},
                      **{(t, "UB (A2, A3)"): _FLOAT_SUM + ("A5", "A9")
-                        for t in _c_api_types()}}),
+                        for t in _c_api_types()}},
+                    aliases=("asc_pair_reduce_sum_sync",)),
         Instruction("reg_reduce", "Reg::Reduce", _rminmax.reg_reduce, "-", "Reduce.md",
                     ("src", "dst", "reduce_type"),
                     _register_rows(_register.REDUCE_SUM_TYPES, _rminmax.REDUCE_EXTREME_TYPES),
@@ -399,10 +400,26 @@ INSTRUCTIONS: dict[str, Instruction] = {
     )
 }
 
+# Calls the pages pair with an instruction that are not instructions of their own (no type
+# rows, no results to check): the squeeze store's hidden-state set-up, flush and read-out, and
+# the sync calls, no-ops in a sequential emulator. ``instruction`` finds them by vendor name and
+# by Python name.
+COMPANIONS: dict[str, Callable] = {
+    "asc_squeeze_and_storeunalign_init": _squeeze.squeeze_and_storeunalign_init,
+    "asc_squeeze_and_storeunalign_finalize": _squeeze.squeeze_and_storeunalign_finalize,
+    "asc_get_squeeze_status": _squeeze.get_squeeze_status,
+    "asc_sync": _memory.sync,
+    "asc_sync_notify": _memory.sync_notify,
+    "asc_sync_wait": _memory.sync_wait,
+}
+
+
 @functools.cache
 def _by_name() -> dict[str, tuple[Instruction, dict]]:
-    """Every name ``instruction`` finds -> (the instruction, the template keywords it fixes)."""
-    index = {}
+    """Every name ``instruction`` finds -> (the instruction, the template keywords it fixes);
+    a companion call -> (its function, None)."""
+    index = {n: (f, None) for vendor, f in COMPANIONS.items()
+             for n in (vendor, python_name(vendor))}
     for ins in INSTRUCTIONS.values():
         index |= {n: (ins, {}) for n in (ins.name, *ins.vendor_names)}
         for vendor, fixed in ins.variants.items():
@@ -414,6 +431,8 @@ def _by_name() -> dict[str, tuple[Instruction, dict]]:
 @functools.cache
 def _bound(name: str) -> Callable:
     ins, fixed = _by_name()[name]
+    if fixed is None:  # a companion call
+        return ins
     if not fixed:
         return ins.function
     bound = functools.partial(ins.function, **fixed)
@@ -429,8 +448,9 @@ def instruction(name: str) -> Callable:
     Accepts the C API name (``"asc_gather"``, ``"asc_create_mask_b16"``), the class-library
     name with or without its namespace (``"PairReduceSum"``, ``"AscendC::ReduceSum"``), older
     names the pages still give, names that fix a template parameter (the function comes back
-    with that keyword bound) and the Python name (``"pair_reduce_sum"``; ``python_name`` states
-    the rule). An unknown name raises ``KeyError`` listing the nearest names.
+    with that keyword bound), the calls that go with an instruction (``COMPANIONS``:
+    ``"asc_get_squeeze_status"``, ``"asc_sync"``) and the Python name (``"pair_reduce_sum"``;
+    ``python_name`` states the rule). An unknown name raises ``KeyError`` listing the nearest names.
 
     >>> import ascjax
     >>> ascjax.instruction("AscendC::PairReduceSum") is ascjax.pair_reduce_sum
@@ -447,6 +467,9 @@ def instruction(name: str) -> Callable:
     shown = {}  # one name per instruction (per fixed template keywords), a vendor name first
     for n in near:
         ins, fixed = index[n]
+        if fixed is None:  # a companion call: its vendor name
+            shown.setdefault(n, next(v for v, f in COMPANIONS.items() if f is ins))
+            continue
         key = (ins.name, tuple(sorted(fixed.items())))
         shown.setdefault(key, ins.vendor_names[0] if n == ins.name else n)
     shown = list(shown.values())[:5]

@@ -279,7 +279,7 @@ class CompareReport:
                       else "")
                 lines.append(f"    {m.index:>10} {at} {a:>24}  {g:>24}  {u:>6}  "
                              f"{'yes' if m.close else 'no'}")
-        lines.append(f"  rules (deciding: {', '.join(self.rules)}):")
+        lines.append(f"  rules (deciding: {', '.join(map(_spelled, self.rules))}):")
         for c in self.criteria:
             figures = ", ".join(f"{k} {_fmt(v)}" for k, v in c.figures.items())
             verdict = ("pass" if c.passed else "FAIL") if c.applied else \
@@ -294,6 +294,12 @@ class CompareReport:
             isclose.figures["error_ratio"], isclose.figures["tolerance"]))
         lines.append("  PASS" if self.passed else "  FAIL")
         return "\n".join(lines)
+
+
+def _spelled(rule: str) -> str:
+    """A rule as the report names it, with the ``--rule`` name where that is another word."""
+    given = next((g for g, r in RULE_NAMES.items() if r == rule), rule)
+    return f"{rule} (--rule {given})" if given.replace("-", "_") != rule else rule
 
 
 def _fmt(v: Any) -> str:
@@ -571,10 +577,12 @@ def compare(actual: Any, golden: Any, *, dtype: Any, first: int = 10, bit_exact:
 
     ``actual`` and ``golden`` are .bin paths (read as ``dtype``, chunk by chunk) or arrays in
     ``dtype``'s storage type (or its unsigned bits); any shape, compared flat. Every rule is
-    computed; ``rules`` (a name or names from ``RULES``, or the command line's ``loss``,
-    ``mere-mare``, ``bit-exact``; default ``"isclose"``) decide ``passed``; ``bit_exact=True``
-    adds ``"bit_exact"``. The isclose rule's (rtol, atol, error ratio) come from ``preset``
-    (one of ``PRESETS``, default ``DEFAULT_PRESET``), each overridden by ``rtol``, ``atol``,
+    computed; ``rules`` (a name or names: ``"isclose"``, ``"thousandth"``, ``"mere_mare"``,
+    ``"bit_exact"``, or the command line's ``loss``, ``mere-mare``, ``bit-exact``; default
+    ``"isclose"``) decide ``passed``; ``bit_exact=True`` adds ``"bit_exact"``. The isclose
+    rule's (rtol, atol, error ratio) come from ``preset`` (``"r1e-3-a1e-3-e1e-3"``, the
+    default, ``"r1e-3-a1e-3-e1e-4"``, ``"r1e-4-a1e-5-e1e-4"`` or ``"r1e-6-a1e-9-e1e-4"``: the
+    settings of the samples' scripts), each overridden by ``rtol``, ``atol``,
     ``error_ratio`` when given. ``first`` mismatches are located, in ``layout``
     (``"registers"``: index, register, block, lane; ``"flat"``: index only, for compacted
     outputs). Files of any size are compared ``chunk`` elements at a time (rounded up to a

@@ -131,7 +131,10 @@ def _fetch(pending: tuple, bar: Progress) -> tuple:
     start, stop, (err, out) = pending
     message = err.get()
     if message is not None:
-        raise IndexError(message.removesuffix(" (`check` failed)"))
+        message = message.removesuffix(" (`check` failed)")
+        if start:  # a register the message names is counted within this chunk
+            message += f" (in the chunk of rows {start}..{stop - 1}: register k is row {start} + k)"
+        raise IndexError(message)
     result = tuple(np.asarray(o)[: stop - start] for o in out)
     bar.update(stop - start)
     return start, stop, result

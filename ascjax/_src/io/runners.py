@@ -201,9 +201,12 @@ def _plan_squeeze(opts: dict) -> Plan:
     def checked_ar(out):  # every output checks it: a store past the UB end is a fault
         ar = out[2].astype(np.int64)
         if len(ar) and addr + ar.max() > config.ub_bytes:
+            hint = ("a smaller --group" if group > 1 else
+                    f"a lower --dst-addr: {config.ub_bytes - addr} bytes lie between it and "
+                    f"the UB end, fewer than one register stores")
             raise IndexError(f"{where}: the store reaches UB byte {addr + int(ar.max())}, past "
                              f"the end of the {config.ub_bytes}-byte UB (dst_addr + AR); use "
-                             f"a smaller --group")
+                             f"{hint}")
         return ar
 
     def region(out):
@@ -621,13 +624,34 @@ def _check_low(instruction: str, option: Option, value: Any) -> None:
                          f"{option.low}")
 
 
+def resolve_runner(name: str) -> tuple[str, dict]:
+    """The runner for ``name`` (a runner's name or any name ``ascjax.instruction`` accepts) and
+    the template keywords that name fixes: ``"WholeReduceMax"`` -> ``("reduce_repeat",
+    {"reduce_type": "max"})``. A name without a runner raises ``ValueError`` saying so."""
+    if name in RUNNERS:
+        return name, {}
+    from ..registry import UnknownInstruction, _by_name, instruction
+
+    try:
+        instruction(name)
+    except UnknownInstruction as error:
+        raise ValueError(f"{str(error).removeprefix('ascjax.instruction: ')}; `ascjax run "
+                         f"--help` lists the instructions with a runner") from None
+    ins, fixed = _by_name()[name]
+    if fixed is None or ins.name not in RUNNERS:
+        raise ValueError(f"{name} has no runner for .bin files; `ascjax run --help` lists the "
+                         f"instructions with one")
+    return ins.name, fixed
+
+
 def run_bin(instruction: str, *, chunk: int = CHUNK, devices: Sequence[Any] | None = None,
             progress: bool = False, allow_empty: bool = False, **options: Any) -> RunSummary:
     """Run ``instruction`` over .bin files; write its outputs atomically; return a summary.
 
-    ``options`` are those of ``RUNNERS[instruction]`` (the ``ascjax run INSTRUCTION`` options,
-    with underscores), plus the ``Config`` fields the instruction reads
-    (``runner.config_options``). Registers are streamed ``chunk`` at a time
+    ``instruction`` is a runner's name or any vendor name of it (``"WholeReduceMax"`` runs
+    ``reduce_repeat`` with ``reduce_type="max"``). ``options`` are those of the runner (the
+    ``ascjax run INSTRUCTION`` options, with underscores), plus the ``Config`` fields the
+    instruction reads (``runner.config_options``). Registers are streamed ``chunk`` at a time
     (memory stays bounded) over ``devices`` (default: all local devices); the bits do not
     depend on either. Under ``jax.distributed`` each process takes its share (``engine``).
     A run over zero rows is an error unless ``allow_empty=True`` (then empty outputs are
@@ -641,9 +665,11 @@ def run_bin(instruction: str, *, chunk: int = CHUNK, devices: Sequence[Any] | No
     >>> ascjax.read_bin(os.path.join(d, "dst.bin"), "half")[:8].tolist()
     [16.0, 16.0, 16.0, 16.0, 16.0, 16.0, 16.0, 16.0]
     """
-    if instruction not in RUNNERS:
-        raise ValueError(f"run: unknown instruction {instruction!r}; bulk runs exist for "
-                         f"{list(RUNNERS)}")
+    instruction, fixed = resolve_runner(instruction)
+    for keyword, value in fixed.items():
+        if options.setdefault(keyword, value) != value:
+            raise ValueError(f"run: the name given fixes {keyword}={value!r} ({instruction} "
+                             f"with it); got {keyword}={options[keyword]!r}")
     runner = RUNNERS[instruction]
     known = {o.name: o for o in runner.options + runner.config_options}
     unknown = sorted(set(options) - set(known))

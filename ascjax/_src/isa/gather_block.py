@@ -25,6 +25,7 @@ from ..config import Config, resolve_config
 from ..formats import BLOCKS_PER_REGISTER, DATABLOCK_BYTES, FORMATS, Format
 from ..numerics.bits import from_bits, to_bits
 from .lanes import (
+    as_array,
     check_batch,
     check_int,
     check_product,
@@ -350,7 +351,7 @@ def _block_mask(mask: Any, fmt: Format, where: str):
     A per-element mask of T ``(..., lanes)`` stands for the canonical hardware form (A1):
     bit 4k is element ``4k / sizeof(T)``'s bit.
     """
-    mask = jnp.asarray(mask)
+    mask = as_array(mask, where=where, arg="mask")
     if mask.dtype != jnp.bool_:
         raise TypeError(f"{where}: mask must be a bool array (hardware form (..., 256) or "
                         f"per-element form (..., {fmt.lanes})), got dtype {mask.dtype}")
@@ -363,13 +364,13 @@ def _block_mask(mask: Any, fmt: Format, where: str):
 
 def _register_call(where: str, src, index, mask, dtype, element: bool, config: Config | None):
     config = check_product(config, REGISTER_PRODUCTS, where)
-    src = jnp.asarray(src)
+    src = as_array(src, where=where, arg="src")
     if src.ndim != 1:
         raise ValueError(f"{where}: src must be 1-D (the UB from the 32-byte aligned source "
                          f"address on), got shape {src.shape}")
     fmt = resolve_dtypes(src, dtype, where=where, arg="src")
     check_supported(fmt, REGISTER_TYPES, where=where)
-    index = jnp.asarray(index)
+    index = as_array(index, where=where, arg="index")
     if index.dtype != np.uint32:
         raise TypeError(f"{where}: index must be a vector_uint32_t register (byte offsets), got "
                         f"dtype {index.dtype}")

@@ -38,7 +38,7 @@ from jax import lax
 from ..config import Config
 from ..formats import FORMATS, Format
 from ..numerics.bits import from_bits, to_bits
-from .lanes import check_batch, check_int, kernel, runtime_check
+from .lanes import as_array, check_batch, check_int, kernel, runtime_check
 from .repeat import active_rows, mask_source, setup
 from .vector_mask import ZERO_MASK_NOP
 
@@ -229,7 +229,7 @@ _gather = kernel(_forward, _linear, num_diff=2)
 
 
 def _check_offset_tensor(src_offset: Any, where: str):
-    src_offset = jnp.asarray(src_offset)
+    src_offset = as_array(src_offset, where=where, arg="src_offset")
     if src_offset.ndim == 0 or src_offset.dtype != jnp.uint32:
         raise TypeError(f"{where}: src_offset must be a uint32 LocalTensor (..., n) of byte "
                         f"offsets, got {src_offset.dtype} {src_offset.shape}")

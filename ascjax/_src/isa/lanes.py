@@ -34,9 +34,28 @@ from ..numerics.bits import (
 from ..numerics.rounding import round_carrier
 
 
+def as_array(x: Any, *, where: str, arg: str) -> jax.Array:
+    """``x`` as a JAX array, or a TypeError naming the argument: None, a string and anything
+    else JAX cannot hold, and 64-bit arrays, which JAX (64-bit types off) would narrow to 32
+    bits silently (int64 2**40 + 3 becomes 3)."""
+    wide = np.dtype(getattr(x, "dtype", np.int8))
+    if wide.itemsize == 8 and wide.kind in "iuf" and not jax.config.jax_enable_x64:
+        narrow = {"f": "float32", "i": "int32", "u": "uint32"}[wide.kind]
+        raise TypeError(f"{where}: {arg} has dtype {wide}, which JAX (64-bit types off) would "
+                        f"narrow to {narrow} silently; no Ascend type here is 64-bit: cast it "
+                        f"yourself, e.g. {arg}.astype(np.{narrow}), after checking the values "
+                        f"fit")
+    if x is None or isinstance(x, str | bytes):
+        raise TypeError(f"{where}: {arg} is {x!r}; expected an array")
+    try:
+        return jnp.asarray(x)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"{where}: {arg} is not an array JAX can hold ({error})") from None
+
+
 def check_register(x: Any, fmt: Format, *, where: str, arg: str) -> jax.Array:
     """``x`` as a register array ``(..., fmt.lanes)``, or a ValueError naming the argument."""
-    x = jnp.asarray(x)
+    x = as_array(x, where=where, arg=arg)
     if x.ndim == 0 or x.shape[-1] != fmt.lanes:
         raise ValueError(f"{where}: {arg} has shape {x.shape}; a vector_{fmt.name} register is "
                          f"(..., {fmt.lanes}) ({fmt.lanes} lanes of {fmt.width} bytes)")
@@ -54,9 +73,12 @@ def check_batch(where: str, **arrays) -> tuple:
                          f"broadcast together") from None
 
 
-def check_supported(fmt: Format, table: Sequence[str], *, where: str, arg: str = "dtype") -> None:
+def check_supported(fmt: Format, table: Sequence[str], *, where: str, arg: str = "dtype",
+                    product: str | None = None) -> None:
     if fmt.name not in table:
-        raise TypeError(f"{where}: {arg} {fmt.name} is not supported; supported: {list(table)}")
+        on = "" if product is None else f" on product {product!r}"
+        raise TypeError(f"{where}: {arg} {fmt.name} is not supported{on}; supported: "
+                        f"{list(table)}")
 
 
 def check_product(config: Config | None, products: Sequence[str], where: str) -> Config:
@@ -68,10 +90,19 @@ def check_product(config: Config | None, products: Sequence[str], where: str) ->
     return config
 
 
+def traced_hint(value: Any) -> str:
+    """How to keep an immediate static, when ``value`` is a traced one."""
+    if not isinstance(value, jax.core.Tracer):
+        return ""
+    return ("; under jax.jit pass it as a static argument (static_argnums / static_argnames, or "
+            "a functools.partial)")
+
+
 def check_int(value: Any, lo: int, hi: int, *, where: str, arg: str) -> int:
     """A static integer argument in [lo, hi] (hardware immediates are Python ints here)."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{where}: {arg} must be a Python int (a static value), got {value!r}")
+        raise TypeError(f"{where}: {arg} must be a Python int (a static value), got {value!r}"
+                        f"{traced_hint(value)}")
     if not lo <= int(value) <= hi:
         raise ValueError(f"{where}: {arg}={value} is outside the valid range [{lo}, {hi}]")
     return int(value)
@@ -456,20 +487,13 @@ def bfloat16_kept(x):
 def resolve_dtypes(x, dtype, *, where: str, arg: str) -> Format:
     """Format of ``x``: ``dtype`` (an Ascend type name) when given, checked against x's storage.
 
-    A 64-bit array is refused: with JAX's x64 off it would be narrowed to 32 bits silently
-    (int64 2**40 + 3 becomes 3).
+    A 64-bit array is refused (``as_array``).
     """
-    wide = np.dtype(getattr(x, "dtype", np.int8))
-    if wide.itemsize == 8 and wide.kind in "iuf" and not jax.config.jax_enable_x64:
-        narrow = {"f": "float32", "i": "int32", "u": "uint32"}[wide.kind]
-        raise TypeError(f"{where}: {arg} has dtype {wide}, which JAX (64-bit types off) would "
-                        f"narrow to {narrow} silently; no Ascend type here is 64-bit: cast it "
-                        f"yourself, e.g. {arg}.astype(np.{narrow}), after checking the values "
-                        f"fit")
+    x = as_array(x, where=where, arg=arg)
     if dtype is None:
-        return resolve(jnp.asarray(x).dtype, where=where, arg=f"{arg}.dtype")
+        return resolve(x.dtype, where=where, arg=f"{arg}.dtype")
     fmt = resolve(dtype, where=where)
-    actual = np.dtype(jnp.asarray(x).dtype)
+    actual = np.dtype(x.dtype)
     if actual != fmt.storage_dtype:
         raise TypeError(f"{where}: {arg} has dtype {actual}, but {fmt.name} is stored as "
                         f"{fmt.storage_dtype}")

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..config import Config, resolve_config
 from ..formats import VL_BYTES, Format, resolve
+from .lanes import as_array
 
 
 class Pattern(enum.IntEnum):
@@ -136,10 +137,14 @@ def element_mask(mask: Any, fmt: Format, *, where: str, arg: str = "mask") -> ja
 
     A hardware-form mask ``(..., 256)`` is read at bit ``i * width`` for element i.
     """
-    mask = jnp.asarray(mask)
+    if isinstance(mask, str):
+        raise TypeError(f"{where}: {arg}={mask!r} is a pattern name, not a mask; build the mask "
+                        f"with ascjax.create_mask({mask!r}, {fmt.name!r})")
+    mask = as_array(mask, where=where, arg=arg)
     if mask.dtype != jnp.bool_:
+        hint = f" (0/1 values: {arg}.astype(bool))" if mask.dtype.kind in "iu" else ""
         raise TypeError(f"{where}: {arg} must be a bool array (hardware form (..., 256) or "
-                        f"per-element form (..., {fmt.lanes})), got dtype {mask.dtype}")
+                        f"per-element form (..., {fmt.lanes})), got dtype {mask.dtype}{hint}")
     if mask.ndim >= 1 and mask.shape[-1] == fmt.lanes:
         return mask
     if mask.ndim >= 1 and mask.shape[-1] == VL_BYTES:

@@ -15,7 +15,7 @@ import numpy as np
 from ..config import Config, resolve_config
 from ..formats import DATABLOCK_BYTES, VL_BYTES, Format, resolve
 from ..numerics.bits import from_bits, to_bits
-from .lanes import check_register, resolve_dtypes, split_last
+from .lanes import as_array, check_register, resolve_dtypes, split_last, traced_hint
 from .masks import element_mask
 
 
@@ -52,7 +52,7 @@ def make_ub(size: int | None = None, *, config: Config | None = None) -> jax.Arr
 
 
 def check_ub(ub: Any, where: str) -> jax.Array:
-    ub = jnp.asarray(ub)
+    ub = as_array(ub, where=where, arg="ub")
     if ub.dtype != jnp.uint8 or ub.ndim == 0:
         raise TypeError(f"{where}: ub must be a uint8 array (..., size) of UB bytes, got "
                         f"{ub.dtype} {ub.shape}")
@@ -62,7 +62,8 @@ def check_ub(ub: Any, where: str) -> jax.Array:
 def check_addr(addr: Any, size: int, ub_bytes: int, align: int, *, where: str, arg: str) -> int:
     """A static UB byte address, aligned, with ``size`` bytes inside the UB."""
     if isinstance(addr, (bool, np.bool_)) or not isinstance(addr, (int, np.integer)):
-        raise TypeError(f"{where}: {arg} must be a Python int byte address, got {addr!r}")
+        raise TypeError(f"{where}: {arg} must be a Python int byte address, got {addr!r}"
+                        f"{traced_hint(addr)}")
     addr = int(addr)
     if addr % align:
         raise ValueError(f"{where}: {arg}={addr} is not aligned to {align} bytes")
@@ -120,7 +121,7 @@ def ub_view(ub: Any, addr: int, dtype: Any) -> jax.Array:
 
 
 def _gm_bytes(gm: Any, where: str):
-    gm = jnp.asarray(gm)
+    gm = as_array(gm, where=where, arg="gm")
     fmt = resolve(gm.dtype, where=where, arg="gm.dtype")
     return to_bytes(gm if gm.ndim else gm[None], fmt), fmt
 
@@ -140,7 +141,7 @@ def copy_ub2gm_align(gm: Any, ub: Any, addr: int, size: int) -> jax.Array:
     """``asc_copy_ub2gm_align(dst, src, size)``: ``gm``, its first ``size`` bytes from ``addr``."""
     where = "copy_ub2gm_align"
     ub = check_ub(ub, where)
-    gm = jnp.asarray(gm)
+    gm = as_array(gm, where=where, arg="gm")
     data, fmt = _gm_bytes(gm, where)
     if not (isinstance(size, int) and 0 <= size <= data.shape[-1] and size % fmt.width == 0):
         raise ValueError(f"{where}: size={size!r} must be a multiple of {fmt.width} in "

@@ -468,7 +468,7 @@ def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any,
       tree of registers padded with +0 registers; A18), masked lanes +0, then the
       adjacent-pair tree over that register's lanes.
 
-    ``method=None`` takes the product's documented method (``REDUCE_SUM_DEFAULTS``): Atlas A2
+    ``method=None`` takes the product's documented method: Atlas A2
     and A3 use 1 for the first-n form and 2 for the level-0 form; the other products use 2,
     except that the 950's first-n form with 256 to 1024 bytes of data uses 3 (it runs in
     counter mask mode, A17; ``config.first_n_mask_mode="normal"`` gives 2).

@@ -277,8 +277,9 @@ def reduce_repeat(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_strid
     ``"value_index"`` [value, index] (default), ``"index_value"`` [index, value],
     ``"only_value"`` [value], ``"only_index"`` [index as a uint32: two half elements or one
     float]. An index is stored in T's bits (read it with ``.view(np.uint16)`` for half,
-    int16_t and uint16_t, ``np.uint32`` for float and the 32-bit integers). Products support
-    the orders of ``REDUCE_ORDERS``.
+    int16_t and uint16_t, ``np.uint32`` for float and the 32-bit integers). The 950, A3 and A2
+    support every order; 200I/500 A2 value_index and only_value, inference AI Core
+    value_index and index_value, training value_index only.
 
     The call also sets the special registers: returns ``(dst, spr)``, a ``ReduceSpr`` built on
     ``spr`` (the registers before the call; None: reset). SUM sets ``spr.sum`` (dst's type) to
@@ -496,7 +497,8 @@ def asc_pair_reduce_sum(*args: Any, mask_state: Any = None, dtype: Any = None,
     does. On registers, ``asc_pair_reduce_sum(src, mask)`` returns the dst register
     (``reduce_register.asc_pair_reduce_sum``); on UB, ``asc_pair_reduce_sum(dst, src, count)``
     or ``(dst, src, repeat, dst_repeat_stride, src_block_stride, src_repeat_stride)`` returns
-    the new dst (``pair_reduce_sum_ub``; the mask is ``mask_state``).
+    the new dst (``pair_reduce_sum_ub``; the mask is ``mask_state``). ``asc_pair_reduce_sum_sync``
+    (the count form) is the same call.
 
     >>> import numpy as np, ascjax
     >>> x = np.arange(64, dtype=np.float32)

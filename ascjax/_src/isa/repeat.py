@@ -61,7 +61,8 @@ def setup(where: str, dst: Any, src: Any, table: dict, config: Config | None,
     """
     config = check_product(config, table, where)
     fmt = resolve_dtypes(src, None, where=where, arg="src")
-    check_supported(fmt, table[config.product], where=where, arg=f"T on product {config.product!r}")
+    check_supported(fmt, table[config.product], where=where, arg="T",
+                    product=config.product)
     dst_fmt = resolve_dtypes(dst, None, where=where, arg="dst")
     if pairs is not None and config.product in pairs:
         valid = pairs[config.product]
@@ -88,7 +89,8 @@ def same_type_tensors(where: str, table: dict, config: Config | None, dst: Any, 
     after the checks: T supported on the product (``table``), every tensor at least 1-D."""
     config = check_product(config, table, where)
     fmt = resolve_dtypes(src, None, where=where, arg=src_arg)
-    check_supported(fmt, table[config.product], where=where, arg=f"T on product {config.product!r}")
+    check_supported(fmt, table[config.product], where=where, arg="T",
+                    product=config.product)
     dst_fmt = resolve_dtypes(dst, None, where=where, arg="dst")
     if dst_fmt != fmt:
         raise TypeError(f"{where}: dst dtype {dst_fmt.name} differs from {src_arg} dtype "

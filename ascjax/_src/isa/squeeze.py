@@ -374,9 +374,10 @@ def squeeze(*args: Any, dtype: Any = None, config: Config | None = None) -> jax.
     * Registers (Ascend 950), ``squeeze(src, mask)``: returns dst, the elements of ``src``
       that ``mask`` selects copied in order to the low lanes, every other lane 0 (page
       c-reg/asc_squeeze). Bits are moved unchanged; AR is not touched (that is
-      ``squeeze_with_status``). Types: ``REGISTER_SQUEEZE_TYPES`` (``dtype=`` names a
-      byte-stored one). Differentiable in ``src``: the cotangent of dst lane j goes back to the
-      j-th selected lane.
+      ``squeeze_with_status``). Types: every 8-, 16- and 32-bit one the page lists
+      (``ascjax.INSTRUCTIONS["squeeze"].types``; ``dtype=`` names a byte-stored one).
+      Differentiable in ``src``: the cotangent of dst lane j goes back to the j-th selected
+      lane.
     * UB (Atlas A2/A3), ``squeeze(dst, src0, src1, repeat, dst_block_stride,
       src0_block_stride, src1_block_stride, dst_repeat_stride, src0_repeat_stride,
       src1_repeat_stride)``: returns the new dst; see ``squeeze_ub``.
