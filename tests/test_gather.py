@@ -213,6 +213,10 @@ def test_bad_offset_names_the_lane_eagerly(offset, why):
         ascjax.gather(np.zeros(8, np.float32), src, off, 0, 8)
     with pytest.raises(IndexError, match="active lane 5"):
         reference.gather(np.zeros(8, np.float32), src, off, 0, 8)
+    batch = np.stack([(np.arange(8) * 4).astype(np.uint32), off])  # the tensor, in a batch
+    with pytest.raises(IndexError, match=f"gather: active lane 5 of tensor 1 has srcOffset "
+                                         f"{offset} bytes, which {why}"):
+        ascjax.gather(np.zeros((2, 8), np.float32), src, batch, 0, 8)
 
 
 def test_offset_beyond_the_products_range():

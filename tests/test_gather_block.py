@@ -185,6 +185,10 @@ def test_bad_offsets_name_the_element_and_the_offset():
         ascjax.scatter(dst, src, np.array([0, 2, 4, 7], np.uint32), 0, 4)
     with pytest.raises(IndexError, match="scatter: element 0 holds byte offset 256"):
         ascjax.scatter(dst, src, np.array([256], np.uint32), 0, 1)
+    batch = np.zeros((3, 8), np.uint32)
+    batch[2, 6] = 40  # in a batch of tensors, the tensor too
+    with pytest.raises(IndexError, match="offset element 6 of tensor 2 holds byte offset 40"):
+        ascjax.gatherb(np.zeros((3, 128), np.uint16), src, batch, 1, (1, 8))
 
 
 def test_inactive_blocks_are_never_checked():
@@ -217,12 +221,13 @@ def test_register_form_faults_under_jit_vmap_checkify_and_ignore():
     hw = np.ones((3, 256), bool)
     hw[2, 12] = False                                   # b32 element 3: block 3 of register 2
     call = jax.jit(lambda i, m: ascjax.gather_datablock(src, i, m))
-    with pytest.raises(jax.errors.JaxRuntimeError, match="index lane 5 holds byte offset 256"):
+    with pytest.raises(jax.errors.JaxRuntimeError,
+                       match="index lane 5 of register 1 holds byte offset 256"):
         call(index, hw).block_until_ready()
     checked = checkify.checkify(jax.jit(lambda i, m: ascjax.gather_datablock(
         src, i, m, config=Config(out_of_range="checkify"))))
     err, _ = checked(index, hw)
-    assert "index lane 5 holds byte offset 256" in err.get()
+    assert "index lane 5 of register 1 holds byte offset 256" in err.get()
     good = index.copy()
     good[1, 5] = 0
     blocks = src.reshape(8, 8)

@@ -24,7 +24,9 @@ from .lanes import (
     check_batch,
     check_product,
     check_register,
+    first_true,
     kernel,
+    placed,
     resolve_dtypes,
     runtime_check,
 )
@@ -81,28 +83,20 @@ def _check_range(index, active, n_src: int, mode: str, where: str):
         return
     shape = jnp.broadcast_shapes(index.shape, active.shape)
 
-    def lane(at: tuple) -> str:  # (batch indices..., lane): ints, or checkify's placeholders
-        *register, k = at
-        if not register:
-            return f"lane {k}"
-        return f"lane {k} of register {register[0] if len(register) == 1 else tuple(register)}"
-
-    def position(flat):  # the lane's (batch indices..., lane), as one int32 array
-        return jnp.stack(jnp.unravel_index(flat, shape)).astype(jnp.int32)
-
     if n_src == 0:  # every lane reads past an empty src: only an active one faults
-        first = position(jnp.argmax(jnp.broadcast_to(active, shape).reshape(-1)))
-        runtime_check(jnp.any(active), lambda at: f"{where}: active index {lane(at)} reads "
-                      f"element 0.. but src has 0 elements (the hardware raises an address "
-                      f"exception); an empty src needs every lane masked", first, mode=mode)
+        first = first_true(jnp.broadcast_to(active, shape))
+        runtime_check(jnp.any(active), lambda at: f"{where}: active index "
+                      f"{placed(at, 'lane', 'register')} reads element 0.. but src has 0 "
+                      f"elements (the hardware raises an address exception); an empty src "
+                      f"needs every lane masked", first, mode=mode)
         return
     limit = np.uint32(n_src)
 
     def first_fault():  # (any active lane past the end, the first one's element and place)
-        wide = jnp.broadcast_to(index, shape).reshape(-1).astype(jnp.uint32)
-        bad = jnp.broadcast_to(active, shape).reshape(-1) & (wide >= limit)
-        flat = jnp.argmax(bad)
-        return jnp.any(bad), wide[flat], position(flat)
+        wide = jnp.broadcast_to(index, shape).astype(jnp.uint32)
+        bad = jnp.broadcast_to(active, shape) & (wide >= limit)
+        at = first_true(bad)
+        return jnp.any(bad), wide[tuple(at)], at
 
     def clean():
         return jnp.zeros((), bool), jnp.zeros((), jnp.uint32), jnp.zeros(len(shape), jnp.int32)
@@ -114,9 +108,9 @@ def _check_range(index, active, n_src: int, mode: str, where: str):
         bad, element, first = first_fault()
     else:
         return
-    runtime_check(bad, lambda w, at: f"{where}: active index {lane(at)} reads element {w} but "
-                  f"src has {n_src} elements (the hardware raises an address exception)",
-                  (element, first), mode=mode)
+    runtime_check(bad, lambda w, at: f"{where}: active index {placed(at, 'lane', 'register')} "
+                  f"reads element {w} but src has {n_src} elements (the hardware raises an "
+                  f"address exception)", (element, first), mode=mode)
 
 
 class _Spec(NamedTuple):

@@ -31,8 +31,10 @@ from .lanes import (
     check_product,
     check_register,
     check_supported,
+    first_true,
     kernel,
     merge_last,
+    placed,
     resolve_dtypes,
     runtime_check,
     split_last,
@@ -71,17 +73,17 @@ class GatherRepeatParams(NamedTuple):
 # --- offsets: the value-dependent check -----------------------------------------------------
 
 def check_offsets(offsets, read, *, align: int, limit: int, where: str, what: str,
-                  rule: str, mode: str, count: int | None = None):
+                  rule: str, mode: str, count: int | None = None, batch: str = "tensor"):
     """Raise (as ``runtime_check``) when a read element of ``offsets`` is not a multiple of
     ``align`` or exceeds ``limit``; return the bool array of good offsets.
 
     ``offsets`` uint32 ``(..., n)``, of which the first ``count`` (default: all) are checked;
     ``read`` bool, broadcastable: the elements that take part. Either may be a function of no
     arguments that gives it. The message names the first bad element (its position in the last
-    axis) and its value. The bad element is located only when there is one, from ``offsets`` and
-    ``read`` as given: XLA copies whatever a ``lax.cond`` takes, so a caller passes the call's
-    own arrays and lets the slicing happen here (a register gather's check: 6.4 -> 3.9 ms at
-    2^18 registers).
+    axis, and which ``batch`` it is in) and its value. The bad element is located only when
+    there is one, from ``offsets`` and ``read`` as given: XLA copies whatever a ``lax.cond``
+    takes, so a caller passes the call's own arrays and lets the slicing happen here (a
+    register gather's check: 6.4 -> 3.9 ms at 2^18 registers).
     """
     def bad_and_offsets():
         off = jnp.asarray(offsets() if callable(offsets) else offsets)
@@ -95,16 +97,18 @@ def check_offsets(offsets, read, *, align: int, limit: int, where: str, what: st
 
     bad, off, good = bad_and_offsets()
     if mode != "ignore" and off.size:  # an empty batch reads nothing
-        n = off.shape[-1]
-
         def locate():  # only when some element is bad: an argmax is a slow reduction
             b, o, _ = bad_and_offsets()
-            k = jnp.argmax(b.reshape(-1))
-            return jnp.stack([(k % n).astype(jnp.uint32), o.reshape(-1)[k]])
+            at = first_true(b)
+            return at, o[tuple(at)]
 
-        detail = lax.cond(jnp.any(bad), locate, lambda: jnp.zeros(2, jnp.uint32))
-        runtime_check(bad, lambda d: f"{where}: {what} {d[0]} holds byte offset {d[1]}; "
-                      f"{rule} (the hardware raises an address exception)", detail, mode=mode)
+        def clean():
+            return jnp.zeros(off.ndim, jnp.int32), jnp.zeros((), jnp.uint32)
+
+        detail = lax.cond(jnp.any(bad), locate, clean)
+        runtime_check(bad, lambda at, o: f"{where}: {placed(at, what, batch)} holds byte offset "
+                      f"{o}; {rule} (the hardware raises an address exception)", detail,
+                      mode=mode)
     return good
 
 
@@ -386,7 +390,7 @@ def _register_call(where: str, src, index, mask, dtype, element: bool, config: C
         check_batch(where, index=index, mask=mask)
     spec = _RegSpec(fmt, element, src.shape[0])
     check_offsets(index, lambda: _read_blocks(spec, jnp.asarray(active_of())),
-                  count=BLOCKS_PER_REGISTER, align=DATABLOCK_BYTES,
+                  count=BLOCKS_PER_REGISTER, align=DATABLOCK_BYTES, batch="register",
                   limit=src.shape[0] * fmt.width - DATABLOCK_BYTES, where=where,
                   what="index lane", rule=f"it must be a multiple of 32 and the DataBlock it "
                   f"names must lie inside src ({src.shape[0] * fmt.width} bytes)",

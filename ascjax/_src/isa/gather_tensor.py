@@ -38,7 +38,7 @@ from jax import lax
 from ..config import Config
 from ..formats import FORMATS, Format
 from ..numerics.bits import from_bits, to_bits
-from .lanes import as_array, check_batch, check_int, kernel, runtime_check
+from .lanes import as_array, check_batch, check_int, first_true, kernel, placed, runtime_check
 from .repeat import active_rows, mask_source, setup
 from .vector_mask import ZERO_MASK_NOP
 
@@ -170,33 +170,35 @@ def _faults(plan: GatherPlan, src_offset):
         return (o % np.uint32(size) != 0, o > np.uint32(plan.limit),
                 o >= np.uint32(max(room, 0)))
 
-    def locate(o):
-        o = o.reshape(-1)
+    def locate(o):  # the lane as the tensor numbers it: its position among all lanes
         out = []
         for bad in faults(o):
-            first = jnp.argmax(bad)
-            out.append((jnp.any(bad), jnp.asarray(lanes, jnp.int32)[first % lanes.size],
-                        o[first]))
+            at = first_true(bad)
+            out.append((jnp.any(bad), at.at[-1].set(jnp.asarray(lanes, jnp.int32)[at[-1]]),
+                        o[tuple(at)]))
         return out
 
     def clean(o):
-        return [(jnp.zeros((), bool), jnp.zeros((), jnp.int32), jnp.zeros((), jnp.uint32))] * 3
+        return [(jnp.zeros((), bool), jnp.zeros(o.ndim, jnp.int32),
+                 jnp.zeros((), jnp.uint32))] * 3
 
     a, b, c = faults(off)
     return lax.cond(jnp.any(a | b | c), locate, clean, off)
 
 
 def check_offsets(plan: GatherPlan, src_offset, mode: str) -> None:
-    """The value-dependent faults of the active lanes, each naming the first lane and its
-    offset (lanes numbered in processing order: repeat r's lane e is ``r*lanes + e``)."""
+    """The value-dependent faults of the active lanes, each naming the first lane (and tensor,
+    in a batch) and its offset (lanes numbered in processing order: repeat r's lane e is
+    ``r*lanes + e``)."""
     if mode == "ignore" or not plan.active.any():
         return
     fmt = plan.fmt
     for (bad, lane, off), why in zip(_faults(plan, src_offset), _WHY, strict=True):
         why = why.format(t=fmt.name, size=fmt.width, limit=plan.limit, n=plan.n_src,
                          base=plan.base)
-        runtime_check(bad, lambda n, o, why=why: f"{plan.where}: active lane {n} has srcOffset "
-                      f"{o} bytes, which {why}", (lane, off), mode=mode)
+        runtime_check(bad, lambda at, o, why=why: f"{plan.where}: active "
+                      f"{placed(at, 'lane', 'tensor')} has srcOffset {o} bytes, which {why}",
+                      (lane, off), mode=mode)
 
 
 def _values(plan: GatherPlan, data, off):

@@ -500,6 +500,22 @@ def resolve_dtypes(x, dtype, *, where: str, arg: str) -> Format:
     return fmt
 
 
+def first_true(bad):
+    """Where ``bad`` (ndim >= 1) is first True, row-major, as int32 ``(bad.ndim,)``: the batch
+    indices (which register or tensor), then the index in the last axis (which lane)."""
+    return jnp.stack(jnp.unravel_index(jnp.argmax(bad.reshape(-1)), bad.shape)).astype(jnp.int32)
+
+
+def placed(at, noun: str, batch: str) -> str:
+    """``"lane 5 of register 2"`` from ``first_true``'s ``(batch indices..., k)``: values, or
+    the placeholders of a checkify message; without batch axes ``"lane 5"``."""
+    *outer, k = at
+    if not outer:
+        return f"{noun} {k}"
+    index = outer[0] if len(outer) == 1 else "(" + ", ".join(map(str, outer)) + ")"
+    return f"{noun} {k} of {batch} {index}"
+
+
 def runtime_check(bad, message: Callable[..., str], detail, *, mode: str = "raise") -> None:
     """A fault that depends on values (an address past the UB): ``bad`` is a bool array.
 
