@@ -143,6 +143,16 @@ def test_an_index_fault_names_the_register_and_lane():
         ascjax.asc_gather(src, idx, masked)
 
 
+def test_an_index_type_too_narrow_to_reach_past_the_end_is_never_faulted():
+    """A uint16 index cannot reach element 70000: no check to run, eagerly or under jit (the
+    fault search compares in the index's own type, where 70000 does not fit)."""
+    src, index = np.zeros(70000, np.float16), np.full(128, 65535, np.uint16)
+    out = ascjax.asc_gather(src, index, ALL16)
+    jitted = jax.jit(ascjax.asc_gather)(src, index, ALL16)
+    assert np.asarray(out).view(np.uint16).tolist() == [0] * 128
+    assert np.asarray(jitted).view(np.uint16).tolist() == [0] * 128
+
+
 def test_squeeze_errors():
     state = ascjax.squeeze_and_storeunalign_init()
     reg = np.ones(64, np.float32)

@@ -90,22 +90,27 @@ def _check_range(index, active, n_src: int, mode: str, where: str):
                       f"elements (the hardware raises an address exception); an empty src "
                       f"needs every lane masked", first, mode=mode)
         return
-    limit = np.uint32(n_src)
+    if n_src > np.iinfo(index.dtype).max:  # no index of this type reaches past the end
+        return
 
-    def first_fault():  # (any active lane past the end, the first one's element and place)
-        wide = jnp.broadcast_to(index, shape).astype(jnp.uint32)
-        bad = jnp.broadcast_to(active, shape) & (wide >= limit)
-        at = first_true(bad)
-        return jnp.any(bad), wide[tuple(at)], at
+    def past_end():  # active lanes at or past the end, compared in the index's own type
+        return jnp.broadcast_to(active & (index >= np.asarray(n_src, index.dtype)), shape)
 
-    def clean():
-        return jnp.zeros((), bool), jnp.zeros((), jnp.uint32), jnp.zeros(len(shape), jnp.int32)
+    def locate():  # the first such lane and its element: only when there is one
+        at = first_true(past_end())
+        return at, jnp.broadcast_to(index, shape)[tuple(at)].astype(jnp.uint32)
+
+    def nowhere():
+        return jnp.zeros(len(shape), jnp.int32), jnp.zeros((), jnp.uint32)
 
     top = jnp.max(index, initial=np.zeros((), index.dtype)).astype(jnp.uint32)
-    if isinstance(top, jax.core.Tracer):
-        bad, element, first = lax.cond(top >= limit, first_fault, clean)
-    elif int(top) >= n_src:  # eagerly a Python branch: an eager cond copies its operands
-        bad, element, first = first_fault()
+    if isinstance(top, jax.core.Tracer):  # a lane past the end exists only if top is
+        bad = lax.cond(top >= np.uint32(n_src), lambda: jnp.any(past_end()),
+                       lambda: jnp.zeros((), bool))
+        first, element = lax.cond(bad, locate, nowhere)
+    elif int(top) >= n_src:  # eagerly Python branches: an eager cond copies its operands
+        bad = jnp.any(past_end())
+        first, element = locate() if bool(bad) else nowhere()
     else:
         return
     runtime_check(bad, lambda w, at: f"{where}: active index {placed(at, 'lane', 'register')} "
