@@ -153,6 +153,27 @@ def test_an_index_type_too_narrow_to_reach_past_the_end_is_never_faulted():
     assert np.asarray(jitted).view(np.uint16).tolist() == [0] * 128
 
 
+def test_an_empty_batch_on_an_empty_src_gathers_nothing():
+    """Found while adding the fault's register: locating a lane in an empty batch raised JAX's
+    "argmax of an empty sequence"; nothing is read, so nothing faults."""
+    out = ascjax.asc_gather(np.zeros(0, np.float32), np.zeros((0, 64), np.uint32),
+                            np.ones((0, 64), bool))
+    assert np.asarray(out).shape == (0, 64)
+
+
+def test_an_empty_batch_of_byte_offsets_is_not_checked():
+    """Gather with an empty batch of srcOffset tensors raised "argmax of an empty sequence"
+    (before this stop too: the registry's empty-batch case shares one offset tensor)."""
+    src = np.arange(64, dtype=np.float32)
+    dst, off = np.zeros((0, 16), np.float32), np.zeros((0, 16), np.uint32)
+    assert np.asarray(ascjax.gather(dst, src, off, 0, 16)).shape == (0, 16)
+    jitted = jax.jit(lambda d, o: ascjax.gather(d, src, o, 0, 16))(dst, off)
+    assert np.asarray(jitted).shape == (0, 16)
+    out = ascjax.gatherb(np.zeros((0, 128), np.uint16), np.arange(64, dtype=np.uint16),
+                         np.zeros((0, 8), np.uint32), 1, (1, 8))
+    assert np.asarray(out).shape == (0, 128)
+
+
 def test_squeeze_errors():
     state = ascjax.squeeze_and_storeunalign_init()
     reg = np.ones(64, np.float32)

@@ -190,7 +190,7 @@ def check_offsets(plan: GatherPlan, src_offset, mode: str) -> None:
     """The value-dependent faults of the active lanes, each naming the first lane (and tensor,
     in a batch) and its offset (lanes numbered in processing order: repeat r's lane e is
     ``r*lanes + e``)."""
-    if mode == "ignore" or not plan.active.any():
+    if mode == "ignore" or not plan.active.any() or src_offset.size == 0:  # nothing is read
         return
     fmt = plan.fmt
     for (bad, lane, off), why in zip(_faults(plan, src_offset), _WHY, strict=True):

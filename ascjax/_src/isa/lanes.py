@@ -502,7 +502,10 @@ def resolve_dtypes(x, dtype, *, where: str, arg: str) -> Format:
 
 def first_true(bad):
     """Where ``bad`` (ndim >= 1) is first True, row-major, as int32 ``(bad.ndim,)``: the batch
-    indices (which register or tensor), then the index in the last axis (which lane)."""
+    indices (which register or tensor), then the index in the last axis (which lane). An empty
+    ``bad`` (an empty batch) has no True: zeros."""
+    if bad.size == 0:
+        return jnp.zeros(bad.ndim, jnp.int32)
     return jnp.stack(jnp.unravel_index(jnp.argmax(bad.reshape(-1)), bad.shape)).astype(jnp.int32)
 
 
