@@ -139,12 +139,25 @@ def test_a_fault_in_a_later_chunk_says_which_row_of_the_file(tmp_path):
         arr.tofile(tmp_path / f"{name}.bin")
     with pytest.raises(IndexError, match=re.escape(
             "active index lane 6 of register 5 reads element 150 but src has 100 elements (the "
-            "hardware raises an address exception) (in the chunk of rows 16..23: register k is "
-            "row 16 + k)")):
+            "hardware raises an address exception) (in the chunk of rows 16..23 of the input: "
+            "register k is row 16 + k)")):
         ascjax.run_bin("asc_gather", src=str(tmp_path / "src.bin"), dtype="float",
                        index=str(tmp_path / "index.bin"), mask=str(tmp_path / "mask.bin"),
                        out=str(tmp_path / "out.bin"), chunk=8)
     assert not (tmp_path / "out.bin").exists()
+    # A LocalTensor runner's rows are tensors: the message says so.
+    src = np.arange(64, dtype=np.float32)
+    offsets = np.zeros((20, 16), np.uint32)
+    offsets[13, 4] = 3
+    np.tile(src, 20).tofile(tmp_path / "t_src.bin")
+    offsets.tofile(tmp_path / "t_off.bin")
+    with pytest.raises(IndexError, match=re.escape(
+            "active lane 4 of tensor 1 has srcOffset 3 bytes, which is not a multiple of "
+            "sizeof(float) = 4 (A33) (in the chunk of rows 12..15 of the input: tensor k is row "
+            "12 + k)")):
+        ascjax.run_bin("gather", src=str(tmp_path / "t_src.bin"), dtype="float",
+                       src_offset=str(tmp_path / "t_off.bin"), tensors=20, count=16,
+                       out=str(tmp_path / "t_out.bin"), chunk=4)
 
 
 def _squeeze_loop(x, mask, addr, finalize=True):

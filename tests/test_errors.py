@@ -161,6 +161,33 @@ def test_an_empty_batch_on_an_empty_src_gathers_nothing():
     assert np.asarray(out).shape == (0, 64)
 
 
+def test_the_fault_search_under_jit_vmap_and_shared_arguments():
+    """From a review of this search: an empty batch under jit failed while tracing the
+    locating branch; vmap over masks with a concrete index raised TracerBoolConversionError;
+    an empty batch with a shared mask on an empty src faulted a register that does not exist;
+    one DataBlock index for a batch of masks raised a broadcasting error."""
+    src = np.arange(100, dtype=np.float32)
+    run = jax.jit(ascjax.asc_gather)
+    empty, idx = np.zeros((0, 64), np.uint32), np.zeros(64, np.uint32)
+    idx[9] = 900
+    assert run(src, empty, np.ones((0, 64), bool)).shape == (0, 64)
+    assert run(src, empty, ALL32).shape == (0, 64)
+    assert run(src, idx, np.ones((0, 64), bool)).shape == (0, 64)
+    assert ascjax.asc_gather(np.zeros(0, np.float32), empty, ALL32).shape == (0, 64)
+    masks = np.ones((4, 64), bool)
+    masks[:, 9] = False  # the lane past the end is masked in every register: no fault
+    vmapped = jax.vmap(ascjax.asc_gather, (None, None, 0))
+    assert np.asarray(vmapped(src, idx, masks))[:, 9].tolist() == [0.0] * 4
+    masks[2, 9] = True   # vmap names the lane; the register is vmap's own axis
+    with pytest.raises(Exception, match="active index lane 9 reads element 900"):
+        jax.block_until_ready(vmapped(src, idx, masks))
+    blocks = np.arange(64, dtype=np.float32)
+    out = ascjax.gather_datablock(blocks, np.zeros(64, np.uint32), np.ones((3, 256), bool))
+    assert np.asarray(out).tolist() == [list(blocks[:8]) * 8] * 3
+    with pytest.raises(IndexError, match="index lane 0 of register 0 holds byte offset 256"):
+        ascjax.gather_datablock(blocks, np.full(64, 256, np.uint32), np.ones((3, 256), bool))
+
+
 def test_an_empty_batch_of_byte_offsets_is_not_checked():
     """Gather with an empty batch of srcOffset tensors raised "argmax of an empty sequence"
     (before this stop too: the registry's empty-batch case shares one offset tensor)."""

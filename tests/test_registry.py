@@ -1432,6 +1432,9 @@ def test_the_calls_that_go_with_an_instruction_are_found_by_name():
     assert int(ascjax.instruction("asc_get_squeeze_status")(state)) == 0
     with pytest.raises(ascjax.UnknownInstruction, match="nearest: asc_get_squeeze_status"):
         ascjax.instruction("asc_get_squeez_status")
+    with pytest.raises(KeyError) as near:  # a companion is suggested once, by its vendor name
+        ascjax.instruction("get_squeez_status")
+    assert str(near.value).count("get_squeeze_status") == 1
 
 
 def test_unknown_instruction_names_the_nearest():

@@ -467,14 +467,15 @@ def instruction(name: str) -> Callable:
     shown = {}  # one name per instruction (per fixed template keywords), a vendor name first
     for n in near:
         ins, fixed = index[n]
-        if fixed is None:  # a companion call: its vendor name
-            shown.setdefault(n, next(v for v, f in COMPANIONS.items() if f is ins))
+        if fixed is None:  # a companion call: its vendor name, once
+            shown.setdefault(ins, next(v for v, f in COMPANIONS.items() if f is ins))
             continue
         key = (ins.name, tuple(sorted(fixed.items())))
         shown.setdefault(key, ins.vendor_names[0] if n == ins.name else n)
     shown = list(shown.values())[:5]
     raise UnknownInstruction(f"ascjax.instruction: no instruction is named {name!r}; nearest: "
-                             f"{', '.join(shown) if shown else 'none'} (all: ascjax.INSTRUCTIONS)")
+                             f"{', '.join(shown) if shown else 'none'} (all: ascjax.INSTRUCTIONS, "
+                             f"ascjax.COMPANIONS)")
 
 
 class UnknownInstruction(KeyError):

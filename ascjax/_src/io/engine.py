@@ -20,6 +20,7 @@ import dataclasses
 import hashlib
 import math
 import os
+import re
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -57,14 +58,16 @@ def _pad(block: np.ndarray, size: int) -> np.ndarray:
 def iter_chunks(fn: Callable, batched: Sequence[Any], shared: Sequence[Any] = (), *,
                 chunk: int = CHUNK, devices: Sequence[Any] | None = None,
                 progress: bool = False, label: str = "ascjax",
-                unit: str = "registers") -> Iterator[tuple]:
+                unit: str = "registers", first_row: int = 0) -> Iterator[tuple]:
     """Yield ``(start, stop, outputs)`` for ``fn(*batched[start:stop], *shared)``, chunk by chunk.
 
     ``batched`` arrays share their leading length n (registers, tensors or groups) and may be
     ``binio.BinArray`` (rows read as used); ``shared`` arrays go whole to every device. ``fn``
     returns an array or a tuple of arrays with the same leading axis; ``outputs`` is a tuple of
     NumPy arrays of ``stop - start`` rows. Each call has the same shape (``chunk_size``), split over
-    ``devices`` (default: all local devices) along the leading axis.
+    ``devices`` (default: all local devices) along the leading axis. A fault names its register
+    or tensor within the chunk; the message adds the chunk's row of the input (``first_row``:
+    the input's row of ``batched[0]``, this process's share under ``jax.distributed``).
     """
     if not batched:
         raise ValueError("iter_chunks: at least one batched array is needed")
@@ -96,10 +99,10 @@ def iter_chunks(fn: Callable, batched: Sequence[Any], shared: Sequence[Any] = ()
         compiled = compiled or _compile(jitted, devices, *parts, *shared)
         current = (start, stop, compiled(*parts, *shared))
         if pending is not None:
-            yield _fetch(pending, bar)
+            yield _fetch(pending, bar, first_row)
         pending = current
     if pending is not None:
-        yield _fetch(pending, bar)
+        yield _fetch(pending, bar, first_row)
     bar.close()
 
 
@@ -127,13 +130,16 @@ def _compile(jitted: Callable, devices: Sequence[Any], *args: Any) -> Any:
     return _COMPILED[key]
 
 
-def _fetch(pending: tuple, bar: Progress) -> tuple:
+def _fetch(pending: tuple, bar: Progress, first_row: int) -> tuple:
     start, stop, (err, out) = pending
     message = err.get()
     if message is not None:
         message = message.removesuffix(" (`check` failed)")
-        if start:  # a register the message names is counted within this chunk
-            message += f" (in the chunk of rows {start}..{stop - 1}: register k is row {start} + k)"
+        named = re.search(r" of (register|tensor) ", message)
+        row = first_row + start  # the input's row where this chunk starts
+        if named and row:  # the register or tensor named is counted within the chunk
+            message += (f" (in the chunk of rows {row}..{row + stop - start - 1} of the input: "
+                        f"{named[1]} k is row {row} + k)")
         raise IndexError(message)
     result = tuple(np.asarray(o)[: stop - start] for o in out)
     bar.update(stop - start)
@@ -199,7 +205,7 @@ def execute(plan: Plan, *, chunk: int, devices: list, progress: bool, label: str
             written: list[Future] = []
             for _, _, out in iter_chunks(plan.fn, [b[lo:hi] for b in plan.batched], plan.shared,
                                          chunk=rows, devices=devices, progress=progress,
-                                         label=label, unit=plan.unit):
+                                         label=label, unit=plan.unit, first_row=lo):
                 # One writer thread, in order: a chunk is written while the next computes.
                 while len(written) > 1:
                     written.pop(0).result()

@@ -632,15 +632,17 @@ def resolve_runner(name: str) -> tuple[str, dict]:
         return name, {}
     from ..registry import UnknownInstruction, _by_name, instruction
 
-    try:
-        instruction(name)
-    except UnknownInstruction as error:
-        raise ValueError(f"{str(error).removeprefix('ascjax.instruction: ')}; `ascjax run "
-                         f"--help` lists the instructions with a runner") from None
+    if name not in _by_name():
+        try:
+            instruction(name)  # raises, naming the nearest names
+        except UnknownInstruction as error:
+            raise ValueError(f"{str(error).removeprefix('ascjax.instruction: ')}; `ascjax run "
+                             f"--help` lists the instructions with a runner") from None
     ins, fixed = _by_name()[name]
     if fixed is None or ins.name not in RUNNERS:
-        raise ValueError(f"{name} has no runner for .bin files; `ascjax run --help` lists the "
-                         f"instructions with one")
+        what = ins.__name__ if fixed is None else ins.name
+        raise ValueError(f"{name} ({what}) has no runner for .bin files; `ascjax run --help` "
+                         f"lists the instructions with one")
     return ins.name, fixed
 
 

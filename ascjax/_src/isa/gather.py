@@ -8,6 +8,7 @@ arrays with x64 off).
 
 from __future__ import annotations
 
+import math
 from typing import Any, NamedTuple
 
 import jax
@@ -79,9 +80,9 @@ def _check_range(index, active, n_src: int, mode: str, where: str):
     The max of all indices settles the usual case alone; only when it is out of range are the
     active lanes searched (a masked pass costs 8x a plain reduction on XLA's CPU backend).
     """
-    if mode == "ignore":
-        return
     shape = jnp.broadcast_shapes(index.shape, active.shape)
+    if mode == "ignore" or math.prod(shape) == 0:  # an empty batch reads nothing
+        return
 
     if n_src == 0:  # every lane reads past an empty src: only an active one faults
         first = first_true(jnp.broadcast_to(active, shape))
@@ -103,8 +104,9 @@ def _check_range(index, active, n_src: int, mode: str, where: str):
     def nowhere():
         return jnp.zeros(len(shape), jnp.int32), jnp.zeros((), jnp.uint32)
 
+    # a lane past the end exists only if the largest index is
     top = jnp.max(index, initial=np.zeros((), index.dtype)).astype(jnp.uint32)
-    if isinstance(top, jax.core.Tracer):  # a lane past the end exists only if top is
+    if any(isinstance(x, jax.core.Tracer) for x in (top, active)):  # (a vmapped mask too)
         bad = lax.cond(top >= np.uint32(n_src), lambda: jnp.any(past_end()),
                        lambda: jnp.zeros((), bool))
         first, element = lax.cond(bad, locate, nowhere)

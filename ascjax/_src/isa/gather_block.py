@@ -93,17 +93,18 @@ def check_offsets(offsets, read, *, align: int, limit: int, where: str, what: st
         else:
             good = (off % np.uint32(align) == 0) & (off <= np.uint32(min(limit, 2**32 - 1)))
         active = read() if callable(read) else read
-        return jnp.broadcast_to(active, off.shape) & ~good, off, good
+        shape = jnp.broadcast_shapes(jnp.shape(active), off.shape)  # a mask per register too
+        return jnp.broadcast_to(active, shape) & ~good, off, good
 
-    bad, off, good = bad_and_offsets()
-    if mode != "ignore" and off.size:  # an empty batch reads nothing
+    bad, _, good = bad_and_offsets()
+    if mode != "ignore" and bad.size:  # an empty batch reads nothing
         def locate():  # only when some element is bad: an argmax is a slow reduction
             b, o, _ = bad_and_offsets()
             at = first_true(b)
-            return at, o[tuple(at)]
+            return at, jnp.broadcast_to(o, b.shape)[tuple(at)]
 
         def clean():
-            return jnp.zeros(off.ndim, jnp.int32), jnp.zeros((), jnp.uint32)
+            return jnp.zeros(bad.ndim, jnp.int32), jnp.zeros((), jnp.uint32)
 
         detail = lax.cond(jnp.any(bad), locate, clean)
         runtime_check(bad, lambda at, o: f"{where}: {placed(at, what, batch)} holds byte offset "
