@@ -24,6 +24,7 @@ from ascjax._src.io import binio
 from ascjax._src.isa.lanes import materialize
 from ascjax._src.numerics import exact
 from ascjax._src.numerics.add import NativeFloat32, tiny_to_nan
+from ascjax._src.numerics.host_blocks import map_row_blocks
 from ascjax._src.study import orders
 from ascjax._src.study import precision as impl
 
@@ -149,6 +150,29 @@ def test_host_exact_path_takes_the_rows_it_can(name):
     _, _, done = exact.exact_sum_host(x.view(fmt.bits_dtype), fmt)
     # half: its whole range fits float64 for n <= 2^13, so only the inf row is left
     assert done.tolist() == ([True, False, True] if name == "half" else [True, False, False])
+
+
+@pytest.mark.parametrize("name", ["bfloat16_t", "half"])
+@pytest.mark.parametrize("rows", [3, 64])  # 64 x 4096: the column loops' size
+def test_subnormal_sums_survive_every_path(name, rows):
+    """Sparse subnormals whose sum stays below 2^8 of the least subnormal: every partial sum is
+    exact, so every order gives the exact sum. XLA's CPU backend carried a bfloat16 array
+    through a scan as float32 and converted it back with AVX512-BF16, which flushes
+    subnormals: on a Sapphire Rapids Xeon the sequential sum of 0x0005 came out +0."""
+    fmt = ascjax.FORMATS[name]
+    least = 2.0 ** orders.least_exponent(fmt)
+    rng = np.random.default_rng(11)
+    k = np.zeros((rows, 4096), np.int64)
+    for row in k:  # at most 60 nonzero multiples of 1..3: a total below 2^8
+        row[rng.choice(4096, 60, replace=False)] = rng.integers(0, 4, 60)
+    x = (k * least).astype(np.float32).astype(fmt.storage_dtype)
+    x[0, rng.choice(4096, 9)] = -0.0
+    want = (k.sum(-1) * least).astype(np.float32).astype(fmt.storage_dtype)
+    assert np.all(k.sum(-1) < 256)
+    for order in precision.ORDERS:
+        assert_bits_equal(precision.sum(x, order=order), want, f"{order} (eager)")
+        assert_bits_equal(_traced_sum(order)(jnp.asarray(x)), want, f"{order} (jit)")
+    assert_bits_equal(precision.exact_sum(x), want, "exact_sum")
 
 
 def test_host_paths_keep_the_config_and_transformations():
@@ -394,6 +418,28 @@ def test_certified_float_sums_leave_the_rows_they_cannot_settle():
     assert got.view(np.uint32)[3] == 0x80000000
 
 
+@few_examples(5)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_certified_float_sums_are_right_a_hair_from_a_tie(seed):
+    """Exact sums a float32 tie plus or minus a nudge far below float64's reach of the row,
+    behind big terms that cancel: the certificate (the float64 sum's error bound, its ends
+    moved one float64 outwards) must settle none of them wrongly. Every answer is the exact
+    sum rounded once, as the limb path gives it."""
+    rng = np.random.default_rng(seed)
+    f32 = np.float32
+    rows = []
+    for _ in range(32):
+        head = f32(rng.uniform(1, 2) * 2.0 ** int(rng.integers(-30, 30)))
+        half_ulp = float(np.spacing(head)) / 2              # head + half_ulp: a tie
+        nudge = half_ulp * 2.0 ** -int(rng.integers(1, 45)) * rng.choice([-1.0, 0.0, 1.0])
+        big = float(head) * 2.0 ** int(rng.integers(0, 45))  # cancels, widening the bound
+        row = np.array([head, half_ulp, nudge, big, -big, 0, 0, 0], f32)
+        rows.append(rng.permutation(row))
+    rows = np.stack(rows)
+    assert_bits_equal(precision.exact_sum(rows), _traced_exact(jnp.asarray(rows)),
+                      "exact_sum near ties")
+
+
 @pytest.mark.parametrize(("name", "order"), [(name, "sequential") for name in orders.SUM_FORMATS]
                          + [("float", "kahan")])  # other formats' kahan always scans
 def test_column_loops_match_plain_loops_in_every_sum_format(name, order):
@@ -408,3 +454,19 @@ def test_column_loops_match_plain_loops_in_every_sum_format(name, order):
             got = jax.jit(lambda v: precision.sum(v, order=order, config=sat))(x)
             assert_bits_equal(got, [reference.SUMMATION_ORDERS[order](row, name, sat)
                                     for row in x], "sequential half saturate")
+
+
+def test_row_blocks_on_threads_join_as_one_call():
+    """``map_row_blocks`` cuts rows into blocks summed by worker threads: the joined result is
+    the one-call result for arrays and tuples, any block size, and no rows at all."""
+    x = np.random.default_rng(2).standard_normal((37, 50)).astype(np.float32)
+
+    def sums(rows):
+        return np.add.reduce(rows, axis=-1), rows.min(axis=-1, initial=np.inf)
+
+    for block in (1, 50, 333, 10_000):
+        joined = map_row_blocks(sums, x, block)
+        for got, want in zip(joined, sums(x), strict=True):
+            assert_bits_equal(got, want, f"block {block}")
+        assert_bits_equal(map_row_blocks(lambda r: r[:, 0], x, block), x[:, 0], "array")
+    assert map_row_blocks(lambda r: r[:, 0], x[:0], 50).shape == (0,)

@@ -25,6 +25,7 @@ from jax import lax
 
 from ..formats import Format, finfo
 from .bits import INF32, MAG32, SIGN32, U32, sll, srl, u32
+from .host_blocks import map_row_blocks
 
 LIMB_BITS = 14
 _MASK = (1 << LIMB_BITS) - 1
@@ -279,16 +280,11 @@ def exact_sum_host(bits: np.ndarray, fmt: Format):
     ``exact_sum_bits``; ``float64 sums`` is the exact sum correctly rounded to float64. Rows
     with inf or NaN, or too wide a span, have ``done`` False: the caller takes the limb path.
     """
-    rows = bits.shape[0]
-    out = np.zeros(rows, fmt.bits_dtype)
-    sums = np.zeros(rows)
-    done = np.zeros(rows, bool)
-    step = max(1, HOST_CHUNK // max(bits.shape[-1], 1))
-    for start in range(0, rows, step):
-        block = slice(start, start + step)
+    def block(rows):
         with np.errstate(all="ignore"):  # NaN and inf rows are computed, then not done
-            out[block], sums[block], done[block] = _host_block(bits[block], fmt)
-    return out, sums, done
+            return _host_block(rows, fmt)
+
+    return map_row_blocks(block, bits, HOST_CHUNK)
 
 
 # --- float: a float64 sum with an error bound, rounded only where the bound settles it -------
@@ -304,7 +300,7 @@ def certified_float_bits(s, t, terms: int):
     A row is certified when every value within the error bound of ``s`` rounds to the same
     float32, which then is the exact sum rounded once. Rows left (an exact sum near a
     rounding boundary or a tie, zero or subnormal, inf or NaN inputs) need
-    ``exact_sum_host`` or the limbs; for random data about one row in 200 at n = 4096.
+    ``exact_sum_host`` or the limbs; for standard normal data about one row in 200 at n = 4096.
     ``terms`` <= ``CERTIFY_MAX_N``.
     """
     if s.dtype != jnp.float64:  # with x64 off s is a float32 sum: the bound would not hold
@@ -313,12 +309,15 @@ def certified_float_bits(s, t, terms: int):
     # the largest group (Higham, Accuracy and Stability, 2nd ed., (4.4)).
     g32 = (terms - 1) * 2.0 ** -24 / (1 - (terms - 1) * 2.0 ** -24)
     t = t / (1 - 2 * g32)
-    # |s - exact| <= gamma64_{terms-1} T, plus terms * 2^-126 if the backend reads subnormal
-    # inputs as zero (flush-to-zero) in either sum; then 4x, so that s -/+ bound, rounded,
-    # still bracket the exact sum (bound >= ulp(s) / 4 for 2+ terms; one term is exact).
-    bound = 4 * (1.01 * (terms - 1) * 2.0 ** -53 * t + terms * 2.0 ** -126)
-    lo = lax.bitcast_convert_type((s - bound).astype(jnp.float32), U32)
-    hi = lax.bitcast_convert_type((s + bound).astype(jnp.float32), U32)
+    # |s - exact| <= gamma64_{terms-1} T (1.01: the bound's own roundings), plus terms *
+    # 2^-126 if the backend reads subnormal inputs as zero (flush-to-zero) in either sum.
+    bound = 1.01 * (terms - 1) * 2.0 ** -53 * t + terms * 2.0 ** -126
+    # s -/+ bound rounded, then one float64 further out: strictly outside the interval, so
+    # the exact sum lies between them even where the rounding moved an end inwards.
+    lo = jnp.nextafter(s - bound, -jnp.inf)
+    hi = jnp.nextafter(s + bound, jnp.inf)
+    lo = lax.bitcast_convert_type(lo.astype(jnp.float32), U32)
+    hi = lax.bitcast_convert_type(hi.astype(jnp.float32), U32)
     # Both ends round to one float32 (rounding is monotonic, so the exact sum does too), a
     # normal number or an infinity: a float32 subnormal result could have been flushed.
     mag = lo & MAG32

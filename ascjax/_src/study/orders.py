@@ -42,6 +42,7 @@ from ..numerics.bits import (
     to_bits,
     to_carrier,
 )
+from ..numerics.host_blocks import map_row_blocks
 from ..numerics.rounding import round_carrier
 
 ORDERS = ("sequential", "adjacent_tree", "repeat_sequential", "repeat_tree", "repeat_vector_merge",
@@ -396,10 +397,22 @@ def native_tree_sum(x, order: str, exact: Callable):
     return _native_or_exact(fast, tiny, exact)
 
 
+def stored_bits(x, fmt: Format):
+    """``x`` held in ``fmt``'s storage dtype as its bit patterns, float32 as it is.
+
+    XLA's CPU backend may carry a bfloat16 array through a loop or a transpose as float32 and
+    convert it back where it is read; where the CPU has AVX512-BF16 that conversion flushes
+    subnormals to zero, whatever the flush-to-zero setting (a bfloat16 sum of 0x0005 gave +0 on
+    a Sapphire Rapids Xeon). Patterns move as integers. float32 stays: the native paths add it.
+    """
+    return x if fmt.name == "float" else to_bits(x, fmt)
+
+
 def stored_order(x, order: str, fmt: Format, config: Config):
     """``run_order`` of ``x`` (..., n) held in ``fmt``'s storage dtype, as carriers: float32
     tree orders by native adds where they give the carrier adder's bits (``native_tree_sum``),
     sequential and kahan by ``stored_sum``."""
+    x = stored_bits(x, fmt)
     if order in ("sequential", "kahan"):
         return stored_sum(x, order, fmt, config)
 
@@ -417,6 +430,8 @@ def stored_sum(x, order: str, fmt: Format, config: Config):
     or ``Columns``), as carriers (columns are loaded inside the loop: no carriers array)."""
     ar = Arith(fmt, config)
     array = not isinstance(x, Columns)
+    if array:
+        x = stored_bits(x, fmt)
 
     def scan():
         return scan_sum(jnp.moveaxis(x, -1, 0), order, ar, lambda row: load(row, fmt))
@@ -463,7 +478,9 @@ def _repeats(c, ar: Arith, method: int):
 
 def to_leading(x, order: str, fmt: Format):
     """``x`` (..., n) in its storage format, the scanned axis moved to the front: (n, ...); for
-    repeat_vector_merge the registers (R, ..., lanes), the last padded with +0."""
+    repeat_vector_merge the registers (R, ..., lanes), the last padded with +0. Moved as
+    ``stored_bits``."""
+    x = stored_bits(x, fmt)
     if order != "repeat_vector_merge":
         return jnp.moveaxis(x, -1, 0)
     n, lanes = x.shape[-1], fmt.lanes
@@ -712,7 +729,6 @@ USE_HOST = {"half": ("numpy_pairwise",),
             "bfloat16_t": ("numpy_pairwise", "repeat_vector_merge"),
             "float": ("adjacent_tree", "repeat_sequential", "repeat_tree", "repeat_vector_merge",
                       "numpy_pairwise")}
-ROW_BLOCK = 1 << 20  # elements per block of rows: every level of a tree stays in cache
 
 
 def _host_adjacent_tree(c: np.ndarray) -> np.ndarray:
@@ -794,11 +810,13 @@ def host_order(x: np.ndarray, order: str, fmt: Format) -> np.ndarray:
         rows_sum = _host_numpy_pairwise
     else:
         raise ValueError(f"no host path for order {order!r}; host orders: {HOST_ORDERS}")
-    step = max(1, ROW_BLOCK // x.shape[-1])
-    with np.errstate(all="ignore"):  # inf and NaN arise as IEEE says
-        out = np.concatenate([rows_sum(x[start:start + step])
-                              for start in range(0, x.shape[0], step)] or [rows_sum(x)])
-        bits = out.view(fmt.bits_dtype)
+    def block_sum(block):
+        with np.errstate(all="ignore"):  # inf and NaN arise as IEEE says
+            return rows_sum(block)
+
+    out = map_row_blocks(block_sum, x)  # every level of a block's tree stays in cache
+    bits = out.view(fmt.bits_dtype)
+    with np.errstate(all="ignore"):
         nan = np.isnan(out.astype(np.float32))
     m, e = fmt.mantissa_bits, fmt.exponent_bits
     canonical = (((1 << e) - 1) << m) | (1 << (m - 1))

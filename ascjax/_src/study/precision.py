@@ -209,7 +209,7 @@ def sum(x: Any, *, dtype: Any = None, order: str = "sequential",
         # A scan over the last axis reads it strided when the transpose is part of the same
         # program (XLA CPU: 2x slower); transposed by a call of its own, each step reads one
         # contiguous slab. Same adds, same bits (tests/test_precision_host.py).
-        return _scan_kernel((fmt, order, config), _to_leading(to_device(x), order, fmt))
+        return _scan_leading((fmt, order, config), _to_leading(to_device(x), order, fmt))
     return _sum_kernel((fmt, order, config), to_device(x) if isinstance(x, np.ndarray) else x)
 
 
@@ -229,6 +229,7 @@ _sum_kernel = kernel(_sum_forward, _sum_linear)
 def _stored_sum_host(spec, *parts):
     """sequential or kahan of concrete rows handed over by ``binio.rows_in_place``."""
     fmt, order, config = spec
+    parts = [orders.stored_bits(part, fmt) for part in parts]
     x = parts[0] if len(parts) == 1 else orders.ShiftedColumns(*parts)  # an array may scan
     return orders.store(orders.stored_sum(x, order, fmt, config), fmt)
 
@@ -242,19 +243,13 @@ def _certified_host(*parts):
 _to_leading = jax.jit(orders.to_leading, static_argnums=(1, 2))
 
 
-def _scan_forward(spec, rows):
+@functools.partial(jax.jit, static_argnums=0)
+def _scan_leading(spec, rows):
+    """A scan order of concrete rows moved by ``_to_leading`` (patterns: nothing to
+    differentiate)."""
     fmt, order, config = spec
     ar = orders.Arith(fmt, config)
     return orders.store(orders.leading_sum(rows, order, ar, lambda r: orders.load(r, fmt)), fmt)
-
-
-def _scan_linear(spec, t):
-    _, order, _ = spec
-    total = jnp.sum(t, axis=0)
-    return jnp.sum(total, axis=-1) if order == "repeat_vector_merge" else total
-
-
-_scan_kernel = kernel(_scan_forward, _scan_linear)
 
 
 def exact_sum(x: Any, *, dtype: Any = None) -> jax.Array:
