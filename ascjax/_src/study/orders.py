@@ -403,7 +403,7 @@ def stored_bits(x, fmt: Format):
     XLA's CPU backend may carry a bfloat16 array through a loop or a transpose as float32 and
     convert it back where it is read; where the CPU has AVX512-BF16 that conversion flushes
     subnormals to zero, whatever the flush-to-zero setting (a bfloat16 sum of 0x0005 gave +0 on
-    a Sapphire Rapids Xeon). Patterns move as integers. Other formats stay: a half's round trip
+    a Xeon with AVX512-BF16). Patterns move as integers. Other formats stay: a half's round trip
     through float32 is exact (its subnormals are float32 normals), and moved as patterns half
     Kahan ran 2.5x slower (1000 ms against 396 at 20000 x 4096), its widening no longer a
     native conversion.
