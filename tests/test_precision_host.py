@@ -174,6 +174,12 @@ def test_subnormal_sums_survive_every_path(name, rows, sum_orders):
         assert_bits_equal(precision.sum(x, order=order), want, f"{order} (eager)")
         assert_bits_equal(_traced_sum(order)(jnp.asarray(x)), want, f"{order} (jit)")
     assert_bits_equal(precision.exact_sum(x), want, "exact_sum")
+    if rows == 64:  # rows handed over in place from past a 64-byte boundary: ShiftedColumns
+        shifted = _at_shift(np.concatenate([x] * 4), 5)
+        with _column_loops(in_place=True):
+            for order in sum_orders:
+                assert_bits_equal(precision.sum(shifted, order=order), np.tile(want, 4),
+                                  f"{order} (rows in place, shifted)")
 
 
 def test_host_paths_keep_the_config_and_transformations():
@@ -471,3 +477,6 @@ def test_row_blocks_on_threads_join_as_one_call():
             assert_bits_equal(got, want, f"block {block}")
         assert_bits_equal(map_row_blocks(lambda r: r[:, 0], x, block), x[:, 0], "array")
     assert map_row_blocks(lambda r: r[:, 0], x[:0], 50).shape == (0,)
+    # called from inside a block: runs in place instead of waiting on the busy workers
+    nested = map_row_blocks(lambda r: map_row_blocks(lambda q: q[:, 0], r, 50), x, 100)
+    assert_bits_equal(nested, x[:, 0], "nested")

@@ -300,7 +300,7 @@ def certified_float_bits(s, t, terms: int):
     A row is certified when every value within the error bound of ``s`` rounds to the same
     float32, which then is the exact sum rounded once. Rows left (an exact sum near a
     rounding boundary or a tie, zero or subnormal, inf or NaN inputs) need
-    ``exact_sum_host`` or the limbs; for standard normal data about one row in 200 at n = 4096.
+    ``exact_sum_host`` or the limbs; for standard normal data about one row in 270 at n = 4096.
     ``terms`` <= ``CERTIFY_MAX_N``.
     """
     if s.dtype != jnp.float64:  # with x64 off s is a float32 sum: the bound would not hold

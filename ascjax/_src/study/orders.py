@@ -400,13 +400,14 @@ def native_tree_sum(x, order: str, exact: Callable):
 def stored_bits(x, fmt: Format):
     """``x`` held in ``fmt``'s storage dtype, a bfloat16 array as its bit patterns.
 
-    XLA's CPU backend may carry a bfloat16 array through a loop or a transpose as float32 and
-    convert it back where it is read; where the CPU has AVX512-BF16 that conversion flushes
-    subnormals to zero, whatever the flush-to-zero setting (a bfloat16 sum of 0x0005 gave +0 on
-    a Xeon with AVX512-BF16). Patterns move as integers. Other formats stay: a half's round trip
-    through float32 is exact (its subnormals are float32 normals), and moved as patterns half
-    Kahan ran 2.5x slower (1000 ms against 396 at 20000 x 4096), its widening no longer a
-    native conversion.
+    XLA's CPU backend may carry a bfloat16 array that a loop reads (a scan, slices in a
+    fori_loop) as float32 and convert it back where it is read; where the CPU has AVX512-BF16
+    that conversion flushes subnormals to zero, whatever the flush-to-zero setting (a bfloat16
+    sum of 0x0005 gave +0 on a Xeon with AVX512-BF16). Patterns move as integers. Other
+    formats stay: a half's round trip through float32 keeps its value (its subnormals are
+    float32 normals; a NaN is quieted, and sums make NaNs canonical anyway), and moved as
+    patterns half Kahan ran 2.5x slower (1000 ms against 396 at 20000 x 4096), its widening no
+    longer a native conversion.
     """
     return to_bits(x, fmt) if fmt.name == "bfloat16_t" else x
 

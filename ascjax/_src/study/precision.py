@@ -21,7 +21,7 @@ import numpy as np
 from ..config import Config, resolve_config
 from ..formats import FORMATS, Format, finfo, resolve
 from ..io.binio import rows_in_place, to_device
-from ..isa.lanes import kernel
+from ..isa.lanes import bfloat16_kept, kernel
 from ..numerics import exact
 from ..numerics.bits import from_bits
 from ..numerics.rounding import round_bits
@@ -249,7 +249,8 @@ def _scan_leading(spec, rows):
     differentiate)."""
     fmt, order, config = spec
     ar = orders.Arith(fmt, config)
-    return orders.store(orders.leading_sum(rows, order, ar, lambda r: orders.load(r, fmt)), fmt)
+    out = orders.store(orders.leading_sum(rows, order, ar, lambda r: orders.load(r, fmt)), fmt)
+    return bfloat16_kept(out)  # as every kernel's bfloat16 output (lanes.kernel)
 
 
 def exact_sum(x: Any, *, dtype: Any = None) -> jax.Array:
