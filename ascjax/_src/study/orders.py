@@ -416,7 +416,6 @@ def stored_order(x, order: str, fmt: Format, config: Config):
     """``run_order`` of ``x`` (..., n) held in ``fmt``'s storage dtype, as carriers: float32
     tree orders by native adds where they give the carrier adder's bits (``native_tree_sum``),
     sequential and kahan by ``stored_sum``."""
-    x = stored_bits(x, fmt)
     if order in ("sequential", "kahan"):
         return stored_sum(x, order, fmt, config)
 

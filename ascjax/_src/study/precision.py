@@ -21,7 +21,7 @@ import numpy as np
 from ..config import Config, resolve_config
 from ..formats import FORMATS, Format, finfo, resolve
 from ..io.binio import rows_in_place, to_device
-from ..isa.lanes import bfloat16_kept, kernel
+from ..isa.lanes import kernel
 from ..numerics import exact
 from ..numerics.bits import from_bits
 from ..numerics.rounding import round_bits
@@ -243,14 +243,15 @@ def _certified_host(*parts):
 _to_leading = jax.jit(orders.to_leading, static_argnums=(1, 2))
 
 
-@functools.partial(jax.jit, static_argnums=0)
-def _scan_leading(spec, rows):
+def _scan_leading_forward(spec, rows):
     """A scan order of concrete rows moved by ``_to_leading`` (patterns: nothing to
     differentiate)."""
     fmt, order, config = spec
     ar = orders.Arith(fmt, config)
-    out = orders.store(orders.leading_sum(rows, order, ar, lambda r: orders.load(r, fmt)), fmt)
-    return bfloat16_kept(out)  # as every kernel's bfloat16 output (lanes.kernel)
+    return orders.store(orders.leading_sum(rows, order, ar, lambda r: orders.load(r, fmt)), fmt)
+
+
+_scan_leading = kernel(_scan_leading_forward)
 
 
 def exact_sum(x: Any, *, dtype: Any = None) -> jax.Array:
