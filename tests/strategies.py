@@ -6,13 +6,47 @@ one example exercises many registers with a single (vectorized, jitted) fast cal
 
 from __future__ import annotations
 
+import contextlib
 import os
+import pathlib
+import re
+import tempfile
 
+import jax
 import ml_dtypes
 import numpy as np
 from hypothesis import settings
 
 import ascjax
+
+# XLA's CPU backend may carry a bfloat16 array that a loop reads (a scan's xs, a fori_loop's
+# slices) as float32; on a CPU with AVX512-BF16 its conversion back flushes subnormals, whatever
+# the FTZ setting. Our code moves bfloat16 through loops as bit patterns (orders.stored_bits).
+_WHILE = re.compile(r"stablehlo\.while\(.*\) : (.*)$", re.MULTILINE)
+
+
+def bfloat16_loops(stablehlo: str) -> list[str]:
+    """The operand types of each while loop in a StableHLO text that carries a bfloat16 array.
+
+    Checks on any CPU what only fails on one with AVX512-BF16: JAX lowers a loop's every
+    operand, the arrays its body reads included, as the while's operands."""
+    return [types for types in _WHILE.findall(stablehlo) if "bf16" in types]
+
+
+@contextlib.contextmanager
+def programs_compiled():
+    """The StableHLO texts of every program JAX compiles inside the block (its IR dump), filled
+    in when the block ends. Caches are cleared first, so every program is lowered again."""
+    texts: list[str] = []
+    jax.clear_caches()
+    before = jax.config.values["jax_dump_ir_to"]
+    with tempfile.TemporaryDirectory() as dump:
+        jax.config.update("jax_dump_ir_to", dump)
+        try:
+            yield texts
+        finally:
+            jax.config.update("jax_dump_ir_to", before)
+            texts.extend(p.read_text() for p in sorted(pathlib.Path(dump).glob("*.mlir")))
 
 
 def few_examples(cap: int) -> settings:
