@@ -28,7 +28,7 @@ import ascjax
 from ascjax import precision, reference
 from ascjax._src.io import binio
 from ascjax._src.isa.lanes import materialize
-from ascjax._src.numerics import exact
+from ascjax._src.numerics import exact, host_blocks
 from ascjax._src.numerics.add import NativeFloat32, tiny_to_nan
 from ascjax._src.numerics.host_blocks import map_row_blocks
 from ascjax._src.study import orders
@@ -491,3 +491,36 @@ def test_row_blocks_on_threads_join_as_one_call():
     # called from inside a block: runs in place instead of waiting on the busy workers
     nested = map_row_blocks(lambda r: map_row_blocks(lambda q: q[:, 0], r, 50), x, 100)
     assert_bits_equal(nested, x[:, 0], "nested")
+
+
+@pytest.mark.parametrize("files, cores", [
+    ({"cpu.max": "200000 100000"}, 2),                      # cgroup v2: 2 CPUs
+    ({"cpu.max": "150000 100000"}, 2),                      # 1.5 CPUs: both cores, in turn
+    ({"cpu.max": "max 100000"}, None),                      # v2, no quota
+    ({"cpu/cpu.cfs_quota_us": "300000", "cpu/cpu.cfs_period_us": "100000"}, 3),  # v1
+    ({"cpu/cpu.cfs_quota_us": "-1", "cpu/cpu.cfs_period_us": "100000"}, None),
+    ({"cpu/cpu.cfs_quota_us": "garbled", "cpu/cpu.cfs_period_us": "100000"}, None),
+    ({}, None),                                             # no cgroup files at all
+])
+def test_host_threads_follow_a_cgroup_quota(tmp_path, monkeypatch, files, cores):
+    """A container's CPU quota caps the host threads (its affinity lists the whole host's
+    cores): cgroup v2's cpu.max or v1's CFS quota, rounded up to whole cores."""
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text + "\n")
+    assert host_blocks.cgroup_quota_cores(tmp_path) == cores
+    monkeypatch.setattr(host_blocks, "cgroup_quota_cores", lambda: cores)
+    monkeypatch.setattr(host_blocks.os, "sched_getaffinity", lambda pid: set(range(64)))
+    assert host_blocks.host_threads() == (cores or 64)
+
+
+def test_host_threads_read_the_process_own_cgroup_first(tmp_path, monkeypatch):
+    """cgroup v2: the quota of the process's own group (from /proc/self/cgroup) wins over the
+    hierarchy root's, which a container without a namespace of its own leaves unlimited."""
+    (tmp_path / "cpu.max").write_text("max 100000\n")
+    (tmp_path / "jobs" / "ci").mkdir(parents=True)
+    (tmp_path / "jobs" / "ci" / "cpu.max").write_text("100000 100000\n")
+    monkeypatch.setattr(host_blocks, "_own_cgroup", lambda: "jobs/ci")
+    assert host_blocks.cgroup_quota_cores(tmp_path) == 1
+    monkeypatch.setattr(host_blocks, "_own_cgroup", lambda: "elsewhere")
+    assert host_blocks.cgroup_quota_cores(tmp_path) is None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import os
+import pathlib
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -21,11 +22,54 @@ _worker = threading.local()  # set in the pool's threads: a nested call runs in 
 
 
 def host_threads() -> int:
-    """The cores this process may run on (its CPU affinity; a cgroup quota is not seen)."""
+    """The cores this process may use: its CPU affinity, capped by a cgroup CPU quota (a
+    container given 2 CPUs of a 64-core host sees 64 in its affinity; 64 threads would each
+    get a thirty-second of the time and wait for one another)."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
-        return max(1, os.cpu_count() or 1)
+        cores = os.cpu_count() or 1
+    quota = cgroup_quota_cores()
+    return max(1, min(cores, quota) if quota else cores)
+
+
+def cgroup_quota_cores(root: pathlib.Path = pathlib.Path("/sys/fs/cgroup")) -> int | None:
+    """Whole cores the cgroup CPU quota allows this process (rounded up), or None when there
+    is no quota or no cgroup file says: cgroup v2's ``cpu.max`` ("QUOTA PERIOD" or "max ...")
+    in the process's own group, then the hierarchy's root; v1's ``cpu.cfs_quota_us`` (-1: none)
+    over ``cpu.cfs_period_us``."""
+    own = _own_cgroup()
+    for group in dict.fromkeys((root / own, root)):
+        text = _read(group / "cpu.max")
+        if text is not None:
+            quota, _, period = text.partition(" ")
+            return None if quota == "max" else _cores(quota, period)
+    v1 = root / "cpu"
+    quota = _read(v1 / "cpu.cfs_quota_us")
+    return None if quota is None else _cores(quota, _read(v1 / "cpu.cfs_period_us"))
+
+
+def _own_cgroup() -> str:
+    """The process's cgroup v2 path relative to the hierarchy's root ("" where unknown)."""
+    for line in (_read(pathlib.Path("/proc/self/cgroup")) or "").splitlines():
+        if line.startswith("0::"):
+            return line[3:].strip("/")
+    return ""
+
+
+def _read(path: pathlib.Path) -> str | None:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return None
+
+
+def _cores(quota: str, period: str | None) -> int | None:
+    try:
+        quota_us, period_us = int(quota), int(period or "")
+    except ValueError:
+        return None
+    return -(-quota_us // period_us) if quota_us > 0 and period_us > 0 else None
 
 
 def _mark_worker() -> None:
