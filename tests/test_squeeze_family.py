@@ -176,7 +176,9 @@ def test_get_mask_spr_formats_by_data_type():
     x = np.arange(128, dtype=np.float16)
     assert np.asarray(ascjax.squeeze(x, ascjax.get_mask_spr("b16", state=st)))[:11].tolist() \
         == list(range(10)) + [0]
-    assert ascjax.instruction("asc_get_mask_spr_b32") is ascjax.get_mask_spr
+    spr32 = ascjax.instruction("asc_get_mask_spr_b32")  # the width bound: called as written
+    assert spr32.func is ascjax.get_mask_spr and spr32.keywords == {"dtype": "b32"}
+    assert_bits_equal(spr32(state=st), ascjax.get_mask_spr("b32", state=st), "spr b32")
     assert_bits_equal(b16, reference.get_mask_spr("b16", state=state))
 
 

@@ -422,6 +422,9 @@ def _by_name() -> dict[str, tuple[Instruction, dict]]:
              for n in (vendor, python_name(vendor))}
     for ins in INSTRUCTIONS.values():
         index |= {n: (ins, {}) for n in (ins.name, *ins.vendor_names)}
+        for vendor in (ins.ascend, *ins.aliases):  # asc_create_mask_b16: dtype="b16" bound
+            stem, widths = width_family(vendor)
+            index |= {f"{stem}_b{w}": (ins, {"dtype": f"b{w}"}) for w in widths}
         for vendor, fixed in ins.variants.items():
             index |= {n: (ins, fixed) for n in (vendor, f"AscendC::{vendor}")
                       if not n.startswith("AscendC::asc_")}
@@ -447,10 +450,12 @@ def instruction(name: str) -> Callable:
 
     Accepts the C API name (``"asc_gather"``, ``"asc_create_mask_b16"``), the class-library
     name with or without its namespace (``"PairReduceSum"``, ``"AscendC::ReduceSum"``), older
-    names the pages still give, names that fix a template parameter (the function comes back
-    with that keyword bound), the calls that go with an instruction (``COMPANIONS``:
-    ``"asc_get_squeeze_status"``, ``"asc_sync"``) and the Python name (``"pair_reduce_sum"``;
-    ``python_name`` states the rule). An unknown name raises ``KeyError`` listing the nearest names.
+    names the pages still give, names that fix a template parameter or a width (the function
+    comes back with that keyword bound: ``"WholeReduceMax"`` with ``reduce_type="max"``,
+    ``"asc_create_mask_b16"`` with ``dtype="b16"``), the calls that go with an instruction
+    (``COMPANIONS``: ``"asc_get_squeeze_status"``, ``"asc_sync"``) and the Python name
+    (``"pair_reduce_sum"``; ``python_name`` states the rule). An unknown name raises
+    ``KeyError`` listing the nearest names.
 
     >>> import ascjax
     >>> ascjax.instruction("AscendC::PairReduceSum") is ascjax.pair_reduce_sum
