@@ -511,7 +511,7 @@ def test_host_threads_follow_a_cgroup_quota(tmp_path, monkeypatch, files, cores)
     assert host_blocks.cgroup_quota_cores(tmp_path) == cores
     monkeypatch.setattr(host_blocks, "cgroup_quota_cores", lambda: cores)
     monkeypatch.setattr(host_blocks.os, "sched_getaffinity", lambda pid: set(range(64)))
-    assert host_blocks.host_threads() == (cores or 64)
+    assert host_blocks.host_threads.__wrapped__() == (cores or 64)
 
 
 def test_host_threads_read_the_process_own_cgroup_first(tmp_path, monkeypatch):

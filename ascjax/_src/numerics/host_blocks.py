@@ -21,6 +21,7 @@ BLOCK_ELEMENTS = 1 << 20  # elements per block of rows: a block's temporaries st
 _worker = threading.local()  # set in the pool's threads: a nested call runs in place
 
 
+@functools.cache  # files read once: map_row_blocks asks on every call
 def host_threads() -> int:
     """The cores this process may use: its CPU affinity, capped by a cgroup CPU quota (a
     container given 2 CPUs of a 64-core host sees 64 in its affinity; 64 threads would each
