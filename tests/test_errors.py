@@ -1,5 +1,6 @@
 """Bad input: a clear error naming the instruction, the argument, the value and the valid range."""
 
+import dataclasses
 import re
 
 import jax
@@ -236,6 +237,17 @@ def test_config_errors():
         ascjax.Config(ub_bytes=100)
     with pytest.raises(TypeError, match="config must be an ascjax.Config"):
         ascjax.reduce_sum_datablock(np.zeros(64, np.float32), ALL32, config={"product": "950"})
+    # a misspelt field named the nearest and listed the valid ones (the dataclass said only
+    # "unexpected keyword argument"); replace() goes through the same check
+    fields = [f.name for f in dataclasses.fields(ascjax.Config)]
+    for make in (lambda: ascjax.Config(prodcut="A2"),
+                 lambda: ascjax.Config().replace(prodcut="A2")):
+        with pytest.raises(TypeError, match=r"^Config: unknown field\(s\) 'prodcut' \(did you mean "
+                                            r"'product'\?\); valid: " + re.escape(str(fields))):
+            make()
+    with pytest.raises(TypeError, match=r"unknown field\(s\) 'zzz'; valid"):
+        ascjax.Config(zzz=1)
+    assert ascjax.Config(product="A2").product == "A2"
 
 
 def test_unknown_dtype_names_the_table():
@@ -280,6 +292,53 @@ def test_64_bit_inputs_are_refused_not_narrowed(dtype):
         ascjax.reduce_sum_datablock(src, np.ones(64, bool))
     with pytest.raises(TypeError, match=r"pair_reduce_sum: src has dtype"):
         ascjax.pair_reduce_sum(np.zeros(32, dtype), src, 1, 64, 1, 1, 8)
+
+
+@pytest.mark.parametrize("name, args, arg", [
+    # each call takes its own index type; the hint must be one it then accepts (asc_gather's
+    # used to say int32, which it refused next as an unsupported combination)
+    ("asc_gather", (np.ones(128, np.float16), np.arange(128), np.ones(128, bool)), 1),
+    ("asc_gather", (np.ones(64, np.float32), np.arange(64), np.ones(64, bool)), 1),
+    ("asc_gather", (np.ones(128, np.float16), np.arange(128)), 1),
+    ("asc_gather_datablock", (np.ones(128, np.float16), np.arange(64) % 8 * 32), 1),
+])
+def test_a_64_bit_index_gets_a_cast_the_call_then_takes(name, args, arg):
+    call = ascjax.instruction(name)
+    with pytest.raises(TypeError, match=r"would narrow") as error:
+        call(*args)
+    cast = re.search(r"\.astype\(np\.(\w+)\)", str(error.value)).group(1)
+    fixed = list(args)
+    fixed[arg] = args[arg].astype(cast)
+    call(*fixed)  # no error: the advice is followed through
+
+
+Z32 = np.zeros(32, np.uint8)
+
+
+@pytest.mark.parametrize("call, arg", [
+    # each of these once went through jnp.asarray, which narrows a 64-bit array silently and
+    # then passed the uint32 check: Scatter offsets 2**32 + 4k wrote where 4k points
+    (lambda: ascjax.instruction("AscendC::Scatter")(
+        np.zeros(64, np.float32), np.ones(64, np.float32),
+        np.arange(64, dtype=np.uint64) * 4 + 2**32, 0, 64), "dst_offset"),
+    (lambda: ascjax.instruction("AscendC::Gatherb")(
+        np.zeros(64, np.float32), np.ones(64, np.float32),
+        np.arange(8, dtype=np.uint64) * 32 + 2**32, 1, (1, 8)), "offset"),
+    (lambda: ascjax.instruction("AscendC::Gather")(
+        np.zeros(64, np.float32), np.ones(64, np.float32),
+        np.arange(64, dtype=np.uint64) * 4 + 2**32, 0, 64), "src_offset"),
+    (lambda: ascjax.instruction("AscendC::GatherMask")(
+        np.zeros(64, np.float32), np.ones(64, np.float32), np.full(8, 2**32 + 1, np.uint64),
+        False, 64, (1, 1, 8, 0)), "src1_pattern"),
+    (lambda: ascjax.update_mask(np.array([2**33 + 1], np.int64), "b32"), "count"),
+    (lambda: ascjax.squeeze_and_storeunalign(
+        np.zeros(256, np.uint8), 0, ascjax.SqueezeState(np.int64(2**32), 0, Z32),
+        np.ones(64, np.float32), np.ones(64, bool)), "state.ar"),
+])
+def test_64_bit_arrays_are_refused_wherever_they_enter(call, arg):
+    with pytest.raises(TypeError, match=rf": {re.escape(arg)} has dtype u?int64, which JAX "
+                                        r"\(64-bit types off\) would narrow"):
+        call()
 
 
 @pytest.mark.parametrize("call, match", [

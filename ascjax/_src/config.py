@@ -8,6 +8,8 @@ names its assumption in the conformance table (``ascjax.ASSUMPTIONS``).
 from __future__ import annotations
 
 import dataclasses
+import difflib
+import functools
 
 from .formats import UB_BYTES
 
@@ -251,6 +253,24 @@ class Config:
         return dataclasses.replace(self, **changes)
 
 
+def _known_fields_only(init):
+    """``Config(prodcut=...)`` names the nearest field and lists the valid ones (the generated
+    ``__init__`` says only "unexpected keyword argument")."""
+
+    @functools.wraps(init)
+    def checked(self, *args, **fields):
+        valid = [f.name for f in dataclasses.fields(Config)]
+        unknown = [name for name in fields if name not in valid]
+        if unknown:
+            near = {n: difflib.get_close_matches(n, valid, n=1, cutoff=0.6) for n in unknown}
+            said = ", ".join(f"{n!r}" + (f" (did you mean {m[0]!r}?)" if m else "")
+                             for n, m in near.items())
+            raise TypeError(f"Config: unknown field(s) {said}; valid: {valid}")
+        init(self, *args, **fields)
+    return checked
+
+
+Config.__init__ = _known_fields_only(Config.__init__)
 DEFAULT = Config()
 
 

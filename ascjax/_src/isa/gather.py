@@ -166,7 +166,8 @@ def _from_ub(where: str, src: Any, index: Any, mask: Any, dst_dtype: Any, dtype:
         raise ValueError(f"{where}: src must be 1-D (the UB from the source address on), got "
                          f"shape {src.shape}")
     src_fmt = resolve_dtypes(src, dtype, where=where, arg="src")
-    index = as_array(index, where=where, arg="index")
+    index = as_array(index, where=where, arg="index", accepts=sorted(
+        {i for _, s, i in table if s == src_fmt.name}))
     idx_fmt = resolve(index.dtype, where=where, arg="index.dtype")
     dst_fmt = src_fmt if dst_dtype is None else resolve(dst_dtype, where=where, arg="dst_dtype")
     _check_combination(dst_fmt, src_fmt, idx_fmt, where, table, page)
@@ -200,7 +201,8 @@ def _from_register(where: str, src: Any, index: Any, dst_dtype: Any, dtype: Any,
     if dst_dtype is not None and resolve(dst_dtype, where=where, arg="dst_dtype") != fmt:
         raise TypeError(f"{where}: the register form writes src's type {fmt.name}; dst_dtype="
                         f"{dst_dtype!r} differs")
-    index = as_array(index, where=where, arg="index")
+    wanted = REGISTER_GATHER_TYPES.get(fmt.name)
+    index = as_array(index, where=where, arg="index", accepts=(wanted,) if wanted else ())
     idx_fmt = resolve(index.dtype, where=where, arg="index.dtype")
     if REGISTER_GATHER_TYPES.get(fmt.name) != idx_fmt.name:
         rows = ", ".join(f"{t} by {i}" for t, i in REGISTER_GATHER_TYPES.items())

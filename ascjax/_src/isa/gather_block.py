@@ -375,7 +375,7 @@ def _register_call(where: str, src, index, mask, dtype, element: bool, config: C
                          f"address on), got shape {src.shape}")
     fmt = resolve_dtypes(src, dtype, where=where, arg="src")
     check_supported(fmt, REGISTER_TYPES, where=where)
-    index = as_array(index, where=where, arg="index")
+    index = as_array(index, where=where, arg="index", accepts=("uint32_t",))
     if index.dtype != np.uint32:
         raise TypeError(f"{where}: index must be a vector_uint32_t register (byte offsets), got "
                         f"dtype {index.dtype}")

@@ -36,6 +36,7 @@ from ..config import Config
 from ..formats import DATABLOCK_BYTES, Format
 from ..numerics.bits import U32, from_bits, to_bits
 from .lanes import (
+    as_array,
     check_batch,
     check_int,
     kernel,
@@ -349,8 +350,8 @@ def _user_pattern(where: str, arg: str, pattern: Any, fmt: Format):
     if pattern is None:
         raise TypeError(f"{where}: {arg} is None; the user pattern is a LocalTensor of "
                         f"{PATTERN_TYPES[fmt.bits]}")
-    pattern = jnp.asarray(pattern)
     want = PATTERN_TYPES[fmt.bits]
+    pattern = as_array(pattern, where=where, arg=arg, accepts=(want,))
     if pattern.dtype != np.dtype(want.removesuffix("_t")):
         raise TypeError(f"{where}: {arg} has dtype {pattern.dtype}; with T={fmt.name} the user "
                         f"pattern is {want} (the page's 数据类型 table)")

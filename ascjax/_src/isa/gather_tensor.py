@@ -231,7 +231,7 @@ _gather = kernel(_forward, _linear, num_diff=2)
 
 
 def _check_offset_tensor(src_offset: Any, where: str):
-    src_offset = as_array(src_offset, where=where, arg="src_offset")
+    src_offset = as_array(src_offset, where=where, arg="src_offset", accepts=("uint32_t",))
     if src_offset.ndim == 0 or src_offset.dtype != jnp.uint32:
         raise TypeError(f"{where}: src_offset must be a uint32 LocalTensor (..., n) of byte "
                         f"offsets, got {src_offset.dtype} {src_offset.shape}")

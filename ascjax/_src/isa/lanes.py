@@ -34,17 +34,20 @@ from ..numerics.bits import (
 from ..numerics.rounding import round_carrier
 
 
-def as_array(x: Any, *, where: str, arg: str) -> jax.Array:
+def as_array(x: Any, *, where: str, arg: str, accepts: Sequence[str] = ()) -> jax.Array:
     """``x`` as a JAX array, or a TypeError naming the argument: None, a string and anything
     else JAX cannot hold, and 64-bit arrays, which JAX (64-bit types off) would narrow to 32
-    bits silently (int64 2**40 + 3 becomes 3)."""
+    bits silently (int64 2**40 + 3 becomes 3). ``accepts`` names the types the caller takes for
+    ``arg`` (C names, e.g. ``("uint16_t",)``), so the hint is a cast that will then be taken."""
     wide = np.dtype(getattr(x, "dtype", np.int8))
     if wide.itemsize == 8 and wide.kind in "iuf" and not jax.config.jax_enable_x64:
         narrow = {"f": "float32", "i": "int32", "u": "uint32"}[wide.kind]
+        hint = (f"e.g. {arg}.astype(np.{narrow})" if not accepts else
+                f"to {' or '.join(accepts)}, the {arg} type{'s' if len(accepts) > 1 else ''} "
+                f"taken here, e.g. {arg}.astype(np.{resolve(accepts[0]).storage_dtype.name})")
         raise TypeError(f"{where}: {arg} has dtype {wide}, which JAX (64-bit types off) would "
                         f"narrow to {narrow} silently; no Ascend type here is 64-bit: cast it "
-                        f"yourself, e.g. {arg}.astype(np.{narrow}), after checking the values "
-                        f"fit")
+                        f"yourself, {hint}, after checking the values fit")
     if x is None or isinstance(x, str | bytes):
         raise TypeError(f"{where}: {arg} is {x!r}; expected an array")
     try:

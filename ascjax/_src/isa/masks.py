@@ -125,7 +125,7 @@ def update_mask(count: Any, dtype: Any, *,
             raise ValueError(f"update_mask: count={count} is outside uint32_t [0, 2^32)")
         count = int(count)
         return _spread(np.arange(n) < count, width, layout), max(count - n, 0)
-    count = jnp.asarray(count)
+    count = as_array(count, where="update_mask", arg="count", accepts=("uint32_t",))
     if not jnp.issubdtype(count.dtype, jnp.integer):
         raise TypeError(f"update_mask: count must be an integer, got dtype {count.dtype}")
     mask = _spread(jnp.arange(n, dtype=count.dtype) < count[..., None], width, layout)

@@ -33,6 +33,7 @@ import numpy as np
 from ..config import Config
 from ..formats import BLOCKS_PER_REGISTER, Format
 from .lanes import (
+    as_array,
     check_batch,
     check_int,
     check_product,
@@ -96,7 +97,7 @@ def same_type_tensors(where: str, table: dict, config: Config | None, dst: Any, 
         raise TypeError(f"{where}: dst dtype {dst_fmt.name} differs from {src_arg} dtype "
                         f"{fmt.name}")
     arrays = {"dst": dst, src_arg: src, **others}
-    arrays = {name: jnp.asarray(x) for name, x in arrays.items()}
+    arrays = {name: as_array(x, where=where, arg=name) for name, x in arrays.items()}
     for name, x in arrays.items():
         if x.ndim == 0:
             raise ValueError(f"{where}: {name} must be a LocalTensor (..., n), got a scalar")
@@ -107,6 +108,7 @@ def offset_tensors(where: str, dst: Any, src: Any, offsets: Any, offset_arg: str
                    config: Config | None):
     """``(config, T, dst, src, offsets)`` of a LocalTensor move by byte offsets (Gatherb,
     Scatter): ``same_type_tensors``, and the offsets uint32."""
+    offsets = as_array(offsets, where=where, arg=offset_arg, accepts=("uint32_t",))
     config, fmt, dst, src, offsets = same_type_tensors(where, table, config, dst, src,
                                                        **{offset_arg: offsets})
     if offsets.dtype != np.uint32:

@@ -23,6 +23,7 @@ from ..config import Config, resolve_config
 from ..formats import DATABLOCK_BYTES, VL_BYTES, resolve
 from ..numerics.bits import U32, from_bits, to_bits
 from .lanes import (
+    as_array,
     check_batch,
     check_int,
     check_product,
@@ -215,7 +216,7 @@ def check_state(state: Any, where: str) -> SqueezeState:
         raise TypeError(f"{where}: state must be {_STATE_FORM}, got {got}")
     fields = {}
     for name in ("ar", "pending"):
-        x = jnp.asarray(getattr(state, name))
+        x = as_array(getattr(state, name), where=where, arg=f"state.{name}")
         if not jnp.issubdtype(x.dtype, jnp.integer):
             raise TypeError(f"{where}: state.{name} must be an integer byte count, got dtype "
                             f"{x.dtype}")
