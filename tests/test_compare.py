@@ -55,7 +55,7 @@ def test_one_ulp_differences_are_found_and_located():
     assert (m.actual, m.golden) == (float(actual[130]), float(golden[130]))
     assert m.golden_bits == f"0x{int(golden.view(np.uint16)[130]):04x}"
     assert r.passed and {c.name: c.passed for c in r.criteria} == {
-        "isclose": True, "thousandth": True, "mere_mare": True, "bit_exact": False}
+        "isclose": True, "loss": True, "mere_mare": True, "bit_exact": False}
     assert [c.name for c in r.criteria if c.applied] == ["isclose"]
     strict = ascjax.compare(actual, golden, dtype="half", bit_exact=True)
     assert not strict.passed and strict.criteria[-1].name == "bit_exact"
@@ -69,9 +69,11 @@ def test_block_and_lane_for_float_and_packed_nibbles():
     assert (m.register, m.block, m.lane) == (1, 5, 43)
     g4 = np.zeros(512, np.uint8)
     a4 = g4.copy()
-    a4[300] = 0x20  # high nibble of byte 300 of register 1: element 2*300 + 1, byte lane 44
+    a4[300] = 0x20  # high nibble of byte 300 = byte 44 of register 1: element 2*300 + 1
     m = ascjax.compare(a4, g4, dtype="fp4x2_e2m1_t").first_mismatches[0]
-    assert (m.index, m.register, m.block, m.lane, m.actual, m.golden) == (601, 1, 1, 44, 1.0, 0.0)
+    # lane: the element's index in its register (512 a register); byte: the byte holding it
+    assert (m.index, m.register, m.block, m.lane, m.byte, m.actual, m.golden) == (
+        601, 1, 1, 601 - 512, 44, 1.0, 0.0)
 
 
 @pytest.mark.parametrize("a, g, ulp", [
@@ -127,8 +129,8 @@ def test_thousandth_verdict_is_verify_result_py(dtype, np_dtype, bad):
     idx = RNG.choice(np.arange(50, 10_000), bad, replace=False)
     actual[idx] = golden[idx] + np_dtype(0.05)  # fails both tests: |d| > 1e-3, |d|/2.05 too
     r = ascjax.compare(actual, golden, dtype=dtype)
-    thousandth = _criteria(r)["thousandth"]
-    assert thousandth.passed == _samples_verdict(actual, golden) == (bad <= 10)
+    loss = _criteria(r)["loss"]
+    assert loss.passed == _samples_verdict(actual, golden) == (bad <= 10)
 
 
 def test_mere_mare_by_hand_and_real_errors_fail():
@@ -143,7 +145,7 @@ def test_mere_mare_by_hand_and_real_errors_fail():
     assert c.figures["threshold"] == 2.0**-13
     assert not c.passed and not c.applied  # MERE 2^-12 > 2^-13, reported; isclose decides
     assert not ascjax.compare(actual, golden, dtype="float", rules="mere_mare").passed
-    assert _criteria(r)["thousandth"].passed  # ... while within one thousandth
+    assert _criteria(r)["loss"].passed  # ... while within one thousandth
 
 
 @pytest.mark.parametrize("name, t", [("bfloat16_t", 2**-7), ("fp8_e4m3fn_t", 2**-3),
@@ -221,9 +223,9 @@ def test_agreeing_nan_and_inf_are_counted_where_the_loss_rule_fails_them(tmp_pat
     a.tofile(tmp_path / "a.bin")
     report = ascjax.compare(str(tmp_path / "a.bin"), str(tmp_path / "a.bin"), dtype="half",
                             bit_exact=True)
-    thousandth, bit_exact = _criteria(report)["thousandth"], report.criteria[-1]
+    loss, bit_exact = _criteria(report)["loss"], report.criteria[-1]
     assert bit_exact.passed and report.mismatches == 0
-    assert not thousandth.passed and thousandth.figures["nan_inf_agreeing"] == 2
+    assert not loss.passed and loss.figures["nan_inf_agreeing"] == 2
     assert "fail this rule even where both files agree" in str(report)
 
 
@@ -325,15 +327,15 @@ def test_rules_decide_and_json_gives_every_rule(tmp_path, capsys):
     assert main(base + ["--json"]) == 1  # 1/256 > 1e-3
     d = json.loads(capsys.readouterr().out)
     assert d["rules"] == ["isclose"] and set(d["criteria"]) == {
-        "isclose", "thousandth", "mere_mare", "bit_exact"}
+        "isclose", "loss", "mere_mare", "bit_exact"}
     assert d["criteria"]["isclose"]["figures"]["error_ratio"] == 1 / 256
-    assert d["criteria"]["thousandth"]["applied"] is False
+    assert d["criteria"]["loss"]["applied"] is False
     assert main(base + ["--error-ratio", "0.004"]) == 0
     assert "error ratio: 0.0039, tolerance: 0.0040" in capsys.readouterr().out
     # the rules asked for decide, whatever isclose's tolerance: 1 > 256 * LOSS fails LOSS
     assert main(base + ["--error-ratio", "0.004", "--rule", "loss"]) == 1
-    out = capsys.readouterr().out  # the report names the rule as --rule does too
-    assert "thousandth FAIL" in out and "rules (deciding: thousandth (--rule loss)):" in out
+    out = capsys.readouterr().out  # the report names the rule as --rule does
+    assert "loss       FAIL" in out and "rules (deciding: loss;" in out
     assert main(base + ["--error-ratio", "0.004", "--rule", "isclose", "--bit-exact"]) == 1
     assert main(base + ["--error-ratio", "0.004", "--rule", "isclose", "--rule", "mere-mare"]) == 1
     capsys.readouterr()
@@ -424,3 +426,266 @@ def test_the_compare_docstring_names_every_rule_and_preset():
     from ascjax._src.io.compare import PRESETS, RULE_NAMES, RULES
     for name in (*RULES, *PRESETS, *RULE_NAMES):
         assert name in ascjax.compare.__doc__, name
+
+
+# --- locations in the user's layout, 4-bit lanes, the closing verdict, wording, value text -------
+
+def test_mismatches_located_in_a_given_shape_as_index_tuples():
+    golden = _half(1024 * 16)
+    actual = golden.copy()
+    flat = np.array([16 * 5, 16 * 700 + 3, 16 * 1023 + 15])
+    actual[flat] = np.nextafter(golden[flat], np.float16(0))
+    want = [tuple(int(i) for i in t) for t in zip(*np.unravel_index(flat, (1024, 16)),
+                                                  strict=True)]
+    for shape in ((1024, 16), (-1, 16), [1024, -1], (64, 16, 16)):
+        r = ascjax.compare(actual, golden, dtype="half", shape=shape)
+        full = tuple(np.empty((1024 * 16,)).reshape(shape).shape)
+        expect = [tuple(int(i) for i in t) for t in zip(*np.unravel_index(flat, full),
+                                                        strict=True)]
+        assert (r.layout, r.shape) == ("shape", full)
+        assert [m.position for m in r.first_mismatches] == expect
+        assert [m.index for m in r.first_mismatches] == flat.tolist()
+        assert all(m.register is m.lane is m.block is None for m in r.first_mismatches)
+    assert expect != want  # the 3-d shape locates them elsewhere
+    r = ascjax.compare(actual, golden, dtype="half", shape=(1024, 16))
+    assert [m.position for m in r.first_mismatches] == want == [(5, 0), (700, 3), (1023, 15)]
+    d = json.loads(r.to_json())
+    assert d["layout"] == "shape" and d["shape"] == [1024, 16]
+    assert [m["position"] for m in d["first_mismatches"]] == [list(w) for w in want]
+    assert "register" not in d["first_mismatches"][0]
+    table = str(r)
+    assert "first mismatches (shape (1024, 16)):" in table and "(700, 3)" in table
+    # arrays of more than one dimension are located in their own shape by default ...
+    r2 = ascjax.compare(actual.reshape(1024, 16), golden.reshape(1024, 16), dtype="half")
+    assert (r2.layout, r2.shape) == ("shape", (1024, 16))
+    assert [m.position for m in r2.first_mismatches] == want
+    assert r2.as_dict() == r.as_dict()
+    # ... unless a layout is asked for; flat arrays and files stay registers
+    r3 = ascjax.compare(actual.reshape(1024, 16), golden.reshape(1024, 16), dtype="half",
+                        layout="registers")
+    assert [(m.register, m.lane) for m in r3.first_mismatches] == [
+        (int(i) // 128, int(i) % 128) for i in flat]
+    assert ascjax.compare(actual, golden, dtype="half").layout == "registers"
+
+
+def test_packed_arrays_take_their_element_shape_and_a_shape_counts_elements():
+    rng = np.random.default_rng(11)
+    golden = rng.integers(0, 256, (4, 64), dtype=np.uint8)  # 4 rows of 128 fp4 elements
+    actual = golden.copy()
+    actual[2, 10] ^= 0x10  # the high nibble: element 2 * 10 + 1 of row 2
+    for kwargs in ({}, {"shape": (4, 128)}, {"shape": (-1, 128)}):
+        r = ascjax.compare(actual, golden, dtype="fp4x2_e2m1_t", **kwargs)
+        assert r.shape == (4, 128) and r.first_mismatches[0].position == (2, 21)
+        assert r.first_mismatches[0].index == 2 * 128 + 21
+    with pytest.raises(ValueError, match=re.escape("shape=(4, 64) holds 256 elements but the "
+                                                   "inputs hold 512 fp4x2_e2m1_t elements")):
+        ascjax.compare(actual, golden, dtype="fp4x2_e2m1_t", shape=(4, 64))
+
+
+def test_bad_shapes_name_the_argument_the_value_and_the_count():
+    x = np.zeros(16384, np.float16)
+    for kwargs, message in [
+            ({"shape": (1000, 16)}, ("shape=(1000, 16) holds 16000 elements but the inputs "
+                                     "hold 16384 half elements (--shape)")),
+            ({"shape": 100}, ("shape=(100,) holds 100 elements but the inputs hold 16384 half "
+                              "elements (--shape)")),
+            ({"shape": (-1, 1000)}, ("shape=(-1, 1000) cannot hold the 16384 half elements "
+                                     "compared: 16384 is not a multiple of 1000 (--shape)")),
+            ({"shape": (-1, -1)}, "shape=(-1, -1) is not a shape"),
+            ({"shape": (2.5, 4)}, "shape=(2.5, 4) is not a shape"),
+            ({"shape": ()}, "shape=() is not a shape"),
+            ({"shape": (1024, 16), "layout": "flat"},
+             "layout='flat' and shape=(1024, 16) both say how to locate mismatches"),
+            ({"layout": "shape"}, "layout='shape' needs shape=")]:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            ascjax.compare(x, x, dtype="half", **kwargs)
+    with pytest.raises(ValueError, match=re.escape("actual has shape (2, 8192) but golden has "
+                                                   "shape (8192, 2)")):
+        ascjax.compare(x.reshape(2, -1), x.reshape(-1, 2), dtype="half")
+    assert ascjax.compare(x.reshape(2, -1), x.reshape(-1, 2), dtype="half",
+                          shape=(128, 128)).shape == (128, 128)
+
+
+def test_cli_locates_a_localtensor_run_output_by_tensor_and_element(tmp_path, capsys):
+    """The user's case: ``ascjax run ReduceSum --tensors T --dst-len 16`` writes T tensors of 16
+    elements; ``compare --shape T,16`` (or ``--shape=-1,16``) says (tensor, element)."""
+    rng = np.random.default_rng(2)
+    rng.uniform(1, 2, 8 * 128).astype(np.float16).tofile(tmp_path / "src.bin")
+    summary = ascjax.run_bin("ReduceSum", src=str(tmp_path / "src.bin"), dtype="half",
+                             tensors=8, count=128, dst_len=16, out=str(tmp_path / "golden.bin"))
+    assert (summary.rows, summary.unit) == (8, "tensors")  # what `run` prints: "8 tensors"
+    golden = np.fromfile(tmp_path / "golden.bin", np.float16)
+    assert golden.size == 8 * 16
+    actual = golden.copy()
+    flat = [6 * 16 + 0, 7 * 16 + 9]
+    actual.view(np.uint16)[flat] ^= 1  # one ulp (or a subnormal's worth) apart
+    actual.tofile(tmp_path / "npu_out.bin")
+    want = [[int(i) for i in np.unravel_index(k, (8, 16))] for k in flat]
+    base = ["compare", str(tmp_path / "npu_out.bin"), str(tmp_path / "golden.bin"), "--dtype",
+            "half", "--rule", "bit-exact", "--json"]
+    for shape in (["--shape", "8,16"], ["--shape=-1,16"]):
+        assert main(base + shape) == 1
+        d = json.loads(capsys.readouterr().out)
+        assert [m["position"] for m in d["first_mismatches"]] == want == [[6, 0], [7, 9]]
+        assert [m["index"] for m in d["first_mismatches"]] == flat
+    assert main(base[:-1] + ["--shape", "8,16"]) == 1
+    assert "(7, 9)" in capsys.readouterr().out
+    assert main(base + ["--shape", "9,16"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "ascjax compare: shape=(9, 16) holds 144 elements but the inputs hold 128 half "
+        "elements (--shape)")
+    assert main(base + ["--shape", "8,16", "--layout", "flat"]) == 2
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as done:
+        main(base + ["--shape", "8x16"])
+    assert done.value.code == 2 and "--shape" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["compare", "--help"])
+    help_text = capsys.readouterr().out
+    assert "--shape N,LEN" in help_text and "LocalTensor" in help_text
+
+
+@pytest.mark.parametrize("name", [n for n, f in ascjax.FORMATS.items() if f.packed])
+def test_packed_types_report_the_element_lane_and_the_byte_apart(name):
+    rng = np.random.default_rng(4)
+    golden = rng.integers(0, 256, 3 * 256, dtype=np.uint8)  # 3 registers of 512 elements
+    actual = golden.copy()
+    elements = np.sort(rng.choice(3 * 512, 6, replace=False))
+    for e in elements:  # flip one bit of element e's nibble: element 2k is the low nibble
+        actual[e // 2] ^= 1 << (4 * (e % 2))
+    r = ascjax.compare(actual, golden, dtype=name, first=6)
+    got = [(m.index, m.register, m.lane, m.byte, m.block) for m in r.first_mismatches]
+    want = [(int(e), int(e) // 512, int(e) % 512, int(e) % 512 // 2, int(e) % 512 // 2 // 32)
+            for e in elements]
+    assert got == want
+    d = json.loads(r.to_json())["first_mismatches"][0]
+    assert (d["lane"], d["byte"]) == (want[0][2], want[0][3])
+    table = str(r)
+    assert re.search(r"index\s+register\s+block\s+lane\s+byte", table)
+    assert "lane = the element's index in its register, 0-511" in table
+    one = ascjax.compare(np.ones(4, np.float16), np.zeros(4, np.float16), dtype="half")
+    assert one.first_mismatches[0].byte is None
+    assert "byte" not in one.first_mismatches[0].as_dict() and " byte" not in str(one)
+
+
+def test_the_closing_lines_are_the_deciding_rules():
+    golden = np.ones(1000, np.float32)
+    actual = golden + np.float32(1e-5)  # within LOSS, far outside the tightest isclose preset
+    strict = "r1e-6-a1e-9-e1e-4"
+    r = ascjax.compare(actual, golden, dtype="float", preset=strict, rules="loss")
+    c = _criteria(r)
+    assert r.passed and c["loss"].applied and not c["isclose"].passed
+    lines = str(r).splitlines()
+    assert "error ratio" not in str(r)
+    assert lines[-2] == ("  loss: 0 over the relative limit, 0 over the absolute limit (LOSS "
+                         "1e-3); fails when both exceed 1")
+    assert lines[-1] == "  PASS (loss)"
+    # isclose is reported, in parentheses: not the verdict
+    assert any(x.startswith("    isclose    (fail)  (") for x in lines)
+    # the former name is still accepted and decides as the loss rule
+    assert ascjax.compare(actual, golden, dtype="float", preset=strict,
+                          rules="thousandth").rules == ("loss",)
+    bits = ascjax.compare(actual, golden, dtype="float", rules="bit-exact")
+    assert str(bits).splitlines()[-2:] == ["  bit-exact: 1000 bit mismatches",
+                                           "  FAIL (bit-exact)"]
+    both = ascjax.compare(actual, golden, dtype="float", preset=strict,
+                          rules=["isclose", "mere-mare"])
+    c = _criteria(both)
+    want_mm = (f"  mere-mare: MERE {c['mere_mare'].figures['mere']:.4g} (limit "
+               f"{2.0**-13:.4g}), MARE {c['mere_mare'].figures['mare']:.4g} (limit "
+               f"{10 * 2.0**-13:.4g})")
+    assert str(both).splitlines()[-3:] == [
+        "  error ratio: 1.0000, tolerance: 0.0001", want_mm, "  FAIL (isclose)"]
+    assert c["mere_mare"].passed  # rel about 1e-5 < 2^-13
+    default = str(ascjax.compare(golden, golden, dtype="float")).splitlines()
+    assert default[-2:] == ["  error ratio: 0.0000, tolerance: 0.0010", "  PASS (isclose)"]
+
+
+def test_counts_are_worded_in_the_singular_and_the_plural():
+    def first_line(n, bad):
+        g = np.zeros(n, np.float16)
+        a = g.copy()
+        a[:bad] = 1
+        return str(ascjax.compare(a, g, dtype="half")).splitlines()[0]
+    assert first_line(1, 1) == "compare half: 1 element, 1 bit mismatch, max 15360 ulp"
+    assert first_line(2, 1) == "compare half: 2 elements, 1 bit mismatch, max 15360 ulp"
+    assert first_line(3, 2) == "compare half: 3 elements, 2 bit mismatches, max 15360 ulp"
+    assert first_line(3, 0) == "compare half: 3 elements, 0 bit mismatches, max 0 ulp"
+    assert "bit-exact: 1 bit mismatch\n" in str(ascjax.compare(
+        np.ones(1, np.float16), np.zeros(1, np.float16), dtype="half", bit_exact=True))
+
+
+def _significant(text):
+    """Significant digits of a printed number: '-96.0' 2, '0.0625' 3, '1.5e-05' 2."""
+    return len(text.lstrip("-").split("e")[0].replace(".", "").strip("0"))
+
+
+def _printed_values(report):
+    """The actual values of the report's table of first mismatches, as printed."""
+    rows = str(report).split("isclose\n", 1)[1].split("\n  rules")[0].splitlines()
+    return [re.split(r"\s+", row.strip())[1] for row in rows]
+
+
+@pytest.mark.parametrize("name, np_dtype", [("float", np.float32), ("half", np.float16)])
+def test_values_are_printed_in_their_own_formats_shortest_form(name, np_dtype):
+    rng = np.random.default_rng(9)
+    values = np.concatenate([np.array([0.1, 1 / 3, 65504, 6e-8, -2.5e-5, 1e10, -0.0, np.inf,
+                                       np.nan], np.float64),
+                             rng.standard_normal(20) * 10.0 ** rng.integers(-6, 6, 20)])
+    with np.errstate(over="ignore"):
+        actual = values.astype(np_dtype)
+    golden = np.full(actual.size, 7, np_dtype)
+    r = ascjax.compare(actual, golden, dtype=name, layout="flat", first=actual.size)
+    want = [str(v) for v in actual]  # NumPy's shortest repr that round-trips in the type
+    assert _printed_values(r) == want
+    if name == "float":
+        assert want[0] == "0.1" and "0.10000000149011612" not in str(r)
+
+
+@pytest.mark.parametrize("name", ["bfloat16_t", "fp8_e4m3fn_t", "fp8_e5m2_t", "hifloat8_t",
+                                  "fp4x2_e2m1_t"])
+def test_small_float_values_print_short_and_read_back_to_their_codes(name):
+    fmt = ascjax.FORMATS[name]
+    rng = np.random.default_rng(1)
+    if fmt.packed:
+        codes = np.arange(16, dtype=np.uint8)
+        actual, golden = codes | (codes << 4), np.full(16, 0x77, np.uint8)
+        values = np.asarray(ascjax.decode(np.repeat(codes, 2), name), np.float64)[::2]
+    else:
+        codes = rng.integers(0, 1 << fmt.bits, 40).astype(fmt.bits_dtype)
+        actual = codes
+        golden = np.full(codes.size, 1, fmt.bits_dtype)  # a code no random draw wins often
+        values = np.asarray(ascjax.decode(codes, name), np.float64)
+    with np.errstate(invalid="ignore"):  # NaN codes
+        every = np.asarray(ascjax.decode(np.arange(1 << fmt.bits).astype(
+            np.uint8 if fmt.packed else fmt.bits_dtype), name), np.float64)
+    every = np.unique(every[np.isfinite(every)])  # the type's finite values
+    r = ascjax.compare(actual, golden, dtype=name, layout="flat", first=10_000)
+    shown = {m.index: t for m, t in zip(r.first_mismatches, _printed_values(r), strict=True)}
+    step = 2 if fmt.packed else 1
+    for index, text in shown.items():
+        value = values[index // step]
+        if np.isnan(value):
+            assert text == "nan"
+            continue
+        # the text reads back to the same code (the codec's own rounding) ...
+        back = np.asarray(ascjax.encode(np.array([float(text)], np.float32), name))
+        back = back & 0xF if fmt.packed else back
+        want = codes[index // step] & 0xF if fmt.packed else codes[index]
+        if value == 0:  # -0 and +0 are two codes of one value
+            assert float(text) == 0 and str(value) == text
+            continue
+        assert int(back[0]) == int(want), (text, value)
+        # ... and has no more significant digits than the float64 repr of the value, and one
+        # fewer (the nearest such decimal) is not nearer to the value than to all the others
+        digits = _significant(text)
+        assert digits <= _significant(repr(float(value))), (text, value)
+        if digits > 1:
+            shorter = float(f"{value:.{digits - 1}g}")
+            distance = np.abs(every - shorter)
+            nearest = every[distance == distance.min()]
+            assert nearest.tolist() != [value], (text, shorter)
+    if name == "bfloat16_t":
+        r = ascjax.compare(np.array([0x3DCD], np.uint16), np.array([0], np.uint16), dtype=name,
+                           layout="flat")
+        assert _printed_values(r) == ["0.1"]  # bfloat16's 0.10009765625

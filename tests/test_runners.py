@@ -374,6 +374,51 @@ def test_bad_options_name_the_option_and_the_range(tmp_path, capsys):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["src.bin"]  # nothing written
 
 
+@pytest.mark.parametrize("argv, prog, said", [
+    # a prefix once ran as the option it begins (argparse's allow_abbrev): --repeat 2 as
+    # --repeat-time 2; a typo got no hint, and a missing required option hid it
+    (["run", "block_reduce_sum", "--repeat", "1"], "ascjax run block_reduce_sum",
+     "--repeat (did you mean --repeat-time?)"),
+    (["run", "WholeReduceMax", "--repet-time=1", "--xyz"], "ascjax run reduce_repeat",
+     "--repet-time=1 --xyz (did you mean --repeat-time?)"),
+    (["run", "block_reduce_sum", "--repeat-time", "1", "--mak", "128", "--src-rep", "8"],
+     "ascjax run block_reduce_sum",
+     "--mak --src-rep (did you mean --mask for --mak, --src-rep-stride for --src-rep?)"),
+    (["study", "--sizs", "16"], "ascjax study", "--sizs (did you mean --sizes?)"),
+    (["compare", "a.bin", "b.bin", "--dtyp", "half"], "ascjax compare",
+     "--dtyp (did you mean --dtype?)"),
+    (["--verison"], "ascjax", "--verison (did you mean --version?)"),
+])
+def test_a_misspelt_or_shortened_option_is_refused_with_the_nearest(tmp_path, capsys, argv,
+                                                                     prog, said):
+    paths = _files(tmp_path, src=_random("half", (1, 256)))
+    if argv[0] == "run":
+        argv = argv + ["--src", paths["src"], "--dtype", "half", "--out", str(tmp_path / "o.bin")]
+        argv += [] if "--mak" in argv else ["--mask", "128"]
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    err = capsys.readouterr().err.splitlines()
+    assert done.value.code == 2
+    assert err == [f"{prog}: error: unrecognized arguments: {said}", f"(see {prog} --help)"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["src.bin"]  # nothing ran
+
+
+def test_run_bin_takes_numpy_types_as_the_rest_of_the_api_does(tmp_path):
+    """``dtype=np.float16`` was refused ("is not one of ['int16_t', ...]") while every
+    instruction takes it; a NumPy type with no Ascend row is still refused, named."""
+    src = np.random.default_rng(5).standard_normal((3, 128)).astype(np.float16)
+    paths = _files(tmp_path, src=src)
+    for name, dtype in (("named", "half"), ("numpy", np.float16), ("dtype", np.dtype("float16"))):
+        ascjax.run_bin("reduce_sum_datablock", src=paths["src"], dtype=dtype,
+                       out=str(tmp_path / f"{name}.bin"))
+    assert (tmp_path / "named.bin").read_bytes() == (tmp_path / "numpy.bin").read_bytes()
+    assert (tmp_path / "named.bin").read_bytes() == (tmp_path / "dtype.bin").read_bytes()
+    with pytest.raises(ValueError, match=r"reduce_sum_datablock: dtype=<class 'numpy.float64'> is "
+                                         r"not one of \['int16_t'"):
+        ascjax.run_bin("reduce_sum_datablock", src=paths["src"], dtype=np.float64,
+                       out=str(tmp_path / "x.bin"))
+
+
 def test_bad_option_text_is_named_on_the_command_line_and_in_python(tmp_path, capsys):
     paths = _files(tmp_path, src=_random("half", (1, 256)))
     out = str(tmp_path / "o.bin")
@@ -383,8 +428,11 @@ def test_bad_option_text_is_named_on_the_command_line_and_in_python(tmp_path, ca
              "argument --dst-rep-stride: invalid integer value: '1.5'"),
             (["--repeat-time", "1", "--empty-block", "drop"],
              "argument --empty-block: invalid choice: 'drop'"),
+            # the alias typed, with the name it stands for (it echoed only 'int8_t')
+            (["--repeat-time", "1", "--dtype", "int8"],
+             "argument --dtype: invalid choice: 'int8' (int8_t) (choose from half, float)"),
             (["--repeat-time", "1", "--first-n-mask-mode", "normal"],  # not read by it
-             "unrecognized arguments: --first-n-mask-mode normal")):
+             "unrecognized arguments: --first-n-mask-mode\n")):
         with pytest.raises(SystemExit) as done:
             main(["run", "block_reduce_sum", "--src", paths["src"], "--dtype", "half",
                   "--mask", "128", "--out", out, *args])
@@ -1021,3 +1069,25 @@ def test_the_run_summary_says_one_tensor_not_one_tensors():
     three = str(RunSummary("squeeze", 3, "tensors", ("a.bin",), 1, 1, 0.5))
     assert one.startswith("squeeze: 1 tensor -> a.bin") and "(2 tensors/s)" in one
     assert three.startswith("squeeze: 3 tensors -> a.bin")
+    assert "\n" not in three  # row lengths unknown: no compare hint
+
+
+def test_a_tensor_run_says_the_shape_compare_locates_its_rows_by(tmp_path):
+    """A new user's compare of a ReduceSum output gave register/block/lane locations: the
+    summary now names the --shape that gives (tensor, element), from the file written."""
+    paths = _files(tmp_path, src=_random("half", (6, 128)))
+    out = str(tmp_path / "dst.bin")
+    summary = ascjax.run_bin("ReduceSum", src=paths["src"], dtype="half", tensors=6, count=128,
+                             dst_len=16, out=out)
+    assert summary.row_elements == (16,)
+    assert str(summary).splitlines()[1] == (f"  (compare {out} with --shape 6,16: mismatches by "
+                                            f"(tensor, element))")
+    golden = ascjax.read_bin(out, "half")
+    assert golden.size == 6 * 16
+    npu = golden.copy()
+    npu[4 * 16 + 3] = 1.5 if golden[4 * 16 + 3] != 1.5 else 2.5
+    report = ascjax.compare(npu, out, dtype="half", shape=(6, 16))
+    assert report.first_mismatches[0].position == (4, 3)
+    registers = ascjax.run_bin("reduce_sum_datablock", src=paths["src"], dtype="half",
+                               out=str(tmp_path / "r.bin"))
+    assert "\n" not in str(registers)  # files of registers: compare's default layout

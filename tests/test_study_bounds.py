@@ -4,6 +4,7 @@ hardware's long-vector patterns."""
 import csv
 import math
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -162,8 +163,9 @@ def test_findings_name_every_order_and_flag_the_model(small_study):
         assert "above the probabilistic bound:" in line and "deterministic bound:" in line
     seq = next(line for line in lines if line.startswith("- half, `sequential`"))
     assert "ones, n = 4096: 4 - not covered by the model" in seq
-    assert "From n = 4096 on the deterministic bound is inf; the probabilistic one still " \
-           "speaks" in seq
+    # gamma_4095 is inf in half (k u >= 1); gamma~ about 0.19 < 1 still says something.
+    assert "From n = 4096 on the deterministic bound is vacuous" in seq
+    assert "inf once k u >= 1); the probabilistic one still says something: 1.9e-01" in seq
     assert any("relative error against kappa (n = 256)" in line for line in lines)
     text = precision.markdown(small_study)
     assert "Theorem 2.4" in text and "SIAM J. Sci. Comput. 41(5)" in text
@@ -185,7 +187,7 @@ def test_csv_columns_and_plots(small_study, tmp_path):
     with (tmp_path / "study_trials.csv").open() as f:
         trials = list(csv.DictReader(f))
     assert set(trials[0]) == {"sweep", "format", "distribution", "n", "order", "trial", "kappa",
-                              "rel_err", "err_over_sum_abs"}
+                              "rel_err", "err_over_sum_abs", "overflow"}
     # 3 distributions x 2 sizes + 2 kappas, 7 orders, 4 trials
     assert len(trials) == (3 * 2 + 2) * 7 * 4
 
@@ -214,3 +216,194 @@ def test_study_command_new_options(tmp_path, capsys, monkeypatch):
     assert (tmp_path / "long_vectors_error_vs_n_half.png").exists()
     assert "Long vectors in half" in (tmp_path / "long_vectors.md").read_text()
     assert (tmp_path / "error_vs_kappa_half.png").exists()
+
+
+# --- overflow, vacuous bounds, the formats the study sums, values in their own format ---
+
+E4M3 = "fp8_e4m3fn_t"
+
+
+def _e4m3_chain(x, kahan=False):
+    """The sequential or Kahan sum of ``x`` in ml_dtypes' float8_e4m3fn arithmetic (each op the
+    exact float32 result rounded once, overflow to NaN): a reference apart from ascjax."""
+    t = ml_dtypes.float8_e4m3fn
+    s, e = t(x[0]), t(0)
+    for v in x[1:]:
+        if kahan:
+            y = t(v) - e
+            s, e = s + y, ((s + y) - s) - y
+        else:
+            s = s + t(v)
+    return float(s)
+
+
+def _fixed_inputs(monkeypatch, values):
+    """Make every cell of a study sum ``values`` (trials, n), rounded to the cell's format."""
+    from ascjax._src.study import study as study_module
+
+    monkeypatch.setattr(study_module, "make_inputs", lambda dist, n, trials, fmt, seed=0:
+                        precision.to_format(np.array(values, np.float64), fmt))
+
+
+@pytest.fixture(scope="module")
+def e4m3_ones():
+    return precision.run_study(formats=[E4M3], sizes=[16, 1000], distributions=["ones"],
+                               trials=2, kappas=(), orders=["sequential", "adjacent_tree", "kahan"])
+
+
+def test_e4m3_overflow_is_named_nan_and_neither_ranked_nor_bounded(e4m3_ones, tmp_path):
+    """1000 ones: the exact sum is past e4m3fn's largest finite value 448 = 1.75 x 2^8, and the
+    format has no inf (ml_dtypes rounds 1000 to NaN). The stagnating sums stay finite."""
+    assert ml_dtypes.finfo(ml_dtypes.float8_e4m3fn).max == 448
+    assert np.isnan(np.float32(1000).astype(ml_dtypes.float8_e4m3fn))
+    seq, kahan = _e4m3_chain(np.ones(1000)), _e4m3_chain(np.ones(1000), kahan=True)
+    assert seq == 16  # 16 + 1 = 17 ties 16 and 18 (spacing 2): to even, 16 forever
+    assert math.isfinite(kahan)
+    rows = {r["order"]: r for r in e4m3_ones.rows if r["n"] == 1000}
+    for order, returned in (("sequential", "16"), ("adjacent_tree", "NaN"),
+                            ("kahan", f"{kahan:g}")):
+        r = rows[order]
+        assert (r["overflow_trials"], r["checked_trials"]) == (2, 0), order
+        assert (r["over_bound"], r["over_prob_bound"], r["within_bound"]) == (0, 0, True)
+        assert r["overflow_results"] == returned
+        assert math.isnan(r["max_err_over_sum_abs"]) and math.isnan(r["correctly_rounded"])
+    text = "\n".join(precision.findings(e4m3_ones))
+    assert ("- **fp8_e4m3fn_t, ones, n = 1000: overflow.** adjacent_tree returned NaN; "
+            f"sequential returned 16; kahan returned {kahan:g}. In 2 of 2 trials (mean exact "
+            "sum 1000) the exact sum is beyond fp8_e4m3fn_t's largest finite value 448, so its "
+            "correctly rounded value is NaN (fp8_e4m3fn_t has no inf)") in text
+    assert "returned inf" not in text
+    assert "most accurate" not in text and "bound exceeded" not in text
+    md = precision.markdown(e4m3_ones)
+    assert "| ones | 1000 | overflow (returned 16) | overflow (returned NaN) |" in md
+    precision.write_study(e4m3_ones, tmp_path)
+    with (tmp_path / "study.csv").open() as f:
+        table = list(csv.reader(f))
+    assert {len(row) for row in table} == {len(table[0])}
+    csv_rows = {(r["n"], r["order"]): r for r in (dict(zip(table[0], row, strict=True))
+                                                   for row in table[1:])}
+    assert csv_rows["1000", "sequential"]["overflow_results"] == "16"
+    assert csv_rows["1000", "sequential"]["max_err_over_sum_abs"] == "nan"
+    assert csv_rows["16", "sequential"]["overflow_trials"] == "0"
+    with (tmp_path / "study_trials.csv").open() as f:
+        trials = list(csv.DictReader(f))
+    assert {t["overflow"] for t in trials if t["n"] == "1000"} == {"True"}
+    assert {t["overflow"] for t in trials if t["n"] == "16"} == {"False"}
+
+
+def test_overflow_value_follows_the_format_table():
+    """What each summable format gives past its range, as NumPy / ml_dtypes round 2 x max."""
+    from ascjax._src.study.study import overflow_value
+
+    for name in precision.SUM_FORMATS:
+        with np.errstate(over="ignore"):
+            big = np.float64(2 * ascjax.finfo(name).max).astype(np.float32)
+            got = big.astype(ascjax.resolve_format(name).storage_dtype).astype(np.float64)
+        assert overflow_value(name) == ("NaN" if np.isnan(got) else "inf"), name
+    assert overflow_value(E4M3) == "NaN" and overflow_value("half") == "inf"
+
+
+def test_a_trial_whose_exact_sum_overflows_is_left_out_of_its_cell(monkeypatch):
+    # e4m3fn values (208 = 2^7 x 13/8, 40 = 2^5 x 10/8): 208 + 208 + 64 = 480 is past 464
+    # (halfway from 448 to 480, no e4m3fn value): NaN. 208 + 208 + 40 = 456 rounds to 448,
+    # in range; sequentially 416 + 40 = 456 -> 448 too: error |448 - 456| = 8.
+    _fixed_inputs(monkeypatch, [[208, 208, 64], [208, 208, 40]])
+    study = precision.run_study(formats=[E4M3], sizes=[3], distributions=["ones"], trials=2,
+                                kappas=(), orders=["sequential"])
+    (r,) = study.rows
+    assert (r["overflow_trials"], r["checked_trials"], r["overflow_results"]) == (1, 1, "NaN")
+    assert r["max_abs_err"] == 8 and r["correctly_rounded"] == 1.0
+    assert [t["overflow"] for t in study.trial_rows] == [True, False]
+    assert "[1 of 2 overflow]" in precision.markdown(study)
+    assert "In 1 of 2 trials" in "\n".join(precision.findings(study))
+
+
+def test_a_partial_sum_overflow_is_an_infinite_error_not_a_bound_failure(monkeypatch):
+    # Half: 60000 + 60000 = 120000 > 65520 -> inf, and inf - 60000 = inf, though the exact sum
+    # (0) is in range.
+    _fixed_inputs(monkeypatch, [[60000, 60000, -60000, -60000], [1, 2, 3, 4]])
+    study = precision.run_study(formats=["half"], sizes=[4], distributions=["ones"], trials=2,
+                                kappas=(), orders=["sequential"])
+    (r,) = study.rows
+    assert (r["overflow_trials"], r["checked_trials"], r["over_bound"]) == (0, 1, 0)
+    assert math.isinf(r["max_err_over_sum_abs"])
+    text = "\n".join(precision.findings(study))
+    assert ("- **half, ones, n = 4: sequential overflowed in a partial sum** in 1 of the 2 "
+            "trials whose exact sum is in range") in text
+    assert ": overflow.**" not in text  # no exact sum overflowed
+
+
+def test_a_bound_of_sum_abs_or_more_is_called_vacuous(e4m3_ones):
+    u = 2.0 ** -4  # e4m3fn: 3 mantissa bits
+    # sequential, n = 16, k = 15: gamma_15 = (15/16) / (1 - 15/16) = 15 sum|x|
+    rows = {(r["order"], r["n"]): r for r in e4m3_ones.rows}
+    assert rows["sequential", 16]["bound_over_sum_abs"] == 15
+    lam = math.sqrt(2 * math.log(2 * 16 / 1e-3)) / (1 - u)
+    assert math.exp(lam * math.sqrt(15) * u + 15 * u * u / (1 - u)) - 1 > 1  # about 2.45
+    seq = next(line for line in precision.findings(e4m3_ones)
+               if line.startswith("- fp8_e4m3fn_t, `sequential`"))
+    assert ("From n = 16 on the deterministic bound is vacuous (>= 1 x sum|x|: it allows an "
+            "error as large as sum|x| itself; inf once k u >= 1); the probabilistic one is "
+            "vacuous too from n = 16 on") in seq
+    assert "speaks" not in seq and "still says something" not in seq
+
+
+def test_a_finite_deterministic_bound_above_one_is_vacuous():
+    # half, sequential, n = 1500: k u = 1499 / 2048, gamma = 1499 / 549 (finite, > 1); gamma~
+    # with lambda = sqrt(2 ln(3000 / 1e-3)) / (1 - 2^-11) is about 0.11 (< 1).
+    lam = math.sqrt(2 * math.log(2 * 1500 / 1e-3)) / (1 - U_HALF)
+    prob = math.exp(lam * math.sqrt(1499) * U_HALF + 1499 * U_HALF ** 2 / (1 - U_HALF)) - 1
+    assert prob < 1
+    study = precision.run_study(formats=["half"], sizes=[1500], distributions=["uniform"],
+                                trials=1, kappas=(), orders=["sequential"])
+    assert study.rows[0]["bound_over_sum_abs"] == pytest.approx(1499 / 549, rel=1e-12)
+    seq = next(line for line in precision.findings(study) if "`sequential`" in line)
+    assert ("From n = 1500 on the deterministic bound is vacuous (>= 1 x sum|x|: it allows an "
+            "error as large as sum|x| itself); the probabilistic one still says something: "
+            f"{prob:.1e} of sum|x| at n = 1500") in seq
+
+
+def test_study_formats_help_and_errors_list_exactly_the_summable_formats(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main(["study", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert f"--formats FORMATS comma-separated formats, from {', '.join(precision.SUM_FORMATS)} " \
+           "(the ones a sum is emulated in; default half,bfloat16_t,float)" in help_text
+    valid = str(list(precision.SUM_FORMATS))
+    for bad, message in (("foo", "unknown format 'foo'"),
+                         ("hifloat8_t", "'hifloat8_t' cannot be summed here")):
+        assert main(["study", "--out", str(tmp_path), "--formats", f"half,{bad}",
+                     "--no-progress"]) == 2
+        err = capsys.readouterr().err
+        assert f"study: formats: {message}; valid: {valid}" in err, err
+        assert "int8_t" not in err and "fp4x2" not in err
+    # The list is the one the sums check: a format outside it is refused there too.
+    with pytest.raises(TypeError, match="not supported"):
+        precision.sum(np.zeros((1, 2), np.uint8), dtype="hifloat8_t")
+
+
+@pytest.mark.parametrize("fmt, value, text", [
+    ("float", np.float32(0.1), "0.1"),  # float64's repr: 0.10000000149011612
+    ("float", np.float32(1) / np.float32(3), "0.33333334"),
+    ("float", np.finfo(np.float32).max, "3.4028235e+38"),
+    ("half", np.float16(1) / np.float16(3), "0.3333"),
+    ("bfloat16_t", 0.1, "0.1"),  # 0.10009765625, the nearest bfloat16
+    (E4M3, 256, "256"), (E4M3, 16, "16"), (E4M3, np.nan, "NaN"), ("fp8_e5m2_t", -np.inf, "-inf"),
+])
+def test_value_text_is_the_shortest_decimal_of_the_format(fmt, value, text):
+    from ascjax._src.study.study import value_text
+
+    assert value_text([value], fmt) == [text]
+
+
+def test_float_values_read_as_float32_in_the_report():
+    # uniform on [1e38, 2e38): 4 of them sum past float's largest value, 3.4028235e+38
+    # (NumPy's shortest float32 repr; float64 would print 3.4028234663852886e+38).
+    assert str(np.finfo(np.float32).max) == "3.4028235e+38"
+    study = precision.run_study(formats=["float"], sizes=[4], distributions=["uniform(1e38,2e38)"],
+                                trials=1, kappas=(), orders=["sequential"])
+    text = precision.markdown(study)
+    assert "float's largest finite value 3.4028235e+38, so its correctly rounded value is inf" \
+        in text
+    assert "3.4028234663852886e+38" not in text
+    assert "sequential returned inf" in text

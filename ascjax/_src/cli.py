@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import math
 import re
 import sys
@@ -56,9 +57,37 @@ def _add_option(p: argparse.ArgumentParser, option) -> None:
     if option.flag:
         p.add_argument(flag, dest=option.name, action="store_true", help=text)
         return
+    from .cli_options import ascend_type
+
     choices = [c for c in option.choices if c is not None] if option.choices else None
-    p.add_argument(flag, dest=option.name, type=option.type, default=option.default,
+    kind = _type_among(choices) if option.type is ascend_type and choices else option.type
+    p.add_argument(flag, dest=option.name, type=kind, default=option.default,
                    choices=choices, required=option.required, help=text)
+
+
+def _type_among(choices: list[str]) -> Callable[[str], str]:
+    """``ascend_type`` checked against ``choices`` with the word typed in the error: argparse
+    would say "invalid choice: 'uint8_t'" of ``--dtype uint8``."""
+
+    from .cli_options import ascend_type
+
+    def parse(text: str) -> str:
+        name = ascend_type(text)
+        if name not in choices:
+            said = repr(text) if name == text else f"{text!r} ({name})"
+            raise argparse.ArgumentTypeError(f"invalid choice: {said} (choose from "
+                                             f"{', '.join(choices)})")
+        return name
+
+    return parse
+
+
+def _summary(doc: str | None) -> str:
+    """The docstring's first two paragraphs, which say what dst holds (``asc_reduce_sum_datablock``:
+    "every other lane is 0"), unwrapped; its example and notes stay in Python's help."""
+    paragraphs = [" ".join(p.split()) for p in (doc or "").split("\n\n")[:2]]
+    # an example, or the head of a list the help would cut off, says nothing alone
+    return " ".join(p for p in paragraphs if not p.startswith(">>>") and not p.endswith(":"))
 
 
 def _run_args(p: argparse.ArgumentParser) -> None:
@@ -72,8 +101,7 @@ def _run_args(p: argparse.ArgumentParser) -> None:
     for name, runner in RUNNERS.items():
         ins = runner.instruction
         q = sub.add_parser(name, help=f"{ins.ascend}",  # `ascjax run NAME --help` says more
-                           description=" ".join((ins.function.__doc__ or "").split("\n\n")[0]
-                                                .split()))  # the first paragraph
+                           description=_summary(ins.function.__doc__))
         groups = {"": q}  # a call form's options in a section of their own
         for option in runner.options:
             if option.group not in groups:
@@ -155,8 +183,17 @@ def _number(text: str) -> float:
     return value
 
 
+def _shape(text: str) -> tuple[int, ...]:
+    """``--shape 1024,16`` (one entry may be -1: ``--shape=-1,16``) as a tuple of ints."""
+    try:
+        return tuple(int(n) for n in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a shape: ints joined by commas, "
+                                         f"e.g. 1024,16 (one may be -1: --shape=-1,16)") from None
+
+
 def _compare_args(p: argparse.ArgumentParser) -> None:
-    from .io.compare import DEFAULT_PRESET, LAYOUTS, PRESETS
+    from .io.compare import DEFAULT_PRESET, PRESETS
 
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.epilog = ("rules (every one is computed and reported; --rule picks those that decide):\n"
@@ -171,6 +208,12 @@ def _compare_args(p: argparse.ArgumentParser) -> None:
                     f"  {name}  {r:g}, {a:g}, {e:g}" + ("  (default)" if name == DEFAULT_PRESET
                                                         else "")
                     for name, (r, a, e) in PRESETS.items()) +
+                "\nwhere mismatches are (default: registers, for files of registers):\n"
+                "  --shape N,LEN   outputs of the LocalTensor instructions (`ascjax run` says\n"
+                "                  \"N tensors\"; LEN is the --dst-len, or --dst's length):\n"
+                "                  each mismatch as (tensor, element); --shape=-1,LEN works out\n"
+                "                  N; any shape of the element count, e.g. --shape 256,8\n"
+                "  --layout flat   compacted outputs (squeeze, gather): the index only\n"
                 "\nexit code: 0 pass, 1 fail, 2 bad input")
     p.add_argument("actual", help="output to check (.bin, e.g. the NPU dump; a pipe is read "
                    "to its end)")
@@ -188,10 +231,14 @@ def _compare_args(p: argparse.ArgumentParser) -> None:
                    help="largest share of failing elements that passes (overrides the preset's)")
     p.add_argument("--bit-exact", action="store_true", help="same as --rule bit-exact (added "
                    "to the other rules)")
-    p.add_argument("--layout", choices=LAYOUTS, default="registers",
+    p.add_argument("--layout", choices=("registers", "flat"),
                    help="how mismatches are located: registers (index, register, block, lane; "
                         "default) or flat (index only: compacted outputs such as squeeze or "
                         "gather results)")
+    p.add_argument("--shape", type=_shape, metavar="N,LEN",
+                   help="locate mismatches as index tuples in this shape (comma-separated, "
+                        "one may be -1: --shape=-1,16), e.g. 1024,16 for a file of 1024 "
+                        "LocalTensors of 16 elements")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--first", type=nonnegative_int, default=10,
                    help="mismatches to locate (default 10)")
@@ -208,7 +255,8 @@ def _compare(args: argparse.Namespace) -> int:
         report = compare(args.actual, args.golden, dtype=args.dtype, first=args.first,
                          bit_exact=args.bit_exact, rules=args.rules, preset=args.preset,
                          rtol=args.rtol, atol=args.atol, error_ratio=args.error_ratio,
-                         layout=args.layout, allow_empty=args.allow_empty)
+                         layout=args.layout, shape=args.shape,
+                         allow_empty=args.allow_empty)
     except BAD_INPUT as error:
         return _fail("compare", error)
     code = 0 if report.passed else 1
@@ -256,12 +304,13 @@ def _study_args(p: argparse.ArgumentParser) -> None:
         LONG_TRIALS,
         ORDERS,
         PATTERNS,
+        SUM_FORMATS,
     )
 
     p.add_argument("--out", required=True, help="directory for study.md, study.csv and the PNGs")
     p.add_argument("--formats", type=_csv(str), default=list(DEFAULT_FORMATS),
-                   help=f"comma-separated formats (default {','.join(DEFAULT_FORMATS)}; also "
-                        "fp8_e5m2_t, fp8_e4m3fn_t)")
+                   help=f"comma-separated formats, from {', '.join(SUM_FORMATS)} (the ones a "
+                        f"sum is emulated in; default {','.join(DEFAULT_FORMATS)})")
     p.add_argument("--sizes", type=_csv(positive_int), default=list(DEFAULT_SIZES),
                    help=f"comma-separated n (default {','.join(map(str, DEFAULT_SIZES))})")
     p.add_argument("--distributions", type=_distributions, default=list(DEFAULT_DISTRIBUTIONS),
@@ -399,10 +448,45 @@ def _probe(args: argparse.Namespace) -> int:
 
 
 class _Parser(argparse.ArgumentParser):
-    """Usage errors in two lines (what is wrong, where to look), not the whole usage."""
+    """Usage errors in two lines (what is wrong, where to look), not the whole usage. No
+    prefixes: ``--repeat`` is not taken for ``--repeat-time`` (a typo must not run)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):
         self.exit(2, f"{self.prog}: error: {message}\n(see {self.prog} --help)\n")
+
+    def unknown_flags(self, argv: list[str]) -> list[str]:
+        options = argv[:argv.index("--")] if "--" in argv else argv  # after "--": values
+        return [w for w in options if w.startswith("--")
+                and w.split("=")[0] not in self._option_string_actions]
+
+    def unrecognized(self, extras: list[str]) -> None:
+        """Report arguments none of this parser's options take, with the nearest option."""
+        flags = [s for s in self._option_string_actions if s.startswith("--")]
+        near = {word: match[0] for word in self.unknown_flags(extras)
+                for match in [difflib.get_close_matches(word.split("=")[0], flags, n=1,
+                                                          cutoff=0.7)]
+                if match}
+        hint = ("" if not near else f" (did you mean {next(iter(near.values()))}?)"
+                if len(near) == 1 else
+                f" (did you mean {', '.join(f'{m} for {w}' for w, m in near.items())}?)")
+        self.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
+
+
+def _leaf(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.ArgumentParser:
+    """The (sub)parser ``argv``'s command words lead to: ``run block_reduce_sum`` -> its own,
+    whose options a misspelt one is matched against."""
+    words = iter(w for w in argv if not w.startswith("-"))
+    while (choices := next((a.choices for a in parser._actions
+                            if isinstance(a, argparse._SubParsersAction)), None)):
+        word = next(words, None)
+        if word not in choices:
+            break
+        parser = choices[word]
+    return parser
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -450,7 +534,12 @@ def _run_by_vendor_name(argv: list[str]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     argv = _run_by_vendor_name(list(sys.argv[1:] if argv is None else argv))
-    args = parser.parse_args(argv)
+    leaf = _leaf(parser, argv)
+    if leaf.unknown_flags(argv):  # before argparse's "required" check: the typo is the cause
+        leaf.unrecognized(leaf.unknown_flags(argv))
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        leaf.unrecognized(extras)
     if args.command is None:
         parser.print_help()
         return 0

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .config import _CHOICES, PRODUCTS, Config
-from .formats import BY_ALIAS
+from .formats import BY_ALIAS, resolve
 
 
 @dataclasses.dataclass(frozen=True)
@@ -28,10 +28,16 @@ class Option:
     group: str = ""
 
 
-def ascend_type(text: str) -> str:
-    """An Ascend type name from it or an alias (float16 -> half); unknown names pass through
-    to argparse's choices check, which lists the valid ones."""
-    return BY_ALIAS[text].name if text in BY_ALIAS else text
+def ascend_type(text: Any) -> Any:
+    """An Ascend type name from it, an alias (float16 -> half) or, from Python, a NumPy type
+    (np.float16 -> half); anything else passes through to the choices check, which lists the
+    valid ones."""
+    if isinstance(text, str):
+        return BY_ALIAS[text].name if text in BY_ALIAS else text
+    try:
+        return resolve(text).name
+    except TypeError:
+        return text
 
 
 def byte_address(text: str) -> int:

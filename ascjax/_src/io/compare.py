@@ -21,9 +21,9 @@ verdict, ``isclose`` by default):
   hifloat8 and the 4-bit types, which NumPy cannot load, as float32 values), so the arithmetic
   (float16 for half: ``atol + rtol * |golden|`` is rounded to float16) is the scripts'.
   ``PRESETS`` name the common (R, A, E) settings; ``DEFAULT_PRESET`` is the default.
-* ``thousandth`` (rule ``loss``): the other ``verify_result.py`` rule (LOSS = 1e-3, "absolute
-  and relative error both within one thousandth"; 4 of the samples' scripts), computed as the
-  script computes it::
+* ``loss`` (``--rule loss``; formerly named ``thousandth``, still accepted): the other
+  ``verify_result.py`` rule (LOSS = 1e-3, "absolute and relative error both within one
+  thousandth"; 4 of the samples' scripts), computed as the script computes it::
 
       diff = |actual - golden|;  deno = max(|actual|, |golden|)
       atol_ok = diff <= LOSS;    rtol_ok = diff / (deno + 10e-10) <= LOSS
@@ -41,9 +41,16 @@ verdict, ``isclose`` by default):
   rel = inf.
 * ``bit_exact``: no mismatch.
 
-Mismatches are located in the file's layout: ``layout="registers"`` (index, register, 32-byte
+Mismatches are located in the data's layout: ``layout="registers"`` (index, register, 32-byte
 block, lane) for files of registers, ``layout="flat"`` (index only) for compacted outputs such
-as squeeze or gather results. Comparing zero elements is an error unless ``allow_empty=True``.
+as squeeze or gather results, or ``shape=`` (layout ``"shape"``: the index tuple of the element
+in an array of that shape, e.g. ``(tensor, element)`` for a file of LocalTensors, ``shape=(-1,
+16)`` for rows of 16) for anything else; arrays of more than one dimension are located in their
+own shape unless a layout is given. A lane is the element's index in its register: for the
+4-bit types (two elements a byte, element 2k in the low nibble) 0..511, with the register
+``byte`` that holds it reported apart. Values are printed in the shortest form that reads back
+to the same value of their own format (``0.1`` for float 0.1, not its float64 expansion).
+Comparing zero elements is an error unless ``allow_empty=True``.
 """
 
 from __future__ import annotations
@@ -82,9 +89,10 @@ PRESETS = {
     "r1e-6-a1e-9-e1e-4": (1e-6, 1e-9, 1e-4),
 }
 DEFAULT_PRESET = "r1e-3-a1e-3-e1e-3"
-RULES = ("isclose", "thousandth", "mere_mare", "bit_exact")
-RULE_NAMES = {"loss": "thousandth", "mere-mare": "mere_mare", "bit-exact": "bit_exact"}
-LAYOUTS = ("registers", "flat")
+RULES = ("isclose", "loss", "mere_mare", "bit_exact")
+# other spellings: the command line's, and "thousandth" (the loss rule's former name)
+RULE_NAMES = {"thousandth": "loss", "mere-mare": "mere_mare", "bit-exact": "bit_exact"}
+LAYOUTS = ("registers", "flat", "shape")
 
 
 # --- per-format element model: codes, values, NaN/inf, order --------------------------------
@@ -169,14 +177,66 @@ def _json_ulp(x: float) -> int | None:
     return None if x == math.inf else int(x)
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}es" if word.endswith("h") else f"{n} {word}s"
+
+
+def _neighbours(value: float, fmt: Format) -> tuple[float, float]:
+    """The values of ``fmt`` either side of the finite nonzero ``value``; past the largest (or
+    smallest) finite value, its mirror image (so the cut between them is where round to
+    nearest overflows)."""
+    if fmt.bits > 8:  # bfloat16: ml_dtypes steps through its values
+        v = np.array([value], fmt.storage_dtype)
+        lo, hi = (float(np.nextafter(v, np.array([end], fmt.storage_dtype))[0])
+                  for end in (-np.inf, np.inf))
+    else:
+        values = _code_table(fmt.name)[0]
+        values = np.unique(values[np.isfinite(values)])
+        i = int(np.searchsorted(values, value))
+        lo = float(values[i - 1]) if i > 0 else math.inf
+        hi = float(values[i + 1]) if i + 1 < values.size else math.inf
+    if math.isinf(lo):
+        lo = 2 * value - hi
+    if math.isinf(hi):
+        hi = 2 * value - lo
+    return lo, hi
+
+
+def shortest(value: float, dtype: Any) -> str:
+    """``value`` (exact in ``dtype``) in the fewest significant digits that read back, rounded
+    to the nearest value of ``dtype``, to the same value: ``0.1`` for float's 0.1 (whose
+    float64 repr is 0.10000000149011612) and for bfloat16's 0.10009765625. half and float as
+    NumPy prints its float16 / float32 scalars (``6.55e+04`` for 65504); the other types as
+    Python prints the float of those digits (``0.1``, ``448.0``), taking no decimal that lies
+    halfway between two values (it reads back by the tie rule only)."""
+    fmt = resolve(dtype, where="compare")
+    if not fmt.is_float or isinstance(value, int):
+        return str(value)
+    if fmt.name in ("half", "float"):
+        return str(np.dtype(fmt.storage_dtype).type(value))
+    if value == 0 or not math.isfinite(value):
+        return repr(float(value))
+    lo, hi = _neighbours(value, fmt)
+    for digits in range(1, 18):  # read back: nearer to value than to either neighbour (no tie)
+        x = float(f"{value:.{digits}g}")
+        if abs(x - value) < min(abs(x - lo), abs(x - hi)):
+            return repr(x)
+    return repr(float(value))
+
+
 @dataclasses.dataclass(frozen=True)
 class Mismatch:
     """One element whose bits differ: where it is, both values and bit patterns, ULPs apart.
 
-    ``register`` = index // elements per register; ``lane`` the register lane (the byte-pair
-    lane for 4-bit types); ``block`` the 32-byte DataBlock of that lane (all three ``None``
-    for ``layout="flat"``). ``ulp`` is ``math.inf`` for a NaN against a number; ``close`` is
-    what ``np.isclose`` said of the element under the report's isclose rule.
+    ``index`` is the element's index in the flat data. ``layout="registers"``: ``register`` =
+    index // elements per register; ``lane`` the element's index in that register (for the
+    4-bit types an element index, 0..511, and ``byte`` the register byte holding it: lane // 2,
+    element 2k in the low nibble; ``None`` for other types); ``block`` the 32-byte DataBlock
+    of the element. ``position`` (``layout="shape"``): the element's index tuple in the shape
+    given. Fields of the other layouts are ``None`` (and left out of ``as_dict``). ``ulp`` is
+    ``math.inf`` for a NaN against a number; ``close`` is what ``np.isclose`` said of the
+    element under the report's isclose rule. ``actual`` / ``golden`` hold the exact values
+    (``str(report)`` prints them in their own format's shortest form, ``shortest``).
     """
 
     index: int
@@ -189,13 +249,17 @@ class Mismatch:
     golden_bits: str
     ulp: float | int
     close: bool = True
+    byte: int | None = None
+    position: tuple[int, ...] | None = None
 
     def as_dict(self) -> dict:
         d = dataclasses.asdict(self)
         d.update(actual=_json_value(self.actual), golden=_json_value(self.golden),
                  ulp=_json_ulp(self.ulp))
-        if self.register is None:
-            for key in ("register", "block", "lane"):
+        if self.position is not None:
+            d["position"] = list(self.position)
+        for key in ("register", "block", "lane", "byte", "position"):
+            if d[key] is None:
                 d.pop(key)
         return d
 
@@ -225,7 +289,8 @@ class CompareReport:
     largest ULP distance (``math.inf`` if a NaN meets a number); ``ulp_histogram`` maps bins
     ("0", "1", "2", "3-4", "5-8", ..., "inf") to counts of mismatches; ``passed`` is True when
     every applied criterion (the ``rules`` asked for) passes; ``layout`` is how mismatches are
-    located. ``str(report)`` is a table for people; ``as_dict()`` /
+    located (``"registers"``, ``"flat"`` or ``"shape"``, in ``shape``). ``str(report)`` is a
+    table for people, closing with the deciding rules' lines and the verdict; ``as_dict()`` /
     ``to_json()`` the data (JSON keys as ``ascjax compare --json`` prints them).
     """
 
@@ -243,6 +308,7 @@ class CompareReport:
     passed: bool
     rules: tuple[str, ...] = ("isclose",)
     layout: str = "registers"
+    shape: tuple[int, ...] | None = None
 
     def as_dict(self) -> dict:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
@@ -250,7 +316,8 @@ class CompareReport:
         d.update(max_ulp=_json_ulp(self.max_ulp),
                  first_mismatches=[m.as_dict() for m in self.first_mismatches],
                  criteria={c.name: c.as_dict() for c in self.criteria},
-                 ulp_histogram=dict(self.ulp_histogram), rules=list(self.rules))
+                 ulp_histogram=dict(self.ulp_histogram), rules=list(self.rules),
+                 shape=None if self.shape is None else list(self.shape))
         d["pass"] = self.passed
         return d
 
@@ -259,8 +326,8 @@ class CompareReport:
 
     def __str__(self) -> str:
         ulp = "inf" if self.max_ulp == math.inf else str(self.max_ulp)
-        lines = [(f"compare {self.dtype}: {self.elements} elements, {self.mismatches} bit "
-                  f"mismatches, max {ulp} ulp")]
+        lines = [(f"compare {self.dtype}: {_plural(self.elements, 'element')}, "
+                  f"{_plural(self.mismatches, 'bit mismatch')}, max {ulp} ulp")]
         if self.ulp_histogram:
             lines.append("  ulp histogram: " + "  ".join(
                 f"{k}: {v}" for k, v in self.ulp_histogram.items()))
@@ -268,38 +335,78 @@ class CompareReport:
                      f"payloads), NaN vs number {self.nan_vs_number}, inf mismatches "
                      f"{self.inf_mismatches}")
         if self.first_mismatches:
-            where = (f"{'register':>8} {'block':>5} {'lane':>4} " if self.layout == "registers"
-                     else "")
-            lines.append(f"  first mismatches:\n    {'index':>10} {where} {'actual':>24}  "
-                         f"{'golden':>24}  {'ulp':>6}  isclose")
-            for m in self.first_mismatches:
-                a, g = f"{m.actual!r} ({m.actual_bits})", f"{m.golden!r} ({m.golden_bits})"
-                u = "inf" if m.ulp == math.inf else str(m.ulp)
-                at = (f"{m.register:>8} {m.block:>5} {m.lane:>4} " if self.layout == "registers"
-                      else "")
-                lines.append(f"    {m.index:>10} {at} {a:>24}  {g:>24}  {u:>6}  "
-                             f"{'yes' if m.close else 'no'}")
-        lines.append(f"  rules (deciding: {', '.join(map(_spelled, self.rules))}):")
+            lines += self._located()
+        others = "; the others, in parentheses, do not decide" if any(
+            not c.applied for c in self.criteria) else ""
+        lines.append(f"  rules (deciding: {', '.join(map(_spelled, self.rules))}{others}):")
         for c in self.criteria:
             figures = ", ".join(f"{k} {_fmt(v)}" for k, v in c.figures.items())
             verdict = ("pass" if c.passed else "FAIL") if c.applied else \
                 ("(pass)" if c.passed else "(fail)")
-            lines.append(f"    {c.name:<10} {verdict:<6}  ({figures})")
-            if c.name == "thousandth" and not c.passed and c.figures["nan_inf_agreeing"]:
+            lines.append(f"    {_spelled(c.name):<10} {verdict:<6}  ({figures})")
+            if c.name == "loss" and not c.passed and c.figures["nan_inf_agreeing"]:
                 lines.append("               (as verify_result.py does, NaN and inf elements "
                              "fail this rule even where both files agree)")
-        isclose = next(c for c in self.criteria if c.name == "isclose")
-        # verify_result.py's own line, in its own format
-        lines.append("  error ratio: %.4f, tolerance: %.4f" % (  # noqa: UP031
-            isclose.figures["error_ratio"], isclose.figures["tolerance"]))
-        lines.append("  PASS" if self.passed else "  FAIL")
+        # the verdict: each deciding rule's line, then PASS / FAIL naming the rules
+        deciding = [c for c in self.criteria if c.applied]
+        lines += [f"  {_closing(c)}" for c in deciding]
+        failed = [_spelled(c.name) for c in deciding if not c.passed]
+        lines.append(f"  FAIL ({', '.join(failed)})" if failed else
+                     f"  PASS ({', '.join(_spelled(c.name) for c in deciding)})")
         return "\n".join(lines)
+
+    def _located(self) -> list[str]:
+        """The table of the first mismatches, in the report's layout."""
+        packed = FORMATS[self.dtype].packed
+
+        def where(m: Mismatch) -> str:
+            if self.layout == "registers":
+                return f"{m.register:>8} {m.block:>5} {m.lane:>4} " + \
+                    (f"{m.byte:>4} " if packed else "")
+            if self.layout == "shape":
+                return f"{m.position!s:>{width}} "
+            return ""
+
+        width = max((len(str(m.position)) for m in self.first_mismatches), default=0)
+        width = max(width, len("position"))
+        head = {"registers": f"{'register':>8} {'block':>5} {'lane':>4} " +
+                (f"{'byte':>4} " if packed else ""),
+                "shape": f"{'position':>{width}} ", "flat": ""}[self.layout]
+        title = {"registers": "registers", "flat": "flat index",
+                 "shape": f"shape {self.shape}"}[self.layout]
+        lines = [f"  first mismatches ({title}):"]
+        if self.layout == "registers" and packed:
+            lines.append("    (4-bit type: lane = the element's index in its register, 0-511; "
+                         "byte = the register byte holding it, element 2k in the low nibble)")
+        lines.append(f"    {'index':>10} {head} {'actual':>24}  {'golden':>24}  {'ulp':>6}  "
+                     f"isclose")
+        for m in self.first_mismatches:
+            a = f"{shortest(m.actual, self.dtype)} ({m.actual_bits})"
+            g = f"{shortest(m.golden, self.dtype)} ({m.golden_bits})"
+            u = "inf" if m.ulp == math.inf else str(m.ulp)
+            lines.append(f"    {m.index:>10} {where(m)} {a:>24}  {g:>24}  {u:>6}  "
+                         f"{'yes' if m.close else 'no'}")
+        return lines
+
+
+def _closing(c: Criterion) -> str:
+    """A deciding rule's closing line: the samples' own line for isclose."""
+    f = c.figures
+    if c.name == "isclose":  # verify_result.py's own line, in its own format
+        return "error ratio: %.4f, tolerance: %.4f" % (  # noqa: UP031
+            f["error_ratio"], f["tolerance"])
+    if c.name == "loss":
+        return (f"loss: {f['rtol_failures']} over the relative limit, {f['atol_failures']} over "
+                f"the absolute limit (LOSS 1e-3); fails when both exceed {_fmt(f['limit'])}")
+    if c.name == "mere_mare":
+        return (f"mere-mare: MERE {_fmt(f['mere'])} (limit {_fmt(f['threshold'])}), MARE "
+                f"{_fmt(f['mare'])} (limit {_fmt(f['mare_threshold'])})")
+    return f"bit-exact: {_plural(f['mismatches'], 'bit mismatch')}"
 
 
 def _spelled(rule: str) -> str:
-    """A rule as the report names it, with the ``--rule`` name where that is another word."""
-    given = next((g for g, r in RULE_NAMES.items() if r == rule), rule)
-    return f"{rule} (--rule {given})" if given.replace("-", "_") != rule else rule
+    """A rule as the command line's ``--rule`` names it."""
+    return rule.replace("_", "-")
 
 
 def _fmt(v: Any) -> str:
@@ -334,9 +441,9 @@ class _Tally:
     """
 
     def __init__(self, fmt: Format, first: int, tolerance: tuple[float, float, float],
-                 layout: str, split: bool = True):
+                 layout: str, split: bool = True, shape: tuple[int, ...] | None = None):
         self.fmt, self.first, self.tolerance, self.layout = fmt, first, tolerance, layout
-        self.split = split
+        self.split, self.shape = split, shape
         self.close_fail = 0
         self.n = self.mismatches = self.max_ulp = 0
         self.nan_pairs = self.nan_payload = self.nan_vs_number = self.inf_mismatches = 0
@@ -399,7 +506,7 @@ class _Tally:
         self.close_fail += count(~close)
         self.nan_pairs += count(both_nan)
         va, vg = _values(a, fmt), _values(g, fmt)
-        self._thousandth(va, vg, count)
+        self._loss(va, vg, count)
         # The script fails these although both sides agree (NaN pairs, equal infinities).
         differ = (a != g) & ~both_nan
         self.nonfinite_agree += count((both_nan | (inf_a & (a == g))) & ~differ)
@@ -427,14 +534,19 @@ class _Tally:
 
     def _mismatch(self, index: int, a, g, ulp: int, close: bool) -> Mismatch:
         fmt, per = self.fmt, _elements_per_register(self.fmt)
-        lane = (index % per) // (2 if fmt.packed else 1)
-        at = (index // per, lane // fmt.per_block, lane) if self.layout == "registers" \
-            else (None, None, None)
+        at, byte, position = (None, None, None), None, None
+        if self.layout == "registers":
+            lane = index % per  # the element's index in its register
+            byte_lane = lane // 2 if fmt.packed else lane  # the register lane holding it
+            at = (index // per, byte_lane // fmt.per_block, lane)
+            byte = byte_lane if fmt.packed else None
+        elif self.layout == "shape":
+            position = tuple(int(i) for i in np.unravel_index(index, self.shape))
         digits = max(fmt.bits // 4, 1)
         kind = float if fmt.is_float else int
         va, vg = (kind(_values(np.array([x]), fmt)[0]) for x in (a, g))
         return Mismatch(index, *at, va, vg, f"0x{int(a):0{digits}x}", f"0x{int(g):0{digits}x}",
-                        math.inf if ulp == _INF_ULP else ulp, close)
+                        math.inf if ulp == _INF_ULP else ulp, close, byte, position)
 
     def _isclose(self, a: np.ndarray, g: np.ndarray) -> np.ndarray:
         """The scripts' np.isclose, on the arrays np.fromfile would give them."""
@@ -443,7 +555,7 @@ class _Tally:
         with np.errstate(all="ignore"):
             return np.isclose(x, y, rtol=rtol, atol=atol, equal_nan=True)
 
-    def _thousandth(self, va: np.ndarray, vg: np.ndarray, count: Callable) -> None:
+    def _loss(self, va: np.ndarray, vg: np.ndarray, count: Callable) -> None:
         # The script's own arithmetic, in the type np.fromfile would give it.
         kind = {"half": np.float16}.get(self.fmt.name, np.float32)
         if self.fmt.bits == 32 and not self.fmt.is_float:
@@ -483,7 +595,7 @@ class _Tally:
             "Ascend samples verify_result.py: np.isclose(output, golden, rtol, atol, "
             "equal_nan=True); pass when the share of failing elements <= tolerance"),
             Criterion(
-            "thousandth",
+            "loss",
             not (self.rtol_fail > n * LOSS and self.atol_fail > n * LOSS),
             {"rtol_failures": self.rtol_fail, "atol_failures": self.atol_fail,
              "limit": n * LOSS, "nan_inf_agreeing": self.nonfinite_agree},
@@ -505,7 +617,8 @@ class _Tally:
         return CompareReport(name, n, self.mismatches, self.max_ulp, hist, self.nan_pairs,
                              self.nan_payload, self.nan_vs_number, self.inf_mismatches,
                              tuple(self.found), tuple(criteria),
-                             all(c.passed for c in criteria if c.applied), rules, self.layout)
+                             all(c.passed for c in criteria if c.applied), rules, self.layout,
+                             self.shape)
 
 
 def _tally(a: np.ndarray, g: np.ndarray, tally: _Tally, chunk: int) -> _Tally:
@@ -534,6 +647,68 @@ def _load(x: Any, fmt: Format, arg: str) -> np.ndarray:
         raise TypeError(f"compare: {arg} has dtype {x.dtype}; {fmt.name} is stored as "
                         f"{fmt.storage_dtype} (or give its bits as {fmt.bits_dtype})")
     return x.reshape(-1)
+
+
+def _array_shape(x: Any, fmt: Format) -> tuple[int, ...] | None:
+    """The element shape of an array input of more than one dimension (a packed type's last
+    axis counts bytes: two elements each); None for a path or a flat array."""
+    if isinstance(x, (str, os.PathLike)) or np.ndim(x) < 2:
+        return None
+    shape = tuple(int(n) for n in np.shape(x))
+    return (*shape[:-1], 2 * shape[-1]) if fmt.packed else shape
+
+
+def _layout(layout: str | None, shape: Any, actual: Any, golden: Any,
+            fmt: Format) -> tuple[str, Any]:
+    """(layout, shape asked for): ``shape=`` means layout "shape"; with neither given, an array
+    input of more than one dimension is located in its own shape, anything else in registers."""
+    if layout is not None and layout not in LAYOUTS:
+        raise ValueError(f"compare: layout={layout!r} is not one of {list(LAYOUTS)}")
+    if shape is not None:
+        if layout not in (None, "shape"):
+            raise ValueError(f"compare: layout={layout!r} and shape={shape!r} both say how to "
+                             f"locate mismatches; give one (--layout or --shape)")
+        return "shape", shape
+    if layout not in (None, "shape"):
+        return layout, None
+    shapes = [s for s in (_array_shape(actual, fmt), _array_shape(golden, fmt)) if s]
+    if len(shapes) == 2 and shapes[0] != shapes[1]:
+        raise ValueError(f"compare: actual has shape {shapes[0]} but golden has shape "
+                         f"{shapes[1]} ({fmt.name} elements); give shape= or layout= to say "
+                         f"how to locate mismatches")
+    if shapes:
+        return "shape", shapes[0]
+    if layout == "shape":
+        raise ValueError("compare: layout='shape' needs shape= (or array inputs of more than "
+                         "one dimension)")
+    return "registers", None
+
+
+def _checked_shape(shape: Any, count: int, fmt: Format) -> tuple[int, ...]:
+    """``shape`` (an int or ints; one may be -1, as in NumPy's reshape) as a tuple whose size is
+    ``count``, the number of elements compared."""
+    dims = (shape,) if isinstance(shape, (int, np.integer)) else shape
+    try:
+        dims = tuple(dims)
+    except TypeError:
+        dims = None
+    if dims is None or not dims or any(
+            isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < -1
+            for n in dims) or list(dims).count(-1) > 1:
+        raise ValueError(f"compare: shape={shape!r} is not a shape: one or more ints >= 0, "
+                         f"one of them may be -1 (--shape, e.g. --shape 1024,16)")
+    dims = tuple(int(n) for n in dims)
+    known = math.prod(n for n in dims if n != -1)
+    if -1 in dims:
+        if known == 0 or count % known:
+            raise ValueError(f"compare: shape={dims} cannot hold the {count} {fmt.name} "
+                             f"elements compared: {count} is not a multiple of {known} "
+                             f"(--shape)")
+        return tuple(count // known if n == -1 else n for n in dims)
+    if known != count:
+        raise ValueError(f"compare: shape={dims} holds {known} elements but the inputs hold "
+                         f"{count} {fmt.name} elements (--shape)")
+    return dims
 
 
 def _rules(rules: Any, bit_exact: bool) -> tuple[str, ...]:
@@ -571,24 +746,30 @@ def tolerance(preset: str | None = None, rtol: float | None = None, atol: float 
 def compare(actual: Any, golden: Any, *, dtype: Any, first: int = 10, bit_exact: bool = False,
             chunk: int = CHUNK_ELEMENTS, rules: Any = None, preset: str | None = None,
             rtol: float | None = None, atol: float | None = None,
-            error_ratio: float | None = None, layout: str = "registers",
-            allow_empty: bool = False) -> CompareReport:
+            error_ratio: float | None = None, layout: str | None = None,
+            shape: Any = None, allow_empty: bool = False) -> CompareReport:
     """Compare ``actual`` (e.g. an NPU dump) with ``golden`` element by element.
 
     ``actual`` and ``golden`` are .bin paths (read as ``dtype``, chunk by chunk) or arrays in
     ``dtype``'s storage type (or its unsigned bits); any shape, compared flat. Every rule is
-    computed; ``rules`` (a name or names: ``"isclose"``, ``"thousandth"``, ``"mere_mare"``,
-    ``"bit_exact"``, or the command line's ``loss``, ``mere-mare``, ``bit-exact``; default
-    ``"isclose"``) decide ``passed``; ``bit_exact=True`` adds ``"bit_exact"``. The isclose
-    rule's (rtol, atol, error ratio) come from ``preset`` (``"r1e-3-a1e-3-e1e-3"``, the
-    default, ``"r1e-3-a1e-3-e1e-4"``, ``"r1e-4-a1e-5-e1e-4"`` or ``"r1e-6-a1e-9-e1e-4"``: the
-    settings of the samples' scripts), each overridden by ``rtol``, ``atol``,
-    ``error_ratio`` when given. ``first`` mismatches are located, in ``layout``
-    (``"registers"``: index, register, block, lane; ``"flat"``: index only, for compacted
-    outputs). Files of any size are compared ``chunk`` elements at a time (rounded up to a
-    multiple of 4096); the report does not depend on ``chunk``. Raises ``ValueError`` when the
-    element counts differ, or when there are none (unless ``allow_empty=True``). Rules: the
-    module doc.
+    computed; ``rules`` (a name or names: ``"isclose"``, ``"loss"``, ``"mere_mare"``,
+    ``"bit_exact"``, or the command line's ``mere-mare``, ``bit-exact``, or ``"thousandth"``,
+    the loss rule's former name; default ``"isclose"``) decide ``passed``; ``bit_exact=True``
+    adds ``"bit_exact"``. The isclose rule's (rtol, atol, error ratio) come from ``preset``
+    (``"r1e-3-a1e-3-e1e-3"``, the default, ``"r1e-3-a1e-3-e1e-4"``, ``"r1e-4-a1e-5-e1e-4"``
+    or ``"r1e-6-a1e-9-e1e-4"``: the settings of the samples' scripts), each overridden by
+    ``rtol``, ``atol``, ``error_ratio`` when given. ``first`` mismatches are located: with
+    ``shape`` (ints, one of them may be -1; their product must be the element count) by their
+    index tuple in that shape (``shape=(1024, 16)``: (tensor, element) of a file of 1024
+    LocalTensors of 16 elements, as ``ascjax run`` writes for the LocalTensor instructions);
+    else in ``layout``: ``"registers"`` (index, register, block, lane: files of registers),
+    ``"flat"`` (index only, for compacted outputs) or ``"shape"``; by default arrays of more
+    than one dimension are located in their own shape (a 4-bit type's last axis counts bytes,
+    two elements each) and anything else in registers. Files of any size are compared
+    ``chunk`` elements at a time (rounded up to a multiple of 4096); the report does not depend
+    on ``chunk``. Raises ``ValueError`` when the element counts differ, when there are none
+    (unless ``allow_empty=True``), or when ``shape`` does not hold the element count. Rules:
+    the module doc.
 
     >>> import numpy as np, ascjax
     >>> g = np.ones(128, np.float16)
@@ -600,8 +781,7 @@ def compare(actual: Any, golden: Any, *, dtype: Any, first: int = 10, bit_exact:
     fmt = resolve(dtype, where="compare")
     chosen = _rules(rules, bit_exact)
     tol = tolerance(preset, rtol, atol, error_ratio)
-    if layout not in LAYOUTS:
-        raise ValueError(f"compare: layout={layout!r} is not one of {list(LAYOUTS)}")
+    layout, shape = _layout(layout, shape, actual, golden, fmt)
     if isinstance(first, bool) or not isinstance(first, int) or first < 0:
         raise ValueError(f"compare: first={first!r} must be an int >= 0 (--first)")
     if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
@@ -614,6 +794,8 @@ def compare(actual: Any, golden: Any, *, dtype: Any, first: int = 10, bit_exact:
     if a.size == 0 and not allow_empty:
         raise ValueError("compare: both inputs hold 0 elements; nothing was compared (give "
                          "--allow-empty / allow_empty=True if that is expected)")
-    tally = _tally(a, g, _Tally(fmt, first, tol, layout), chunk)
+    if shape is not None:
+        shape = _checked_shape(shape, a.size * (2 if fmt.packed else 1), fmt)
+    tally = _tally(a, g, _Tally(fmt, first, tol, layout, shape=shape), chunk)
     named = (preset or DEFAULT_PRESET) if (rtol, atol, error_ratio) == (None,) * 3 else None
     return tally.report(chosen, named)

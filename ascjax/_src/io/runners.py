@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -71,13 +72,20 @@ class RunSummary:
     devices: int
     processes: int
     seconds: float
+    row_elements: tuple[int | None, ...] = ()  # per output: elements in one row of it
 
     def __str__(self) -> str:
         rate = self.rows / self.seconds if self.seconds else float("inf")
         rows = self.unit.removesuffix("s") if self.rows == 1 else self.unit  # 1 tensor
-        return (f"{self.instruction}: {self.rows} {rows} -> {', '.join(self.outputs)} "
+        line = (f"{self.instruction}: {self.rows} {rows} -> {', '.join(self.outputs)} "
                 f"on {self.devices} device(s) x {self.processes} process(es) in "
                 f"{self.seconds:.2f} s ({rate:,.0f} {self.unit}/s)")
+        # rows that are not registers: how `ascjax compare` locates a mismatch in them
+        shapes = [f"{path} with --shape {self.rows},{n}" for path, n in
+                  zip(self.outputs, self.row_elements, strict=False)
+                  if self.unit != "registers" and n and n > 1]
+        return line + (f"\n  (compare {', '.join(shapes)}: mismatches by "
+                       f"({rows.removesuffix('s')}, element))" if shapes else "")
 
 
 def _first(out: tuple) -> np.ndarray:
@@ -603,7 +611,10 @@ RUNNERS |= {r.name: r for r in (
 
 
 def _parsed(instruction: str, option: Option, value: Any) -> Any:
-    """A value given as text, parsed as the command line parses it (aliases, 0x ints)."""
+    """A value given as text, parsed as the command line parses it (aliases, 0x ints); a type
+    also as a NumPy type (``dtype=np.float16``), as everywhere else in the API."""
+    if option.type is ascend_type and value is not None:
+        return ascend_type(value)
     if not isinstance(value, str) or option.type is str:
         return value
     try:
@@ -700,4 +711,12 @@ def run_bin(instruction: str, *, chunk: int = CHUNK, devices: Sequence[Any] | No
     devices = list(jax.local_devices() if devices is None else devices)
     rows = execute(plan, chunk=chunk, devices=devices, progress=progress, label=instruction)
     return RunSummary(instruction, rows, plan.unit, tuple(o.path for o in plan.outputs),
-                      len(devices), jax.process_count(), time.perf_counter() - begin)
+                      len(devices), jax.process_count(), time.perf_counter() - begin,
+                      tuple(_row_elements(o, rows) for o in plan.outputs))
+
+
+def _row_elements(output: Output, rows: int) -> int | None:
+    """Elements in one row of a written output (None where this process has not the file)."""
+    if not rows or not os.path.exists(output.path):
+        return None
+    return os.path.getsize(output.path) * 8 // output.fmt.bits // rows

@@ -6,7 +6,9 @@ Higham's deterministic bound for its order and with Higham & Mary's probabilisti
 sweep sets the relative error against the condition number of the sum, kappa = sum|x| / |sum x|
 (``kappa(K)`` workloads); an optional third runs the hardware's long-vector patterns (ReduceSum's
 methods, WholeReduceSum chained over repeats, half accumulated in float) over 2^10..2^20 halves.
-``write_study`` turns the rows into Markdown, CSV files and PNG plots.
+``write_study`` turns the rows into Markdown, CSV files and PNG plots. A trial whose exact sum
+is beyond the format's finite range is reported apart (what each order returned, inf or NaN as
+the format has it): it is neither measured, ranked nor held against the bounds.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import math
 import os
 import re
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..config import resolve_config
-from ..formats import Format, resolve
+from ..formats import Format, finfo, resolve
 from ..io.progress import Progress
 from ..isa.lanes import check_int, pair_tree
 from ..isa.masks import create_mask
@@ -61,6 +63,50 @@ LONG_SIZES = tuple(1 << e for e in range(10, 21))
 # would overflow from n = 2^17 on, for every order).
 LONG_DISTRIBUTIONS = ("uniform(0,0.0625)", "normal")
 LONG_TRIALS = 4
+
+
+def overflow_value(dtype: Any) -> str:
+    """What ``dtype`` gives for a sum beyond its largest finite value, read off the format
+    table as the rounding does (``numerics.rounding``): "inf" where the table has an inf code,
+    "NaN" where it has a NaN code but no inf (fp8_e4m3fn). A format without codec codes (float)
+    is IEEE: "inf"."""
+    fmt = resolve(dtype, where="overflow_value")
+    if not fmt.is_float:
+        raise TypeError(f"overflow_value: {fmt.name} is not a float format")
+    if fmt.inf_code is None and fmt.nan_code is not None:
+        return "NaN"
+    if fmt.inf_code is None and fmt.round_modes:  # codec codes, none for inf or NaN: saturates
+        raise ValueError(f"overflow_value: {fmt.name} saturates; the study sums "
+                         f"{list(precision.SUM_FORMATS)}")
+    return "inf"
+
+
+def _decimal(x: float, digits: int) -> str:
+    """``x`` with ``digits`` digits after the point: positional for 1e-4 <= |x| < 1e6 (the
+    integer part always whole, so 256 never reads as 2.6e+02), scientific otherwise."""
+    if x == 0 or 1e-4 <= abs(x) < 1e6:
+        return np.format_float_positional(x, precision=digits, unique=False, fractional=True,
+                                          trim="-")
+    return np.format_float_scientific(x, precision=digits, unique=False, trim="-")
+
+
+def value_text(values: Any, dtype: Any) -> list[str]:
+    """Values of ``dtype`` as the shortest decimals (``_decimal``) that round back to the same
+    bits in ``dtype``: float32 0.1 reads 0.1, not float64's 0.10000000149011612; NaN, inf
+    and -inf as such."""
+    fmt = resolve(dtype, where="value_text")
+    held = precision.to_format(np.asarray(values, np.float64).ravel(), fmt)  # exact
+    wide = held.astype(np.float32).astype(np.float64)
+    texts = []
+    for bits, x in zip(_bits(held), wide, strict=True):
+        if not math.isfinite(x):
+            texts.append("NaN" if math.isnan(x) else ("inf" if x > 0 else "-inf"))
+            continue
+        # 17 digits after the point (or of the mantissa) hold every float32 value.
+        tries = [_decimal(float(x), d) for d in range(18)]
+        back = _bits(precision.to_format(np.array([float(t) for t in tries]), fmt))
+        texts.append(tries[int(np.argmax(back == bits))])
+    return texts
 
 
 def make_inputs(distribution: str, n: int, trials: int, dtype: Any, *, seed: int = 0
@@ -224,14 +270,17 @@ def measure(x: Any, *, dtype: Any = None, orders: Sequence[str] = ORDERS,
     """Every order's sums of ``x`` (trials, n) with their errors and bounds.
 
     ``orders``: from ``ORDERS`` and ``PATTERNS``. Returns ``{"exact": float64 (trials,),
-    "sum_abs": float64 (trials,), order: {"value", "abs", "rel", "ulps", "bound",
-    "prob_bound", "correctly_rounded"}}`` (per-trial arrays; ``bound`` Higham's, ``prob_bound``
-    Higham & Mary's for ``failure``).
+    "sum_abs": float64 (trials,), "overflow": bool (trials,), order: {"value", "abs", "rel",
+    "ulps", "bound", "prob_bound", "correctly_rounded"}}`` (per-trial arrays; ``overflow``
+    where the exact sum is beyond the format's finite range, so that its correctly rounded
+    value is ``overflow_value``; ``bound`` Higham's, ``prob_bound`` Higham & Mary's for
+    ``failure``).
     """
     fmt = resolve(np.asarray(x).dtype if dtype is None else dtype, where="measure")
     x = np.asarray(x).astype(fmt.storage_dtype)
     rounded, exact = precision.exact_sums(x, dtype=fmt.name)
-    out: dict = {"exact": exact, "sum_abs": np.abs(x.astype(np.float64)).sum(axis=-1)}
+    out: dict = {"exact": exact, "sum_abs": np.abs(x.astype(np.float64)).sum(axis=-1),
+                 "overflow": np.isfinite(exact) & ~np.isfinite(rounded.astype(np.float64))}
     for order in orders:
         value = order_sum(x, order, fmt)
         metrics = precision.errors(value, exact, dtype=fmt.name)
@@ -250,7 +299,8 @@ def _bits(a: np.ndarray) -> np.ndarray:
 class Study:
     """The measured rows (one per format, distribution, n, order) and the settings.
 
-    ``trial_rows``: one row per trial (its measured kappa, relative error and error / sum|x|),
+    ``trial_rows``: one row per trial (its measured kappa, relative error and error / sum|x|,
+    and whether its exact sum overflowed the format),
     over this study and its ``conditioning`` sweep (a Study of kappa(K) workloads at one n, or
     None)."""
 
@@ -290,6 +340,19 @@ def _size(nbytes: float) -> str:
     return f"{gib / 1024:.1f} TiB" if gib >= 1024 else f"{gib:.1f} GiB"
 
 
+def _study_format(spec: Any) -> str:
+    """The name of a format the study can sum (``precision.SUM_FORMATS``: the list that
+    ``precision.sum`` checks), else an error listing exactly those."""
+    valid = list(precision.SUM_FORMATS)
+    try:
+        name = resolve(spec, where="study", arg="formats").name
+    except TypeError:  # resolve's own list names every Ascend type, most not summable
+        raise TypeError(f"study: formats: unknown format {spec!r}; valid: {valid}") from None
+    if name not in valid:
+        raise ValueError(f"study: formats: {name!r} cannot be summed here; valid: {valid}")
+    return name
+
+
 def check_study(*, formats: Sequence[str], sizes: Sequence[int], distributions: Sequence[str],
                 trials: int, orders: Sequence[str], kappas: Sequence[float] = (),
                 kappa_n: int = DEFAULT_KAPPA_N, failure: float = precision.DEFAULT_FAILURE
@@ -299,11 +362,7 @@ def check_study(*, formats: Sequence[str], sizes: Sequence[int], distributions: 
     >= 1, a failure probability in (0, 1), and the largest cell's memory against what this
     machine has available."""
     where = "study"
-    names = tuple(resolve(f, where=where, arg="formats").name for f in formats)
-    for name in names:
-        if name not in precision.SUM_FORMATS:
-            raise ValueError(f"{where}: format {name!r} cannot be summed here; valid: "
-                             f"{list(precision.SUM_FORMATS)}")
+    names = tuple(_study_format(f) for f in formats)
     check_int(trials, 1, 1 << 31, where=where, arg="trials")
     for n in sizes:
         check_int(n, 1, 1 << 31, where=where, arg="sizes (each n)")
@@ -353,15 +412,49 @@ def _quantile(a: np.ndarray, q: float) -> float:
     return float(np.quantile(a, q, method="inverted_cdf"))
 
 
+ERROR_COLUMNS = ("max_abs_err", "mean_rel_err", "p50_rel_err", "p90_rel_err", "p99_rel_err",
+                 "max_rel_err", "mean_ulps", "max_ulps", "p50_err_over_sum_abs",
+                 "p90_err_over_sum_abs", "p99_err_over_sum_abs", "max_err_over_sum_abs")
+
+
+def _error_stats(r: dict, scaled: np.ndarray, keep: np.ndarray) -> dict:
+    """The ``ERROR_COLUMNS`` of one row over the trials ``keep`` (exact sum in range); NaN
+    where there are none: an overflow has no rounding error to measure."""
+    if not keep.any():
+        return dict.fromkeys(ERROR_COLUMNS, math.nan)
+    rel, ulps, scaled = r["rel"][keep], r["ulps"][keep], scaled[keep]
+    return {"max_abs_err": float(np.max(r["abs"][keep])), "mean_rel_err": float(np.mean(rel)),
+            "p50_rel_err": _quantile(rel, 0.5), "p90_rel_err": _quantile(rel, 0.9),
+            "p99_rel_err": _quantile(rel, 0.99), "max_rel_err": float(np.max(rel)),
+            "mean_ulps": float(np.mean(ulps)), "max_ulps": float(np.max(ulps)),
+            "p50_err_over_sum_abs": _quantile(scaled, 0.5),
+            "p90_err_over_sum_abs": _quantile(scaled, 0.9),
+            "p99_err_over_sum_abs": _quantile(scaled, 0.99),
+            "max_err_over_sum_abs": float(np.max(scaled))}
+
+
+def _returned(values: np.ndarray, fmt: str) -> str:
+    """What an order returned in its overflow trials, in the format's own decimals: the
+    distinct values, up to three ("NaN", "inf; 2048"), then "..."; "" without such trials."""
+    distinct = np.unique(values.astype(np.float64))  # one NaN at the end, at most
+    return "; ".join(value_text(distinct[:3], fmt) + ["..."] * (distinct.size > 3))
+
+
 def _cells(fmt: str, n: int, distributions: Sequence[str], trials: int, seed: int,
            orders: Sequence[str], failure: float, sweep: str) -> tuple[list, list]:
-    """The rows and trial rows of one (format, n) over every distribution and order."""
+    """The rows and trial rows of one (format, n) over every distribution and order.
+
+    A trial whose exact sum is beyond the format's finite range (``overflow_trials``) is left
+    out of the error columns and of the bound counts: its correctly rounded sum is inf or NaN
+    (``overflow_value``), so a finite result there is no accuracy (``overflow_results`` says
+    what each order returned). ``checked_trials`` are those held against the bounds: exact sum
+    in range and a finite result (an overflowed partial sum is no rounding error either)."""
     x = np.concatenate([make_inputs(d, n, trials, fmt, seed=seed) for d in distributions])
     m = measure(x, dtype=fmt, orders=orders, failure=failure)
     rows, trial_rows = [], []
     for k, dist in enumerate(distributions):
         part = slice(k * trials, (k + 1) * trials)
-        sum_abs, exact = m["sum_abs"][part], m["exact"][part]
+        sum_abs, exact, beyond = m["sum_abs"][part], m["exact"][part], m["overflow"][part]
         with np.errstate(divide="ignore", invalid="ignore"):
             kappa = np.where(sum_abs == 0, 1.0, sum_abs / np.abs(exact))
         for order in orders:
@@ -369,41 +462,35 @@ def _cells(fmt: str, n: int, distributions: Sequence[str], trials: int, seed: in
             with np.errstate(invalid="ignore", divide="ignore"):
                 scaled = np.where(r["abs"] == 0, 0.0, r["abs"] / sum_abs)
             det, prob, lam = order_gammas(order, n, fmt, failure)
-            finite = np.isfinite(r["abs"])
+            checked = ~beyond & np.isfinite(r["abs"])
+            over_bound = int(np.sum(checked & (r["abs"] > r["bound"])))
             rows.append({
                 "format": fmt, "distribution": dist, "n": n, "order": order,
                 "trials": trials, "sweep": sweep,
-                "max_abs_err": float(np.max(r["abs"])),
-                "mean_rel_err": float(np.mean(r["rel"])),
-                "p50_rel_err": _quantile(r["rel"], 0.5),
-                "p90_rel_err": _quantile(r["rel"], 0.9),
-                "p99_rel_err": _quantile(r["rel"], 0.99),
-                "max_rel_err": float(np.max(r["rel"])),
-                "mean_ulps": float(np.mean(r["ulps"])),
-                "max_ulps": float(np.max(r["ulps"])),
-                "p50_err_over_sum_abs": _quantile(scaled, 0.5),
-                "p90_err_over_sum_abs": _quantile(scaled, 0.9),
-                "p99_err_over_sum_abs": _quantile(scaled, 0.99),
-                "max_err_over_sum_abs": float(np.max(scaled)),
+                **_error_stats(r, scaled, ~beyond),
                 "depth": order_depth(order, n, fmt),
                 "bound_over_sum_abs": det,
                 "prob_bound_over_sum_abs": prob,
                 "lambda": lam,
                 "failure": failure,
-                # An overflow (inf) is no bound's failure: the findings report it apart.
-                "over_bound": int(np.sum(finite & (r["abs"] > r["bound"]))),
-                "over_prob_bound": int(np.sum(finite & (r["abs"] > r["prob_bound"]))),
-                "within_bound": bool(np.all(r["abs"] <= r["bound"])),
+                "over_bound": over_bound,
+                "over_prob_bound": int(np.sum(checked & (r["abs"] > r["prob_bound"]))),
+                "within_bound": over_bound == 0,
                 "median_kappa": _quantile(kappa, 0.5),
                 "random_model": dist not in NOT_RANDOM,
-                "correctly_rounded": float(np.mean(r["correctly_rounded"])),
+                "correctly_rounded": (float(np.mean(r["correctly_rounded"][~beyond]))
+                                      if not beyond.all() else math.nan),
                 "mean_exact": float(np.mean(exact)),
                 "exact_is_zero": bool(np.all(exact == 0)),
+                "overflow_trials": int(beyond.sum()),
+                "overflow_results": _returned(r["value"][beyond], fmt),
+                "checked_trials": int(checked.sum()),
             })
             trial_rows += [{"sweep": sweep, "format": fmt, "distribution": dist, "n": n,
                             "order": order, "trial": t, "kappa": float(kappa[t]),
                             "rel_err": float(r["rel"][t]),
-                            "err_over_sum_abs": float(scaled[t])} for t in range(trials)]
+                            "err_over_sum_abs": float(scaled[t]),
+                            "overflow": bool(beyond[t])} for t in range(trials)]
     return rows, trial_rows
 
 
@@ -421,8 +508,9 @@ def run_study(*, formats: Sequence[str] = DEFAULT_FORMATS, sizes: Sequence[int] 
     (unless ``kappas`` is empty) the conditioning sweep: ``kappa(K)`` workloads for each K at
     n = ``kappa_n``, same formats, orders and trials.
 
-    Each row holds the maxima, means and percentiles (p50, p90, p99) over trials of the
-    relative error and of the error / sum|x|, the ULP errors, Higham's bound
+    Each row holds the maxima, means and percentiles (p50, p90, p99) over the trials whose
+    exact sum is in the format's range (``_cells``) of the relative error and of the error /
+    sum|x|, the ULP errors, Higham's bound
     (``higham_gamma``) and Higham & Mary's probabilistic bound for ``failure``
     (``higham_mary_gamma``, with its lambda) in units of sum|x|, how many trials exceeded
     each, the median measured kappa and the share of trials that gave the correctly rounded
@@ -474,6 +562,8 @@ def run_long_vectors(*, sizes: Sequence[int] = LONG_SIZES,
 def _fmt(v: float) -> str:
     if v == 0:
         return "0"
+    if math.isnan(v):  # a statistic over no trial (every one overflowed)
+        return "n/a"
     if math.isinf(v):
         return "inf"
     return f"{v:.1e}"
@@ -501,24 +591,34 @@ COLUMNS = (
     "the two bounds in the same unit: Higham's deterministic gamma_k = k u / (1 - k u) and "
     "Higham & Mary's probabilistic gamma~_k(lambda) (see Bounds), with u the format's unit "
     "roundoff and k the most adds on one path of the order's tree (kahan: 2u, first order "
-    "only, for both). `inf` as a bound means k u >= 1: the deterministic bound says nothing "
-    "(sequential sums of 2048 or more halves); the probabilistic one stays finite there. `inf` "
-    "as an error means the computed sum overflowed to inf. A `!` marks a cell where some trial "
-    "that did not overflow exceeded the deterministic bound, a `?` one where some such trial "
-    "exceeded the probabilistic bound."),
+    "only, for both). A bound of 1 or more is vacuous: it allows an error as large as sum|x| "
+    "itself, which says nothing; `inf` as a bound means k u >= 1 (sequential sums of 2048 or "
+    "more halves). The probabilistic one stays finite, but is vacuous too where lambda "
+    "sqrt(k) u reaches about 1 (as in fp8). `overflow (returned R)` is a cell where every "
+    "trial's exact sum is beyond the format's largest finite value, so its correctly rounded "
+    "value is inf (NaN in a format without inf, such as fp8_e4m3fn_t): R is what the order "
+    "returned there, and the cell is neither measured nor ranked; `[m of t overflow]` a cell "
+    "where m trials did so, measured over the others. `inf` as an error means the order's "
+    "result is not finite though the exact sum is in range (a partial sum overflowed). A `!` "
+    "marks a cell where some trial with neither kind of overflow exceeded the deterministic "
+    "bound, a `?` one where some such trial exceeded the probabilistic bound."),
     ("**max ULPs (correctly rounded)**: the largest error in units in the last place of the "
     "format at the exact sum (n/a where every exact sum is 0), then the share of trials whose "
-    "result equals the exact sum rounded once to the format. Where the exact sum itself is "
-    "beyond the format's largest finite value, the correctly rounded result is inf: such a "
-    "cell shows 100% next to an infinite error, and that is not a contradiction."),
+    "result equals the exact sum rounded once to the format, both over the trials whose exact "
+    "sum is in range. Where the exact sum itself is beyond the format's largest finite value, "
+    "the correctly rounded result is inf or NaN, and an order that returns it is not accurate "
+    "there: such trials are left out (`overflow`), which is not a contradiction."),
     ("**relative error vs kappa**: per kappa(K) workload, the median measured kappa = "
     "sum|x| / |exact sum|, then per order the median and largest relative error |computed - "
     "exact| / |exact| over the trials and, in brackets, kappa times the probabilistic bound "
     "(the relative error it allows at the median kappa)."),
     ("The CSV files hold every row with p50, p90, p99 and max of the relative error and of the "
     "error / sum|x|, the depth k, both bounds, lambda, the failure probability, the number of "
-    "trials above each bound and the median kappa; `study_trials.csv` holds each trial's "
-    "kappa and errors."),
+    "trials above each bound and the median kappa, the trials whose exact sum overflowed "
+    "(`overflow_trials`, left out of the error columns, which are NaN where every trial "
+    "did), what the order returned there (`overflow_results`) and the trials held against "
+    "the bounds (`checked_trials`); `study_trials.csv` holds each trial's kappa, errors and "
+    "whether its exact sum overflowed."),
 )
 
 
@@ -536,8 +636,9 @@ def bounds_text(failure: float = precision.DEFAULT_FAILURE) -> list[str]:
         "least 1 - 2n exp(-lambda^2 (1 - u)^2 / 2) (a union over the n inputs' products). The "
         f"study fixes that failure probability at {failure:g} and takes lambda = "
         f"sqrt(2 ln(2n / {failure:g})) / (1 - u) (about 4.6 at n = 16, 6.1 at n = 65536): "
-        "a bound that grows like sqrt(k) u, finite for every k. For small k it is larger than "
-        "gamma_k (lambda sqrt(k) > k); it is the tighter one from k of about lambda^2 on."),
+        "a bound that grows like sqrt(k) u, finite for every k (but vacuous, 1 or more, once "
+        "lambda sqrt(k) u is about 1). For small k it is larger than gamma_k (lambda sqrt(k) > "
+        "k); it is the tighter one from k of about lambda^2 on."),
         ("- k is each order's own depth: n - 1 sequential, ceil(log2 n) adjacent_tree, "
         "ceil(log2 lanes) plus the repeats' chain (repeat_sequential, repeat_vector_merge) or "
         "tree (repeat_tree) for ReduceSum, NumPy's plan for numpy_pairwise (in float32, plus "
@@ -577,25 +678,15 @@ def findings(study: Study) -> list[str]:
     lines = []
     for fmt in study.formats:
         rows = [r for r in study.rows if r["format"] == fmt]
-        overflow = sorted({(r["distribution"], r["n"]) for r in rows
-                           if math.isinf(r["max_err_over_sum_abs"])})
-        for dist, n in overflow:
-            orders = [o for o in study.orders
-                      if math.isinf(by_key[fmt, dist, n, o]["max_err_over_sum_abs"])]
-            exact = by_key[fmt, dist, n, orders[0]]["mean_exact"]
-            lines.append(f"- **{fmt}, {dist}, n = {n}: overflow.** {', '.join(orders)} "
-                         f"returned inf (mean exact sum {exact:.6g}, beyond the format's "
-                         f"largest finite value where every order overflows); the error is "
-                         f"infinite, not a failure of the order.")
+        lines += overflow_findings(study, fmt)
         for dist in study.distributions:
-            if ("sequential" not in study.orders or "adjacent_tree" not in study.orders
-                    or (dist, n_max) in overflow):
+            if "sequential" not in study.orders or "adjacent_tree" not in study.orders:
                 continue
             seq = by_key[fmt, dist, n_max, "sequential"]["max_err_over_sum_abs"]
             tree = by_key[fmt, dist, n_max, "adjacent_tree"]["max_err_over_sum_abs"]
             if seq == tree == 0:
                 continue
-            if math.isinf(seq) or math.isinf(tree):
+            if not (math.isfinite(seq) and math.isfinite(tree)):  # overflow (NaN: none kept)
                 continue
             if tree == 0:
                 verdict = "the tree is exact"
@@ -611,14 +702,13 @@ def findings(study: Study) -> list[str]:
         for dist in study.distributions:
             cells = {o: by_key[fmt, dist, n_max, o]["max_err_over_sum_abs"]
                      for o in study.orders}
-            finite = {o: e for o, e in cells.items() if not math.isinf(e)}
+            finite = {o: e for o, e in cells.items() if math.isfinite(e)}
             if len(finite) > 1 and len(set(finite.values())) > 1:
                 best = min(finite, key=finite.get)
                 worst = max(finite, key=finite.get)
                 lines.append(f"- {fmt}, {dist}, n = {n_max}: most accurate {best} "
                              f"({_fmt(finite[best])}), least {worst} ({_fmt(finite[worst])}).")
-        broken = [r for r in rows if not r["within_bound"]
-                  and not math.isinf(r["max_err_over_sum_abs"])]
+        broken = [r for r in rows if not r["within_bound"]]  # counted without overflows
         if broken:
             listed = "; ".join(f"{r['order']} on {r['distribution']}, n = {r['n']}"
                                for r in broken)
@@ -629,6 +719,50 @@ def findings(study: Study) -> list[str]:
         lines += order_findings(study, fmt)
     if study.conditioning is not None:
         lines += conditioning_findings(study.conditioning)
+    return lines
+
+
+def _overflow_cell(study: Study, fmt: str, dist: str, n: int) -> str | None:
+    """The finding of one cell whose exact sum overflowed in some trial, or None."""
+    cell = [r for r in study.rows if (r["format"], r["distribution"], r["n"]) == (fmt, dist, n)]
+    count = cell[0]["overflow_trials"] if cell else 0
+    if not count:
+        return None
+    word = overflow_value(fmt)
+    groups: dict[str, list] = {}
+    for r in sorted(cell, key=lambda r: r["overflow_results"] != word):  # the format's first
+        groups.setdefault(r["overflow_results"], []).append(r["order"])
+    returned = "; ".join(f"{', '.join(orders)} returned {what}" for what, orders in
+                         groups.items())
+    rounds_to = f"NaN ({fmt} has no inf)" if word == "NaN" else "inf"
+    top = value_text([finfo(fmt).max], fmt)[0]
+    finite = [r["order"] for r in cell  # np.unique puts finite values before inf and NaN
+              if set(r["overflow_results"].split("; ")) - {"NaN", "inf", "-inf", "..."}]
+    return (f"- **{fmt}, {dist}, n = {n}: overflow.** {returned}. In {count} of "
+            f"{cell[0]['trials']} trials (mean exact sum {cell[0]['mean_exact']:.6g}) the exact "
+            f"sum is beyond {fmt}'s largest finite value {top}, so its correctly rounded value "
+            f"is {rounds_to}. These trials are neither ranked nor held against the bounds"
+            + (f"; a finite result there ({', '.join(finite)}) is a sum that lost addends, "
+               f"not an accurate one." if finite else "."))
+
+
+def overflow_findings(study: Study, fmt: str) -> list[str]:
+    """Per cell: trials whose exact sum is beyond the format's range (what each order returned,
+    left out of the ranking and the bounds), then orders whose partial sum overflowed though
+    the exact sum is in range (an infinite error, no rounding error: not held against the
+    bounds either). Markdown bullets."""
+    lines = [line for dist in study.distributions for n in study.sizes
+             if (line := _overflow_cell(study, fmt, dist, n))]
+    word = overflow_value(fmt)
+    what = "inf, or NaN where +inf met -inf" if word == "inf" else word
+    for r in study.rows:
+        partial = r["trials"] - r["overflow_trials"] - r["checked_trials"]
+        if r["format"] == fmt and partial:
+            lines.append(f"- **{fmt}, {r['distribution']}, n = {r['n']}: {r['order']} "
+                         f"overflowed in a partial sum** in {partial} of the "
+                         f"{r['trials'] - r['overflow_trials']} trials whose exact sum is in "
+                         f"range (it returned {what}): an infinite error, not a rounding "
+                         f"error, so not held against the bounds.")
     return lines
 
 
@@ -665,11 +799,9 @@ def order_findings(study: Study, fmt: str) -> list[str]:
     u = precision.unit_roundoff(fmt)
     lines = []
     for order in study.orders:
-        mine = [r for r in rows if r["order"] == order
-                and not math.isinf(r["max_err_over_sum_abs"])]
-        total = sum(r["trials"] for r in mine)
-        det = sum(r["over_bound"] for r in mine if not math.isinf(r["bound_over_sum_abs"]))
-        det_trials = sum(r["trials"] for r in mine if not math.isinf(r["bound_over_sum_abs"]))
+        mine = [r for r in rows if r["order"] == order]
+        total = sum(r["checked_trials"] for r in mine)  # no overflow: see overflow_findings
+        det = sum(r["over_bound"] for r in mine)
         prob = sum(r["over_prob_bound"] for r in mine)
         top = next((r for r in mine if r["n"] == n_max), None)
         depth = top["depth"] if top else None
@@ -698,7 +830,8 @@ def order_findings(study: Study, fmt: str) -> list[str]:
                 text += (f"on same-sign data ({', '.join(used)}) the median error / sum|x| "
                          f"grows like k^{slope:.2f} over n = {min(study.sizes)}..{n_max}: "
                          f"{follows}")
-                typical = [r for r in mine if r["n"] == n_max and r["distribution"] in used]
+                typical = [r for r in mine if r["n"] == n_max and r["distribution"] in used
+                           and math.isfinite(r["p50_err_over_sum_abs"])]
                 if depth and typical:
                     r = max(typical, key=lambda r: r["p50_err_over_sum_abs"])
                     text += (f"; at n = {n_max} it is "
@@ -706,10 +839,8 @@ def order_findings(study: Study, fmt: str) -> list[str]:
                              f"{r['p50_err_over_sum_abs'] / r['prob_bound_over_sum_abs']:.2g} "
                              f"of the probabilistic bound")
                 text += ". "
-        text += (f"Trials above the deterministic bound: {det} of {det_trials}"
-                 + (f" (it is inf for the other {total - det_trials}: k u >= 1)"
-                    if det_trials < total else "")
-                 + f"; above the probabilistic bound: {prob} of {total}")
+        text += (f"Trials above the deterministic bound: {det} of {total}; above the "
+                 f"probabilistic bound: {prob} of {total}")
         over = [r for r in mine if r["over_prob_bound"]]
         if over:
             text += " (" + "; ".join(
@@ -717,16 +848,38 @@ def order_findings(study: Study, fmt: str) -> list[str]:
                 + (" - not covered by the model, " + NOT_RANDOM[r["distribution"]]
                    if r["distribution"] in NOT_RANDOM else " - model violated")
                 for r in over) + ")"
-        inf_rows = [r for r in mine if math.isinf(r["bound_over_sum_abs"])]
-        if inf_rows:
-            first = min(r["n"] for r in inf_rows)
-            worst = max(inf_rows, key=lambda r: r["n"])
-            text += (f". From n = {first} on the deterministic bound is inf; the probabilistic "
-                     f"one still speaks: {_fmt(worst['prob_bound_over_sum_abs'])} of sum|x| "
-                     f"at n = {worst['n']}, against a measured "
-                     f"{_fmt(worst['max_err_over_sum_abs'])}")
+        text += _vacuity(mine)
         lines.append(text + ".")
     return lines
+
+
+# A bound of sum|x| or more allows an error as large as sum|x| itself (a sum of 0 for one-signed
+# data): it says nothing about the result.
+VACUOUS = 1.0
+
+
+def _vacuity(rows: list) -> str:
+    """Where the bounds of one order's rows are vacuous (>= ``VACUOUS`` x sum|x|), in words
+    (a sentence starting ". "), with the probabilistic bound and the largest measured error at
+    the largest n; "" where neither bound is."""
+    det = [r["n"] for r in rows if r["bound_over_sum_abs"] >= VACUOUS]
+    prob = [r["n"] for r in rows if r["prob_bound_over_sum_abs"] >= VACUOUS]
+    if not det and not prob:
+        return ""
+    n = max(r["n"] for r in rows)
+    at_n = [r for r in rows if r["n"] == n]
+    errors = [r["max_err_over_sum_abs"] for r in at_n if math.isfinite(r["max_err_over_sum_abs"])]
+    value = (f"{_fmt(at_n[0]['prob_bound_over_sum_abs'])} of sum|x| at n = {n}"
+             + (f", against a measured {_fmt(max(errors))}" if errors else ""))
+    what = (f"vacuous (>= {VACUOUS:g} x sum|x|: it allows an error as large as sum|x| itself"
+            + ("; inf once k u >= 1" if any(math.isinf(r["bound_over_sum_abs"]) for r in rows)
+               else "") + ")")
+    if not det:
+        return f". From n = {min(prob)} on the probabilistic bound is {what}: {value}"
+    text = f". From n = {min(det)} on the deterministic bound is {what}; the probabilistic one "
+    if not prob:
+        return text + f"still says something: {value}"
+    return text + f"is vacuous too from n = {min(prob)} on: {value}"
 
 
 def conditioning_findings(cond: Study) -> list[str]:
@@ -741,7 +894,7 @@ def conditioning_findings(cond: Study) -> list[str]:
             a, b = by_key[lo, order], by_key[hi, order]
             parts.append(f"{order} {_fmt(a['p50_rel_err'])} -> {_fmt(b['p50_rel_err'])}")
         over = sum(r["over_prob_bound"] for r in rows)
-        total = sum(r["trials"] for r in rows)
+        total = sum(r["checked_trials"] for r in rows)
         k_lo, k_hi = by_key[lo, cond.orders[0]]["median_kappa"], \
             by_key[hi, cond.orders[0]]["median_kappa"]
         lines.append(f"- **{fmt}, relative error against kappa (n = {cond.sizes[0]}):** from "
@@ -755,6 +908,20 @@ def conditioning_findings(cond: Study) -> list[str]:
 def _marks(r: dict) -> str:
     return ("" if r["over_bound"] == 0 or math.isinf(r["bound_over_sum_abs"]) else " !") + \
         ("" if r["over_prob_bound"] == 0 else " ?")
+
+
+def _cell(r: dict, measured: Callable[[dict], str]) -> str:
+    """A table cell: ``measured(r)`` over the trials whose exact sum is in range, or where
+    every trial's overflowed, what the order returned there."""
+    if r["overflow_trials"] == r["trials"]:
+        return f"overflow (returned {r['overflow_results']})"
+    some = r["overflow_trials"]
+    return measured(r) + (f" [{some} of {r['trials']} overflow]" if some else "")
+
+
+def _kappa_cell(r: dict, kappa: float) -> str:
+    return (f"{_fmt(r['p50_rel_err'])} / {_fmt(r['max_rel_err'])} "
+            f"({_fmt(kappa * r['prob_bound_over_sum_abs'])}){_marks(r)}")
 
 
 def markdown(study: Study, title: str = "Summation error: hardware trees vs sequential vs "
@@ -791,7 +958,7 @@ def markdown(study: Study, title: str = "Summation error: hardware trees vs sequ
             lines += [f"## {fmt}: {title_}", "", head, rule]
             for dist in study.distributions:
                 for n in study.sizes:
-                    cells = [cell(by_key[fmt, dist, n, o]) for o in study.orders]
+                    cells = [_cell(by_key[fmt, dist, n, o], cell) for o in study.orders]
                     lines.append(f"| {dist} | {n} | " + " | ".join(cells) + " |")
             lines.append("")
     cond = study.conditioning
@@ -804,8 +971,7 @@ def markdown(study: Study, title: str = "Summation error: hardware trees vs sequ
                       "|---|---|" + "---|" * len(cond.orders)]
             for dist in cond.distributions:
                 kappa = ckey[fmt, dist, cond.orders[0]]["median_kappa"]
-                cells = [f"{_fmt(r['p50_rel_err'])} / {_fmt(r['max_rel_err'])} "
-                         f"({_fmt(kappa * r['prob_bound_over_sum_abs'])}){_marks(r)}"
+                cells = [_cell(r, functools.partial(_kappa_cell, kappa=kappa))
                          for r in (ckey[fmt, dist, o] for o in cond.orders)]
                 lines.append(f"| {dist} | {_fmt(kappa)} | " + " | ".join(cells) + " |")
             lines.append("")
@@ -853,7 +1019,8 @@ def plot(study: Study, fmt: str) -> Any:
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_ylim(floor / 2, ceiling * 2)
-        for level, text in ((floor, "exact (0)"), (ceiling, "overflow (inf)")):  # the edges
+        for level, text in ((floor, "exact (0)"),  # the edges
+                            (ceiling, f"overflow ({overflow_value(fmt)})")):
             ax.axhline(level, color="0.8", lw=0.6, ls=":", zorder=0)
             ax.annotate(text, (0.01, level), xycoords=("axes fraction", "data"), fontsize=6,
                         color="0.45", va="bottom")
@@ -892,7 +1059,8 @@ def plot_kappa(study: Study, fmt: str) -> Any:
         raise ValueError("plot_kappa: the study has no conditioning sweep (kappas=())")
     fmt = resolve(fmt, where="plot_kappa").name
     n = cond.sizes[0]
-    points = [t for t in study.trial_rows if t["sweep"] == "kappa" and t["format"] == fmt]
+    points = [t for t in study.trial_rows if t["sweep"] == "kappa" and t["format"] == fmt
+              and not t["overflow"]]  # no rounding error to draw
     finite = [t["rel_err"] for t in points if 0 < t["rel_err"] < math.inf]
     floor = min([precision.unit_roundoff(fmt) ** 2] + [e / 4 for e in finite])
     ceiling = max([1e3] + [e * 4 for e in finite])
@@ -932,7 +1100,7 @@ def plot_distribution(study: Study, fmt: str) -> Any:
     fmt = resolve(fmt, where="plot_distribution").name
     n = max(study.sizes)
     points = [t for t in study.trial_rows if t["sweep"] == "n" and t["format"] == fmt
-              and t["n"] == n]
+              and t["n"] == n and not t["overflow"]]  # no rounding error to draw
     by_row = {(r["distribution"], r["order"]): r for r in study.rows
               if r["format"] == fmt and r["n"] == n}
     finite = [t["err_over_sum_abs"] for t in points if 0 < t["err_over_sum_abs"] < math.inf]
