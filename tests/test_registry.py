@@ -1478,6 +1478,15 @@ def test_unknown_instruction_names_the_nearest():
         ascjax.instruction("xyz")
     with pytest.raises(TypeError, match="name must be a str"):
         ascjax.instruction(ascjax.reduce_sum)
+    # as a kernel writes it: the nearest list alone did not say the template was the trouble
+    for name, bare in (("AscendC::ReduceSum<half>", "AscendC::ReduceSum"),
+                       ("WholeReduceMax<float, true>", "WholeReduceMax")):
+        with pytest.raises(KeyError, match=rf"carries template arguments; give the name alone, "
+                                           rf"'{bare}': T is read from the arrays"):
+            ascjax.instruction(name)
+        ascjax.instruction(bare)  # which is found
+    with pytest.raises(KeyError, match=r"no instruction is named 'Nothing<half>'"):
+        ascjax.instruction("Nothing<half>")
 
 
 def test_python_names_follow_the_one_rule():

@@ -466,6 +466,14 @@ def instruction(name: str) -> Callable:
     index = _by_name()
     if name in index:
         return _bound(name)
+    template = re.fullmatch(r"(.+?)\s*<.*>", name)
+    if template and template.group(1) in index:
+        # ReduceSum<half>: T is read from the arrays (dtype= where their storage is ambiguous)
+        raise UnknownInstruction(
+            f"ascjax.instruction: name {name!r} carries template arguments; give the name "
+            f"alone, {template.group(1)!r}: T is read from the arrays (dtype= names it where "
+            f"the storage is ambiguous, e.g. hifloat8_t in uint8), other template parameters "
+            f"are keywords (reduce_type=\"max\")")
     bare = re.sub(r"^AscendC::", "", name)
     near = difflib.get_close_matches(bare, index, n=12, cutoff=0.5) or difflib.get_close_matches(
         bare, index, n=12, cutoff=0.3)
