@@ -301,8 +301,11 @@ def test_64_bit_inputs_are_refused_not_narrowed(dtype):
     ("asc_gather", (np.ones(64, np.float32), np.arange(64), np.ones(64, bool)), 1),
     ("asc_gather", (np.ones(128, np.float16), np.arange(128)), 1),
     ("asc_gather_datablock", (np.ones(128, np.float16), np.arange(64) % 8 * 32), 1),
+    ("asc_squeeze", (np.ones(64, np.float32), np.ones(64)), 1),  # a float64 mask: to bool
+    ("asc_gather_datablock", (np.ones(128, np.float16), np.arange(64, dtype=np.uint32) % 8 * 32,
+                              np.ones(128)), 2),
 ])
-def test_a_64_bit_index_gets_a_cast_the_call_then_takes(name, args, arg):
+def test_a_64_bit_argument_gets_a_cast_the_call_then_takes(name, args, arg):
     call = ascjax.instruction(name)
     with pytest.raises(TypeError, match=r"would narrow") as error:
         call(*args)

@@ -71,6 +71,26 @@ def test_builtin_patterns(dtype, lanes, pattern, picks):
     np.testing.assert_array_equal(np.asarray(dst)[:len(want)], np.array(want, dtype))
 
 
+def test_params_default_to_the_structs_strides():
+    """kernel_struct_gather.h: src0RepeatStride = src1RepeatStride = DEFAULT_REPEAT_STRIDE (8
+    DataBlocks). With 0 (as they were here), repeat 1 of GatherMaskParams(repeat_times=2)
+    read repeat 0's elements again (found by a new user's trial)."""
+    assert tuple(ascjax.GatherMaskParams()) == (1, 0, 8, 8)
+    src = np.arange(256, dtype=np.float16)
+    for params in (ascjax.GatherMaskParams(repeat_times=2), {"repeat_times": 2}):
+        dst, count = ascjax.gather_mask(np.zeros(256, np.float16), src, 7, False, 0, params)
+        assert int(count) == 256
+        assert_bits_equal(dst, src, "pattern 7 over two consecutive repeats: src as it is")
+    # a user pattern moves on by its own default stride too: 8 DataBlocks of uint16 = 128 words
+    pattern = np.zeros(256, np.uint16)
+    pattern[[0, 128]] = 1  # element 0 of each repeat, with each repeat's own pattern words
+    pattern[[1, 129]] = 0x8000  # and element 31
+    dst, count = ascjax.gather_mask(np.zeros(8, np.float16), src, pattern, False, 0,
+                                    ascjax.GatherMaskParams(repeat_times=2))
+    assert int(count) == 4
+    assert np.asarray(dst)[:4].tolist() == [0, 31, 128, 159]
+
+
 def test_bits_move_unchanged():
     """NaN payloads, -0 and subnormals keep their bits."""
     bits = np.array([0x7C01, 0x8000, 0x0001, 0xFE7F, 0x3C00, 0x7E00, 0x8001, 0x0000] * 16,

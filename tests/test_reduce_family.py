@@ -119,6 +119,34 @@ def test_reduce_sum_methods_numbered_as_the_page():
         2050
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.uint32])
+def test_reduce_sum_takes_32_bit_integers_on_the_950(dtype):
+    """The 950's 数据类型 row lists int32_t and uint32_t (they were refused as "not supported on
+    product '950'"). Adds wrap; under saturation the order shows: in method 1 the repeat sums
+    2^30 * 64 saturate each, then their sum saturates; method 3 saturates lane by lane."""
+    top = np.iinfo(dtype).max
+    dst = np.full(2, 7, dtype)
+    assert ascjax.reduce_sum(dst, np.arange(100, dtype=dtype), None, 100).tolist() == [4950, 7]
+    big = np.full(256, 2**30, dtype)  # 4 repeats of 64 lanes: 2^38 in all
+    saturate = ascjax.Config(int_overflow="saturate")
+    for method in (1, 2, 3):
+        assert int(ascjax.reduce_sum(dst, big, None, 256, method=method)[0]) == 2**38 % 2**32
+        assert int(ascjax.reduce_sum(dst, big, None, 256, method=method,
+                                     config=saturate)[0]) == top
+    if dtype == np.int32:
+        # repeat 0's tree saturates top + 1 at top, repeat 1 sums to -64: methods 1 and 2 give
+        # top - 64; method 3 adds lane by lane first (top - 1, 1 - 1, then -1s): exact, top - 63
+        mixed = np.array([top, 1] + [0] * 62 + [-1] * 64, dtype)
+        for method, want in ((1, top - 64), (2, top - 64), (3, top - 63)):
+            got = ascjax.reduce_sum(dst, mixed, None, 128, method=method, config=saturate)
+            ref = reference.reduce_sum(dst, mixed, None, 128, method=method, config=saturate)
+            assert int(got[0]) == int(ref[0]) == want, (method, got, ref)
+    with pytest.raises(TypeError, match=r"reduce_sum: T int32_t is not supported on product "
+                                        r"'A2'; supported: \['half', 'float'\]"):
+        ascjax.reduce_sum(np.zeros(1, np.int32), np.arange(8, dtype=np.int32), None, 8,
+                          config=ascjax.Config(product="A2"))
+
+
 def _adversarial(rng, name, n):
     """Random values with NaN, +-inf, -0, subnormals and large values mixed in."""
     return register_values(rng, name, (n,), p_special=float(rng.choice([0.05, 0.3, 0.7])))

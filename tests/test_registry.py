@@ -1059,8 +1059,7 @@ RECORDS = {r.name: r for r in (
            draw=lambda rng, row, c: (bool(rng.integers(2)), c),   # hardware-form mask?
            arrays=_rsd_arrays,
            call=lambda f, a, s, c: (f(*a, config=c),),
-           configs=lambda row: (_float_readings(row) if row[0] in ("half", "float")
-                                else [Config(), Config(int_overflow="saturate")])),
+           configs=_sum_readings),
     _register_record("asc_reduce_sum", "sum", True),
     _register_record("asc_reduce_max", "max", True),
     _register_record("asc_reduce_min", "min", True),
@@ -1103,8 +1102,8 @@ RECORDS = {r.name: r for r in (
            arrays=lambda rng, row, s: (_values(rng, row[0], 4), _values(rng, row[0], s[2])),
            call=lambda f, a, s, c: (f(a[0], a[1], None, *s[0], method=s[1], config=c,
                                       **s[3]),),
-           configs=lambda row: _float_readings(row) + [Config(first_n_mask_mode="normal"),
-                                                       Config(vector_merge="tree")]),
+           configs=lambda row: _sum_readings(row) + [Config(first_n_mask_mode="normal"),
+                                                     Config(vector_merge="tree")]),
     Record("reduce_data_block",
            draw=_draw_kind(["sum", "max", "min"], lambda lanes, last: last * 8 + 8),
            arrays=_tie_dst_src,

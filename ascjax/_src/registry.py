@@ -129,8 +129,10 @@ def _register_rows(sums: dict, extremes: dict) -> tuple:
 
 
 def _by_type(table: dict) -> tuple:
-    """(T, products) rows from a product -> types table."""
-    return tuple((t, ", ".join(p for p, ts in table.items() if t in ts)) for t in ("half", "float"))
+    """(T, products) rows from a product -> types table: every type some product takes, in
+    the table's order."""
+    types = dict.fromkeys(t for ts in table.values() for t in ts)
+    return tuple((t, ", ".join(p for p, ts in table.items() if t in ts)) for t in types)
 
 
 def _repeat_rows(table: dict, sum_dst: dict) -> tuple:
@@ -252,7 +254,10 @@ INSTRUCTIONS: dict[str, Instruction] = {
         Instruction("reduce_sum", "ReduceSum", _tensor.reduce_sum, "10", None,
                     ("T", "products"), _by_type(_tensor.REDUCE_SUM_TYPES),
                     {"half": _FLOAT_SUM + ("A9", "A12", "A17", "A18", "A26"),
-                     "float": _FLOAT_SUM + ("A9", "A12", "A17", "A18", "A26")}),
+                     "float": _FLOAT_SUM + ("A9", "A12", "A17", "A18", "A26"),
+                     # integer adds wrap (or saturate, where the order shows): the same orders
+                     **dict.fromkeys(("int32_t", "uint32_t"), ("A9", "A12", "A17", "A18",
+                                                               "A26"))}),
         Instruction("reduce_data_block", "ReduceDataBlock", _tminmax.reduce_data_block, "10",
                     None, ("T", "products"), _by_type(_tminmax.REDUCE_DATA_BLOCK_TYPES),
                     {t: _FLOAT_SUM + _MAX_MIN + ("A9", "A11") for t in ("half", "float")}),

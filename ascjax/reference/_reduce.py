@@ -86,9 +86,11 @@ def _repeat_mask(mask: Any, lanes: int, where: str) -> list[bool]:
     return [bool(words[e // 64] >> (e % 64) & 1) for e in range(lanes)]
 
 
-def _check_tensors(dst: np.ndarray, src: np.ndarray, where: str):
-    if src.dtype not in (np.float16, np.float32) or dst.dtype != src.dtype:
-        raise TypeError(f"{where}: T must be half or float, got {src.dtype}/{dst.dtype}")
+def _check_tensors(dst: np.ndarray, src: np.ndarray, where: str,
+                   types: tuple = (np.float16, np.float32)):
+    if src.dtype not in types or dst.dtype != src.dtype:
+        raise TypeError(f"{where}: T must be one of {[np.dtype(t).name for t in types]}, got "
+                        f"{src.dtype}/{dst.dtype}")
 
 
 def _read_repeat(src: np.ndarray, r: int, active: list[bool], blk_stride: int,
@@ -261,7 +263,7 @@ def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any,
     where = "reduce_sum"
     del shared_tmp_buffer
     dst, src = np.array(dst, copy=True), np.asarray(src)
-    _check_tensors(dst, src, where)
+    _check_tensors(dst, src, where, (np.float16, np.float32, np.int32, np.uint32))
     lanes = VL_BYTES // src.itemsize
     masked = _masked_value(src.dtype, config)
     registers = []

@@ -356,7 +356,7 @@ def _block_mask(mask: Any, fmt: Format, where: str):
     A per-element mask of T ``(..., lanes)`` stands for the canonical hardware form (A1):
     bit 4k is element ``4k / sizeof(T)``'s bit.
     """
-    mask = as_array(mask, where=where, arg="mask")
+    mask = as_array(mask, where=where, arg="mask", accepts=("bool",))
     if mask.dtype != jnp.bool_:
         raise TypeError(f"{where}: mask must be a bool array (hardware form (..., 256) or "
                         f"per-element form (..., {fmt.lanes})), got dtype {mask.dtype}")

@@ -76,12 +76,16 @@ MASK_MAX = 2**32 - 1
 
 class GatherMaskParams(NamedTuple):
     """``GatherMaskParams`` in its field order, as the page's ``{1, 4, 8, 0}`` writes it:
-    ``(src0_block_stride, repeat_times, src0_repeat_stride, src1_repeat_stride)``."""
+    ``(src0_block_stride, repeat_times, src0_repeat_stride, src1_repeat_stride)``. The
+    defaults are the struct's (``kernel_struct_gather.h``: ``DEFAULT_BLK_STRIDE`` 1,
+    ``repeatTimes`` 0, ``DEFAULT_REPEAT_STRIDE`` 8 for both repeat strides; the page gives
+    none), so ``GatherMaskParams(repeat_times=2)`` reads as ``GatherMaskParams p;
+    p.repeatTimes = 2;`` does: the next 256 bytes each repeat."""
 
     src0_block_stride: int = 1
     repeat_times: int = 0
-    src0_repeat_stride: int = 0
-    src1_repeat_stride: int = 0
+    src0_repeat_stride: int = 8
+    src1_repeat_stride: int = 8
 
 
 def pattern_bits(pattern: int, n: int) -> np.ndarray:

@@ -34,17 +34,22 @@ from ..numerics.bits import (
 from ..numerics.rounding import round_carrier
 
 
+def _numpy_name(name: str) -> str:
+    return "bool_" if name == "bool" else resolve(name).storage_dtype.name
+
+
 def as_array(x: Any, *, where: str, arg: str, accepts: Sequence[str] = ()) -> jax.Array:
     """``x`` as a JAX array, or a TypeError naming the argument: None, a string and anything
     else JAX cannot hold, and 64-bit arrays, which JAX (64-bit types off) would narrow to 32
     bits silently (int64 2**40 + 3 becomes 3). ``accepts`` names the types the caller takes for
-    ``arg`` (C names, e.g. ``("uint16_t",)``), so the hint is a cast that will then be taken."""
+    ``arg`` (C names, e.g. ``("uint16_t",)``, or ``("bool",)``), so the hint is a cast that
+    will then be taken."""
     wide = np.dtype(getattr(x, "dtype", np.int8))
     if wide.itemsize == 8 and wide.kind in "iuf" and not jax.config.jax_enable_x64:
         narrow = {"f": "float32", "i": "int32", "u": "uint32"}[wide.kind]
         hint = (f"e.g. {arg}.astype(np.{narrow})" if not accepts else
                 f"to {' or '.join(accepts)}, the {arg} type{'s' if len(accepts) > 1 else ''} "
-                f"taken here, e.g. {arg}.astype(np.{resolve(accepts[0]).storage_dtype.name})")
+                f"taken here, e.g. {arg}.astype(np.{_numpy_name(accepts[0])})")
         raise TypeError(f"{where}: {arg} has dtype {wide}, which JAX (64-bit types off) would "
                         f"narrow to {narrow} silently; no Ascend type here is 64-bit: cast it "
                         f"yourself, {hint}, after checking the values fit")

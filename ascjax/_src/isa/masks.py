@@ -140,7 +140,7 @@ def element_mask(mask: Any, fmt: Format, *, where: str, arg: str = "mask") -> ja
     if isinstance(mask, str):
         raise TypeError(f"{where}: {arg}={mask!r} is a pattern name, not a mask; build the mask "
                         f"with ascjax.create_mask({mask!r}, {fmt.name!r})")
-    mask = as_array(mask, where=where, arg=arg)
+    mask = as_array(mask, where=where, arg=arg, accepts=("bool",))
     if mask.dtype != jnp.bool_:
         hint = f" (0/1 values: {arg}.astype(bool))" if mask.dtype.kind in "iu" else ""
         raise TypeError(f"{where}: {arg} must be a bool array (hardware form (..., 256) or "

@@ -47,13 +47,14 @@ from .vector_mask import MaskState
 _ALL_PRODUCTS = ("950", "A3", "A2", "200I/500 A2", "inference AI Core", "training")
 _HALF_FLOAT = ("half", "float")
 
-# Data types per product, from each instruction's vendor page (the 950 also takes 32-bit
-# integers for the family; not emulated here).
+# Data types per product, from each instruction's vendor page. ReduceSum's 950 row also lists
+# int64_t / uint64_t (first-n form only): not emulated, JAX runs with 64-bit types off.
 PAIR_REDUCE_SUM_TYPES = {p: _HALF_FLOAT for p in _ALL_PRODUCTS} | {"training": ("half",)}
 BLOCK_REDUCE_SUM_TYPES = {p: _HALF_FLOAT for p in _ALL_PRODUCTS} | {"training": ("half",)}
 WHOLE_REDUCE_SUM_TYPES = {p: _HALF_FLOAT for p in _ALL_PRODUCTS}
 REPEAT_REDUCE_SUM_TYPES = {p: _HALF_FLOAT for p in ("950", "A2", "inference AI Core", "training")}
-REDUCE_SUM_TYPES = {p: _HALF_FLOAT for p in _ALL_PRODUCTS}
+REDUCE_SUM_TYPES = {p: _HALF_FLOAT for p in _ALL_PRODUCTS} | {
+    "950": (*_HALF_FLOAT, "int32_t", "uint32_t")}
 
 # ReduceSum's methods, numbered as its vendor page numbers them (关键特性说明): how the repeats'
 # results are added, after a pair tree inside each repeat. 1: in order; 2: by an adjacent-pair
@@ -457,7 +458,8 @@ def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any,
     ``repeat_time`` 0 leaves dst unchanged (A26).
 
     ``method`` is the vendor page's number (or its name) for how the repeats are added; every
-    add is one IEEE add rounded to T:
+    add is one IEEE add rounded to T (the 950's int32_t / uint32_t: an integer add that wraps,
+    or saturates under ``config.int_overflow``, where the order shows):
 
     * 1, ``"sequential"``: each repeat summed by an adjacent-pair tree, then the repeat results
       in order, ``((s0 + s1) + s2) + ...``;
@@ -483,7 +485,7 @@ def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any,
     form has no isSetMask and sets its own mask; it runs in Normal mode only (the page does not
     describe it under a Counter-mode ``mask_state``, which raises).
 
-    Differentiable in ``dst`` and ``src`` as the exact operation.
+    Differentiable in ``dst`` and ``src`` (half, float) as the exact operation.
 
     >>> import numpy as np, ascjax
     >>> x = np.ones(640, np.float16); x[0] = 2047; x[128::128] = 2  # repeat sums 2174, 129 x 4
