@@ -15,7 +15,9 @@ exact sum and Higham's bounds; reveal the order of a black-box sum.
 * The study behind ``ascjax study``: ``make_inputs``, ``measure``, ``check_study``,
   ``prepare_output``, ``run_study``, ``write_study``, ``markdown`` (with ``findings``),
   ``plot``, ``plot_kappa``, ``plot_distribution``, the long-vector sweep ``run_long_vectors``
-  over the hardware's ``PATTERNS`` (``order_sum``, ``order_depth``, ``order_gammas``); and
+  over the hardware's ``PATTERNS`` (``order_sum``, ``order_depth``, ``order_gammas``;
+  ``STUDY_ORDERS`` = ``ORDERS`` and the patterns, the one list the study and every bound
+  helper take); and
   ``golden_mismatch`` (NumPy goldens against the
   hardware's DataBlock tree).
 """

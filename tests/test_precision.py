@@ -333,7 +333,9 @@ def test_study_command(tmp_path, capsys):
     assert code == 0
     assert (tmp_path / "study.csv").exists() and (tmp_path / "error_vs_n_half.png").exists()
     assert "study.md" in capsys.readouterr().out
-    assert main(["study", "--out", str(tmp_path), "--formats", "int8", "--no-progress"]) == 2
+    with pytest.raises(SystemExit) as done:
+        main(["study", "--out", str(tmp_path), "--formats", "int8", "--no-progress"])
+    assert done.value.code == 2 and "argument --formats:" in capsys.readouterr().err
 
 
 def test_benchmark_script_runs(capsys):
@@ -357,9 +359,13 @@ def test_study_command_rejects_bad_values_and_reads_uniform_with_a_comma(tmp_pat
     for args in (["--trials", "0"], ["--sizes", "8,0"], ["--sizes", "-4"]):
         with pytest.raises(SystemExit) as done:
             main(["study", "--out", str(tmp_path), *args])
-        assert done.value.code == 2 and "is not a positive integer" in capsys.readouterr().err
-    assert main(["study", "--out", str(tmp_path), "--distributions", "uniform(2,1)"]) == 2
-    assert "'uniform(2,1)' needs a < b" in capsys.readouterr().err
+        err = capsys.readouterr().err
+        assert done.value.code == 2 and f"argument {args[0]}: " in err, err
+        assert "is outside the valid range [1, 2147483648]" in err, err
+    with pytest.raises(SystemExit) as done:
+        main(["study", "--out", str(tmp_path), "--distributions", "uniform(2,1)"])
+    assert done.value.code == 2
+    assert "argument --distributions: 'uniform(2,1)' needs a < b" in capsys.readouterr().err
     assert main(["study", "--out", str(tmp_path), "--formats", "half", "--sizes", "8",
                  "--trials", "4", "--orders", "sequential", "--distributions",
                  "uniform(1,2),normal", "--kappas", "none", "--no-progress"]) == 0
@@ -372,9 +378,6 @@ def test_study_command_rejects_bad_values_and_reads_uniform_with_a_comma(tmp_pat
     (["--out", "/proc/ascjax-study"], "cannot write into --out '/proc/ascjax-study'"),
     (["--out", "{tmp}/o", "--sizes", "1000000000"],
      r"n=1000000000 needs about .* TiB .* lower --sizes or --trials"),
-    (["--out", "{tmp}/o", "--distributions", "cauchy"], "unknown distribution 'cauchy'"),
-    (["--out", "{tmp}/o", "--formats", "hifloat8_t"], "'hifloat8_t' cannot be summed here"),
-    (["--out", "{tmp}/o", "--orders", "sequential,bogus"], "unknown order 'bogus'"),
 ])
 def test_study_checks_everything_before_any_work(tmp_path, capsys, monkeypatch, args, message):
     """Issue 15: a bad --out or size fails at once (it failed after ~50 s of work)."""
@@ -388,6 +391,26 @@ def test_study_checks_everything_before_any_work(tmp_path, capsys, monkeypatch, 
     err = capsys.readouterr().err
     assert re.search(message, err), err
     assert err.count("\n") == 1  # one line, no traceback
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--distributions", "cauchy"], "argument --distributions: unknown distribution 'cauchy'"),
+    (["--formats", "hifloat8_t"], "argument --formats: 'hifloat8_t' cannot be summed here"),
+    (["--orders", "sequential,bogus"], "argument --orders: unknown order 'bogus'"),
+])
+def test_study_refuses_a_bad_option_value_while_parsing(tmp_path, capsys, monkeypatch, args,
+                                                      message):
+    """Names, orders and formats are usage errors, in the parser's two lines, before any work
+    (they were one-line errors from the run)."""
+    from ascjax._src.study import study as study_module
+
+    monkeypatch.setattr(study_module, "run_study", lambda **_: pytest.fail("work was started"))
+    with pytest.raises(SystemExit) as done:
+        main(["study", "--out", str(tmp_path / "o"), *args, "--no-progress"])
+    err = capsys.readouterr().err
+    assert done.value.code == 2 and err.startswith(f"ascjax study: error: {message}"), err
+    assert err.count("\n") == 2 and "(see ascjax study --help)" in err
+    assert not (tmp_path / "o").exists()
 
 
 def test_study_markdown_explains_itself():

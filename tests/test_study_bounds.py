@@ -3,6 +3,7 @@ hardware's long-vector patterns."""
 
 import csv
 import math
+import re
 
 import ml_dtypes
 import numpy as np
@@ -40,7 +41,7 @@ def test_lambda_and_failure_probability_invert_each_other():
     assert lam == pytest.approx(4.557, abs=1e-3)
     assert precision.higham_mary_failure(16, U_HALF, lam) == pytest.approx(1e-3, rel=1e-9)
     assert precision.higham_mary_failure(16, U_HALF, 1.0) == 1.0  # lambda 1 says nothing
-    with pytest.raises(ValueError, match="failure must lie in"):
+    with pytest.raises(ValueError, match=re.escape("failure=0.0 is outside the valid range")):
         precision.higham_mary_lambda(16, U_HALF, 0.0)
 
 
@@ -200,9 +201,11 @@ def test_study_command_new_options(tmp_path, capsys, monkeypatch):
     assert not (tmp_path / "error_vs_kappa_half.png").exists()
     with pytest.raises(SystemExit):
         main([*base, "--kappas", "0.5"])
-    assert "must be finite and >= 1" in capsys.readouterr().err
-    assert main([*base, "--failure-probability", "2"]) == 2
-    assert "failure probability must lie in (0, 1)" in capsys.readouterr().err
+    assert "argument --kappas: 0.5 is outside the valid range [1, inf)" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main([*base, "--failure-probability", "2"])
+    assert ("argument --failure-probability: 2 is outside the valid range (0, 1)"
+            in capsys.readouterr().err)
     calls = []
     real = precision.run_long_vectors
 
@@ -372,10 +375,15 @@ def test_study_formats_help_and_errors_list_exactly_the_summable_formats(tmp_pat
     valid = str(list(precision.SUM_FORMATS))
     for bad, message in (("foo", "unknown format 'foo'"),
                          ("hifloat8_t", "'hifloat8_t' cannot be summed here")):
-        assert main(["study", "--out", str(tmp_path), "--formats", f"half,{bad}",
-                     "--no-progress"]) == 2
+        with pytest.raises(SystemExit) as done:
+            main(["study", "--out", str(tmp_path), "--formats", f"half,{bad}", "--no-progress"])
         err = capsys.readouterr().err
-        assert f"study: formats: {message}; valid: {valid}" in err, err
+        assert done.value.code == 2
+        assert f"argument --formats: {message}; valid: {valid}" in err, err
+        with pytest.raises(ValueError if "summed" in message else TypeError,
+                           match=f"study: formats: {re.escape(message)}; valid:"):
+            precision.check_study(formats=["half", bad], sizes=[16], distributions=["ones"],
+                                  trials=1, orders=["sequential"])
         assert "int8_t" not in err and "fp4x2" not in err
     # The list is the one the sums check: a format outside it is refused there too.
     with pytest.raises(TypeError, match="not supported"):
@@ -407,3 +415,227 @@ def test_float_values_read_as_float32_in_the_report():
         in text
     assert "3.4028234663852886e+38" not in text
     assert "sequential returned inf" in text
+
+
+# --- a new user's trial: bad arguments, every study order, np.sum's orders, plots ---
+
+U = U_HALF
+
+
+@pytest.mark.parametrize("call, error, message", [
+    (lambda: precision.higham_gamma("sequential", 0, "half"), ValueError,
+     "higham_gamma: n=0 is outside the valid range [1, "),
+    (lambda: precision.higham_gamma("sequential", -3, "half"), ValueError,
+     "higham_gamma: n=-3 is outside the valid range [1, "),
+    (lambda: precision.higham_gamma("sequential", 2.5, "half"), TypeError,
+     "higham_gamma: n must be a Python int"),
+    (lambda: precision.higham_gamma("sequential", 10, "hifloat8_t"), TypeError,
+     "higham_gamma: dtype hifloat8_t is not supported"),
+    (lambda: precision.higham_gamma("bogus", 10, "half"), ValueError,
+     "higham_gamma: unknown order 'bogus'; valid: ['sequential', "),
+    (lambda: precision.tree_depth("adjacent_tree", 0), ValueError,
+     "tree_depth: n=0 is outside the valid range [1, "),
+    (lambda: precision.tree_depth("adjacent_tree", -1), ValueError,
+     "tree_depth: n=-1 is outside the valid range [1, "),
+    (lambda: precision.tree_depth("kahan", 8), ValueError,
+     "tree_depth: kahan is not a summation tree"),
+    (lambda: precision.order_tree("sequential", 0), ValueError,
+     "order_tree: n=0 is outside the valid range [1, "),
+    (lambda: precision.higham_mary_gamma("sequential", 0, "half"), ValueError,
+     "higham_mary_gamma: n=0 is outside the valid range [1, "),
+    (lambda: precision.higham_mary_gamma("sequential", 8, "half", failure=1.0), ValueError,
+     "higham_mary_gamma: failure=1.0 is outside the valid range (0, 1)"),
+    (lambda: precision.higham_mary_lambda(0, U), ValueError,
+     "higham_mary_lambda: n=0 is outside the valid range [1, "),
+    (lambda: precision.higham_mary_lambda(10, -1), ValueError,
+     "higham_mary_lambda: u=-1 is outside the valid range (0, 1)"),
+    (lambda: precision.higham_mary_lambda(10, U, 0.0), ValueError,
+     "higham_mary_lambda: failure=0.0 is outside the valid range (0, 1)"),
+    (lambda: precision.higham_mary_failure(10, U, 0.0), ValueError,
+     "higham_mary_failure: lam=0.0 is outside the valid range (0, inf)"),
+    (lambda: precision.higham_mary_failure(0, U, 3.0), ValueError,
+     "higham_mary_failure: n=0 is outside the valid range [1, "),
+    (lambda: precision.gamma(-1, U), ValueError,
+     "gamma: k=-1 is outside the valid range [0, "),
+    (lambda: precision.gamma(np.array([1, -2]), U), ValueError,
+     "gamma: k=-2 is outside the valid range [0, "),
+    (lambda: precision.gamma(2.5, U), TypeError, "gamma: k (adds on a path) must be an int"),
+    (lambda: precision.gamma(2, 1.0), ValueError, "gamma: u=1.0 is outside the valid range (0, 1)"),
+    (lambda: precision.gamma_tilde(10, U, -1.0), ValueError,
+     "gamma_tilde: lam=-1.0 is outside the valid range (0, inf)"),
+    (lambda: precision.gamma_tilde(10, 0.0, 2.0), ValueError,
+     "gamma_tilde: u=0.0 is outside the valid range (0, 1)"),
+    (lambda: precision.probabilistic_bound(np.ones((1, 4), np.float16), order="sequential",
+                                           failure=0), ValueError,
+     "probabilistic_bound: failure=0 is outside the valid range (0, 1)"),
+    (lambda: precision.error_bound(np.ones((1, 4), np.float16), order="bogus"), ValueError,
+     "error_bound: unknown order 'bogus'"),
+    (lambda: precision.order_depth("sequential", 0, "half"), ValueError,
+     "order_depth: n=0 is outside the valid range [1, "),
+    (lambda: precision.order_gammas("sequential", 16, "half", 1.5), ValueError,
+     "order_gammas: failure=1.5 is outside the valid range (0, 1)"),
+])
+def test_bound_helpers_refuse_arguments_outside_their_range(call, error, message):
+    """They returned -0.000488 (n = 0), a depth of 1 for n = 0, nan, lambda 3.9 for n = 0,
+    accepted u < 0 and lambda < 0, or raised an AttributeError of n = 2.5."""
+    with pytest.raises(error, match=re.escape(message)):
+        call()
+
+
+@pytest.mark.parametrize("order", precision.STUDY_ORDERS)
+def test_bound_helpers_take_every_order_the_study_takes(order):
+    """higham_gamma refused whole_reduce_chain and float_acc_repeat_sequential, which
+    order_gammas and `ascjax study --orders` take: one list now, STUDY_ORDERS."""
+    n, x = 300, np.ones((2, 300), np.float16)
+    det = precision.higham_gamma(order, n, "half")
+    prob = precision.higham_mary_gamma(order, n, "half")
+    assert precision.order_gammas(order, n, "half")[:2] == (det, prob)
+    np.testing.assert_allclose(precision.error_bound(x, order=order), det * 300, rtol=1e-12)
+    np.testing.assert_allclose(precision.probabilistic_bound(x, order=order), prob * 300,
+                               rtol=1e-12)
+    tree = precision.order_tree(order, n, "half")
+    if order == "kahan":
+        assert tree is None and det == prob == 2 * U
+        return
+    k = precision.tree_depth(order, n, "half")
+    assert k == precision.order_depth(order, n, "half")
+    from ascjax._src.study import orders as orders_module
+    assert k == orders_module.tree_depth(tree), order  # the closed form is the tree's
+    u = 2.0 ** -24 if order in ("numpy_pairwise", "float_acc_repeat_sequential") else U
+    final = U if u != U else 0.0  # one more rounding, float32 to half
+    assert det == pytest.approx(final + (1 + final) * float(precision.gamma(k, u)), rel=1e-15)
+
+
+def test_pattern_trees_are_what_the_patterns_add():
+    """order_tree of the two patterns is the tree reveal_order finds in their sums."""
+    for order, n in (("whole_reduce_chain", 300), ("float_acc_repeat_sequential", 150)):
+        got = precision.reveal_order(lambda x, o=order: precision.order_sum(x, o, "half"), n,
+                                     dtype="half")
+        assert got == precision.order_tree(order, n, "half"), order
+    assert precision.tree_depth("whole_reduce_chain", 300, "half") == 7 + 2
+
+
+def test_np_sum_of_bfloat16_is_sequential_not_numpy_pairwise():
+    """The numpy_pairwise description said "np.sum ... in float32": for ml_dtypes bfloat16,
+    np.sum adds in order in bfloat16; float16's np.sum is numpy_pairwise."""
+    rng = np.random.default_rng(5)
+    x = rng.uniform(0, 1, (50, 300))
+    bf = x.astype(ml_dtypes.bfloat16)
+    golden = np.array([np.sum(row) for row in bf])
+    seq = np.asarray(precision.sum(bf, order="sequential"))
+    pairwise = np.asarray(precision.sum(bf, order="numpy_pairwise"))
+    assert np.array_equal(_bits(seq), _bits(golden))
+    assert not np.array_equal(_bits(pairwise), _bits(golden))
+    half = x.astype(np.float16)
+    assert np.array_equal(_bits(precision.sum(half, order="numpy_pairwise")),
+                          _bits(np.sum(half, axis=-1)))
+    described = " ".join(precision.ORDER_DESCRIPTIONS["numpy_pairwise"].split())
+    assert "np.sum of an ml_dtypes bfloat16 array is not this" in described
+    assert "(`sequential`)" in described and not described.startswith("np.sum")
+    doc = " ".join(precision.sum.__doc__.split())
+    assert "``np.sum`` of an ml_dtypes bfloat16 array is not" in doc
+
+
+def test_make_inputs_refuses_bad_n_trials_and_seed():
+    """n = -1 gave NumPy's bare "expected non-negative integer"; trials = 0 an empty array."""
+    for kwargs, message in (({"n": -1}, "make_inputs: n=-1 is outside the valid range [1, "),
+                            ({"n": 0}, "make_inputs: n=0 is outside the valid range [1, "),
+                            ({"trials": 0}, "make_inputs: trials=0 is outside the valid range"),
+                            ({"seed": -1}, "make_inputs: seed=-1 is outside the valid range [0,")):
+        args = {"n": 4, "trials": 2, **kwargs}
+        seed = args.pop("seed", 0)
+        with pytest.raises(ValueError, match=re.escape(message)):
+            precision.make_inputs("uniform", args["n"], args["trials"], "half", seed=seed)
+    with pytest.raises(TypeError, match="make_inputs: n must be a Python int"):
+        precision.make_inputs("uniform", 4.0, 2, "half")
+
+
+@pytest.mark.parametrize("arg, values, message", [
+    ("sizes", [16, 32, 16], "study: sizes: 16 is given more than once in [16, 32, 16]"),
+    ("formats", ["half", "float16"], ("study: formats: 'float16' is given more than once "
+                                     "(as 'half')")),
+    ("distributions", ["ones", "ones"], "study: distributions: 'ones' is given more than once"),
+    ("orders", ["kahan", "sequential", "kahan"], "study: orders: 'kahan' is given more than once"),
+    ("kappas", [1e3, 1000], "study: kappas: 1000 is given more than once"),
+])
+def test_study_refuses_a_value_given_twice(arg, values, message):
+    """--sizes 16,16 wrote every row twice."""
+    settings = {"formats": ["half"], "sizes": [16], "distributions": ["uniform"], "trials": 1,
+                "orders": ["sequential"], "kappas": ()}
+    with pytest.raises(ValueError, match=re.escape(message)):
+        precision.check_study(**{**settings, arg: values})
+    with pytest.raises(ValueError, match=re.escape(message)):
+        precision.run_study(**{**settings, arg: values})
+
+
+def test_kappa_workload_names_keep_their_kappa():
+    """kappa_name rounded K to one digit: --kappas 1500 measured K = 2000."""
+    from ascjax._src.study.study import kappa_name
+
+    assert kappa_name(1e3) == "kappa(1e+03)" and kappa_name(1500) == "kappa(1.5e+03)"
+    x = precision.make_inputs(kappa_name(1500), 256, 4, "float", seed=2)
+    kappa = np.abs(x.astype(np.float64)).sum(axis=1) / np.abs(precision.exact_sum_float64(x))
+    assert np.all(np.abs(kappa / 1500 - 1) < 0.01), kappa
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--seed", "-1"], "argument --seed: -1 is outside the valid range [0, 18446744073709551615]"),
+    (["--seed", "x"], "argument --seed: 'x' is not an integer; valid: an integer in [0, "),
+    (["--sizes", "abc"], ("argument --sizes: 'abc' is not an integer; valid: an integer in "
+                         "[1, 2147483648]")),
+    (["--sizes", "16,0"], "argument --sizes: 0 is outside the valid range [1, 2147483648]"),
+    (["--sizes", ","], "argument --sizes: no value in ','; give at least one"),
+    (["--formats", "fp16"], "argument --formats: unknown format 'fp16'; valid: ['half', "),
+    (["--kappa-n", "1"], "argument --kappa-n: 1 is outside the valid range [2, 2147483648]"),
+    (["--failure-probability", "0"], ("argument --failure-probability: 0 is outside the valid "
+                                     "range (0, 1)")),
+    (["--sizes", "16,16"], "argument --sizes: 16 is given more than once in [16, 16]"),
+    (["--formats", "half,float16"], ("argument --formats: 'float16' is given more than once "
+                                    "(as 'half') in ['half', 'float16']")),
+    (["--distributions", "ones,uniform(0,1),ones"], ("argument --distributions: 'ones' is given "
+                                                    "more than once")),
+    (["--orders", "kahan,kahan"], "argument --orders: 'kahan' is given more than once"),
+    (["--kappas", "10,1e1"], "argument --kappas: 10.0 is given more than once"),
+])
+def test_study_option_errors_name_the_option_value_and_range(tmp_path, capsys, args, message):
+    """`--seed -1` said "ascjax study: expected non-negative integer", `--sizes abc` "invalid
+    literal for int() with base 10"; --sizes 16,16 ran every cell twice."""
+    with pytest.raises(SystemExit) as done:
+        main(["study", "--out", str(tmp_path / "o"), *args, "--no-progress"])
+    err = capsys.readouterr().err
+    assert done.value.code == 2
+    assert err.startswith(f"ascjax study: error: {message}"), err
+    assert err.endswith("\n(see ascjax study --help)\n") and err.count("\n") == 2
+    assert not (tmp_path / "o").exists()
+
+
+def test_plots_of_a_format_the_study_lacks_name_its_formats(small_study):
+    """plot(study, "float") raised KeyError: ('float', 'uniform', 16, 'sequential')."""
+    for draw in (precision.plot, precision.plot_kappa, precision.plot_distribution):
+        with pytest.raises(ValueError, match=re.escape(
+                f"{draw.__name__}: the study has no 'float' rows; its formats: ['half']")):
+            draw(small_study, "float")
+
+
+def test_bound_lines_leave_the_panel_instead_of_levelling_off():
+    """error_vs_kappa: kappa gamma_k was np.clip'ed at the panel's top, so the bounds looked
+    flat from some kappa on; error_vs_n flattened an inf bound onto the overflow edge."""
+    study = precision.run_study(formats=["half"], sizes=[16, 4096], distributions=["uniform"],
+                                trials=2, orders=["sequential"], kappas=(10.0, 1e7), kappa_n=64)
+    det, prob, _ = precision.order_gammas("sequential", 64, "half")
+    ax = precision.plot_kappa(study, "half").axes[0]
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    for label, gamma in (("kappa gamma_k", det), ("kappa gamma~_k", prob)):
+        kappas, ys = lines[label].get_xdata(), lines[label].get_ydata()
+        np.testing.assert_array_equal(ys, kappas * gamma)
+    # kappa ~ 1e7 times gamma_63 ~ 0.03: far above the panel, which ends at the top.
+    assert lines["kappa gamma_k"].get_ydata().max() > ax.get_ylim()[1]
+    ax = precision.plot(study, "half").axes[0]
+    rows = {r["n"]: r for r in study.rows}
+    dashed = next(line for line in ax.get_lines() if line.get_linestyle() == "--")
+    dotted = next(line for line in ax.get_lines() if line.get_linestyle() == ":")
+    np.testing.assert_array_equal(dashed.get_ydata(),
+                                  [rows[n]["bound_over_sum_abs"] for n in study.sizes])
+    assert math.isinf(dashed.get_ydata()[-1])  # gamma_4095 in half: not drawn
+    np.testing.assert_array_equal(dotted.get_ydata(),
+                                  [rows[n]["prob_bound_over_sum_abs"] for n in study.sizes])

@@ -276,19 +276,67 @@ def _quiet_stdout() -> None:
     os.close(devnull)
 
 
-def _csv(kind: Callable) -> Callable:
+def _csv(kind: Callable, arg: str, split: Callable | None = None,
+         key: Callable | None = None) -> Callable:
+    """argparse type of a comma-separated study option: each item through ``kind`` (its
+    ValueError or TypeError, less the API's "study: <arg>: " prefix, becomes argparse's
+    "argument --<option>: ..."), at least one, none given twice (``key``: what makes two the
+    same; the check is ``check_study``'s, so the API and the command agree)."""
+    from .study.study import check_unique
+
     def parse(text: str) -> list:
+        items = split(text) if split else [i.strip() for i in text.split(",") if i.strip()]
         try:
-            return [kind(item) for item in text.split(",") if item.strip()]
-        except ValueError as error:
-            raise argparse.ArgumentTypeError(str(error)) from None
+            values = [kind(item) for item in items]
+            if not values:
+                raise ValueError(f"no value in {text!r}; give at least one")
+            names = all(isinstance(v, str) for v in values)  # as typed; numbers as read
+            check_unique(items if names else values, where="study", arg=arg,
+                         keys=[key(v) for v in values] if key else values)
+        except (ValueError, TypeError) as error:
+            raise argparse.ArgumentTypeError(
+                str(error).removeprefix(f"study: {arg}: ")) from None
+        return values
     return parse
 
 
-def _distributions(text: str) -> list[str]:
+def _int_in(lo: int, hi: int) -> Callable[[str], int]:
+    """argparse type: an integer in [lo, hi], else an error naming the value and the range."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer; valid: an integer "
+                                             f"in [{lo}, {hi}]") from None
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"{value} is outside the valid range [{lo}, {hi}]")
+        return value
+    return parse
+
+
+def _split_distributions(text: str) -> list[str]:
     """Comma-separated names; a comma inside uniform(a,b) (or the older uniform(a;b)) stays."""
     items = re.split(r",(?![^()]*\))", re.sub(r"\s+", "", text.replace(";", ",")))
     return [item for item in items if item]  # spaces dropped: "uniform(1, 2)" is uniform(1,2)
+
+
+def _study_order(text: str) -> str:
+    from .study.study import STUDY_ORDERS
+
+    if text not in STUDY_ORDERS:
+        raise ValueError(f"unknown order {text!r}; valid: {', '.join(STUDY_ORDERS)}")
+    return text
+
+
+def _failure(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number; valid: a probability in "
+                                         f"(0, 1)") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"{text} is outside the valid range (0, 1)")
+    return value
 
 
 def _study_args(p: argparse.ArgumentParser) -> None:
@@ -308,27 +356,34 @@ def _study_args(p: argparse.ArgumentParser) -> None:
     )
 
     p.add_argument("--out", required=True, help="directory for study.md, study.csv and the PNGs")
-    p.add_argument("--formats", type=_csv(str), default=list(DEFAULT_FORMATS),
+    from .study.study import MAX_SEED, MAX_SIZE, check_distribution, study_format
+
+    p.add_argument("--formats", type=_csv(study_format, "formats"), default=list(DEFAULT_FORMATS),
                    help=f"comma-separated formats, from {', '.join(SUM_FORMATS)} (the ones a "
                         f"sum is emulated in; default {','.join(DEFAULT_FORMATS)})")
-    p.add_argument("--sizes", type=_csv(positive_int), default=list(DEFAULT_SIZES),
-                   help=f"comma-separated n (default {','.join(map(str, DEFAULT_SIZES))})")
-    p.add_argument("--distributions", type=_distributions, default=list(DEFAULT_DISTRIBUTIONS),
+    p.add_argument("--sizes", type=_csv(_int_in(1, MAX_SIZE), "sizes"),
+                   default=list(DEFAULT_SIZES),
+                   help=f"comma-separated n, each in [1, {MAX_SIZE}] (default "
+                        f"{','.join(map(str, DEFAULT_SIZES))})")
+    p.add_argument("--distributions", type=_csv(check_distribution, "distributions",
+                                                 _split_distributions),
+                   default=list(DEFAULT_DISTRIBUTIONS),
                    help=f"comma-separated, from {', '.join(DISTRIBUTIONS)}, uniform(a,b) or "
                         f"kappa(K) (default: all four)")
-    p.add_argument("--orders", type=_csv(str), default=list(ORDERS),
+    p.add_argument("--orders", type=_csv(_study_order, "orders"), default=list(ORDERS),
                    help=f"comma-separated orders (default: all of {', '.join(ORDERS)}; also "
                         f"{', '.join(PATTERNS)})")
-    p.add_argument("--trials", type=positive_int, default=DEFAULT_TRIALS,
+    p.add_argument("--trials", type=_int_in(1, MAX_SIZE), default=DEFAULT_TRIALS,
                    help=f"random inputs per cell (default {DEFAULT_TRIALS})")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--seed", type=_int_in(0, MAX_SEED), default=0,
+                   help="random seed, a non-negative integer (default 0)")
     p.add_argument("--kappas", type=_kappas, default=list(DEFAULT_KAPPAS),
                    help="condition numbers sum|x|/|sum x| of the conditioning sweep "
                         f"(default {','.join(f'{k:g}' for k in DEFAULT_KAPPAS)}; 'none' skips "
                         "it)")
-    p.add_argument("--kappa-n", type=positive_int, default=DEFAULT_KAPPA_N,
+    p.add_argument("--kappa-n", type=_int_in(2, MAX_SIZE), default=DEFAULT_KAPPA_N,
                    help=f"n of the conditioning sweep (default {DEFAULT_KAPPA_N})")
-    p.add_argument("--failure-probability", type=float, default=DEFAULT_FAILURE,
+    p.add_argument("--failure-probability", type=_failure, default=DEFAULT_FAILURE,
                    help="probability the probabilistic bound may fail, which fixes its lambda "
                         f"(default {DEFAULT_FAILURE:g})")
     p.add_argument("--long-vectors", action="store_true",
@@ -341,16 +396,19 @@ def _study_args(p: argparse.ArgumentParser) -> None:
 
 
 def _kappas(text: str) -> list[float]:
-    return [] if text.strip().lower() == "none" else _csv(_kappa)(text)
+    from .study.study import kappa_name
+
+    return [] if text.strip().lower() == "none" else _csv(_kappa, "kappas", key=kappa_name)(text)
 
 
 def _kappa(text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number; valid: a kappa in "
+                                         f"[1, inf)") from None
     if not 1 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"kappa {text!r} must be finite and >= 1")
+        raise argparse.ArgumentTypeError(f"{text} is outside the valid range [1, inf)")
     return value
 
 
@@ -370,7 +428,7 @@ def _study(args: argparse.Namespace) -> int:
     try:  # every setting and the output directory before about a minute of work
         check_study(formats=args.formats, sizes=args.sizes, distributions=args.distributions,
                     trials=args.trials, orders=args.orders, kappas=kappas,
-                    kappa_n=args.kappa_n, failure=args.failure_probability)
+                    kappa_n=args.kappa_n, failure=args.failure_probability, seed=args.seed)
         prepare_output(args.out)
         study = run_study(formats=args.formats, sizes=args.sizes, distributions=args.distributions,
                           trials=args.trials, seed=args.seed, orders=args.orders,

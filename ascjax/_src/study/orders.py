@@ -47,6 +47,14 @@ from ..numerics.rounding import round_carrier
 
 ORDERS = ("sequential", "adjacent_tree", "repeat_sequential", "repeat_tree", "repeat_vector_merge",
           "numpy_pairwise", "kahan")
+# The hardware's long-vector patterns the study measures beside ORDERS (``study.PATTERNS``
+# says what each does): no ``precision.sum`` order, but each is a fixed tree of adds, so
+# ``order_tree``, the depths and the bounds take them like any order. STUDY_ORDERS: the one
+# list of orders the study and every bound helper accept.
+PATTERN_ORDERS = ("whole_reduce_chain", "float_acc_repeat_sequential")
+STUDY_ORDERS = ORDERS + PATTERN_ORDERS
+# Orders that accumulate in float32 and round once to a narrower format at the end.
+FLOAT32_ORDERS = ("numpy_pairwise", "float_acc_repeat_sequential")
 # The ReduceSum orders: the vendor page's method numbers (reduce_tensor.REDUCE_SUM_METHODS).
 REPEAT_ORDERS = {"repeat_sequential": 1, "repeat_tree": 2, "repeat_vector_merge": 3}
 # Formats a sum can be emulated in: every value has an exact float32 carrier. fp8_e5m2 is the
@@ -657,7 +665,13 @@ def order_tree(order: str, n: int, fmt: Format):
         return _pairs(repeats) if order == "repeat_tree" else _chain(repeats)
     if order == "numpy_pairwise":
         return _numpy_tree(numpy_plan(n))
-    raise ValueError(f"unknown order {order!r}; valid: {ORDERS}")
+    if order == "float_acc_repeat_sequential":  # ReduceSum method 1 in float (64 lanes)
+        return order_tree("repeat_sequential", n, FORMATS["float"])
+    if order == "whole_reduce_chain":  # each repeat's pair tree, level after level
+        while len(leaves) > 1:
+            leaves = [_pairs(leaves[r:r + fmt.lanes]) for r in range(0, len(leaves), fmt.lanes)]
+        return leaves[0]
+    raise ValueError(f"unknown order {order!r}; valid: {STUDY_ORDERS}")
 
 
 def _chain(items: list):

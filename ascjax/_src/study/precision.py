@@ -21,12 +21,12 @@ import numpy as np
 from ..config import Config, resolve_config
 from ..formats import FORMATS, Format, finfo, resolve
 from ..io.binio import rows_in_place, to_device
-from ..isa.lanes import kernel
+from ..isa.lanes import check_int, kernel
 from ..numerics import exact
 from ..numerics.bits import from_bits
 from ..numerics.rounding import round_bits
 from . import orders
-from .orders import ORDERS, SUM_FORMATS
+from .orders import FLOAT32_ORDERS, ORDERS, STUDY_ORDERS, SUM_FORMATS
 
 
 @functools.partial(jax.jit, static_argnums=1)
@@ -168,12 +168,14 @@ def sum(x: Any, *, dtype: Any = None, order: str = "sequential",
       repeat_vector_merge adds the repeats lane by lane in repeat order,
       ``((r0 + r1) + r2) + ...`` (ReduceSum's default reading, A18), then sums that one
       register by an adjacent-pair tree.
-    * ``"numpy_pairwise"``: what ``np.sum`` does: ``0 + pairwise_sum(x)`` with NumPy's
+    * ``"numpy_pairwise"``: NumPy's pairwise summation, ``0 + pairwise_sum(x)`` with NumPy's
       recursion (halves rounded down to a multiple of 8 above 128 elements; blocks of <= 128
       summed by 8 accumulators r[j] += x[i+j], combined as ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)),
-      then the rest added one by one; below 8, -0 + x0 + x1 + ...). Like NumPy's half loop,
-      formats narrower than float accumulate in float32 and round once at the end (NumPy
-      itself sums ml_dtypes bfloat16 sequentially: ``reveal_order`` shows it).
+      then the rest added one by one; below 8, -0 + x0 + x1 + ...), accumulated in float32
+      and rounded once to the format at the end (as NumPy's half loop does). That is
+      ``np.sum`` of a float16 or float32 array. ``np.sum`` of an ml_dtypes bfloat16 array is
+      not: NumPy adds it sequentially in bfloat16, every add rounded, which is
+      ``"sequential"`` (``reveal_order`` shows the tree; its fp8 arrays go in order too).
     * ``"kahan"``: s = x0, e = +0; for each next x: y = x - e; t = s + y; e = (t - s) - y; s = t.
 
     Differentiable (the derivative of the exact sum) and jittable (``dtype`` and ``order`` are
@@ -324,13 +326,52 @@ def exact_sum_float64(x: Any, *, dtype: Any = None) -> np.ndarray:
 
 # --- error metrics and bounds ---------------------------------------------------------------
 
+# The largest n (and k) of the bound helpers: k u and 2n / failure are exact in float64.
+MAX_N = 1 << 53
+# The valid open range of each real argument of the bound helpers.
+_OPEN_RANGES = {"u": (0.0, 1.0), "lam": (0.0, math.inf), "failure": (0.0, 1.0)}
+
+
+def check_args(where: str, **given: Any) -> None:
+    """Every argument of a bound helper in its valid range, else an error naming ``where``, the
+    argument, its value and the range: ``order`` one of ``STUDY_ORDERS``; ``n`` (inputs) an int
+    in [1, MAX_N]; ``k`` (adds on a path) an int or an integer array, each in [0, MAX_N]; ``u``
+    (unit roundoff) and ``failure`` (a probability) in (0, 1); ``lam`` (lambda) in (0, inf)."""
+    for arg, value in given.items():
+        if arg == "order":
+            if not isinstance(value, str) or value not in STUDY_ORDERS:
+                raise ValueError(f"{where}: unknown order {value!r}; valid: "
+                                 f"{list(STUDY_ORDERS)}")
+        elif arg == "n":
+            check_int(value, 1, MAX_N, where=where, arg="n")
+        elif arg == "k":
+            a = np.asarray(value)
+            if a.dtype == bool or a.dtype.kind not in "iu":
+                raise TypeError(f"{where}: k (adds on a path) must be an int or an array of "
+                                f"ints, got {value!r}")
+            bad = a[(a < 0) | (a > MAX_N)]
+            if bad.size:
+                raise ValueError(f"{where}: k={bad.flat[0]} is outside the valid range "
+                                 f"[0, {MAX_N}]")
+        else:
+            lo, hi = _OPEN_RANGES[arg]
+            if (isinstance(value, (bool, np.bool_))
+                    or not isinstance(value, (int, float, np.integer, np.floating))):
+                raise TypeError(f"{where}: {arg} must be a real number, got {value!r}")
+            if not lo < value < hi:
+                raise ValueError(f"{where}: {arg}={value} is outside the valid range "
+                                 f"({lo:g}, {hi:g})")
+
+
 def unit_roundoff(dtype: Any) -> float:
     """u = 2^-p of a format (p = mantissa bits + 1): 2^-11 half, 2^-8 bfloat16, 2^-24 float."""
     return orders.unit_roundoff(resolve(dtype, where="unit_roundoff"))
 
 
 def gamma(k: Any, u: float) -> Any:
-    """Higham's gamma_k = k u / (1 - k u) (inf where k u >= 1)."""
+    """Higham's gamma_k = k u / (1 - k u) (inf where k u >= 1): ``k`` an int >= 0 or an array
+    of them, 0 < u < 1."""
+    check_args("gamma", k=k, u=u)
     k = np.asarray(k, np.float64)
     with np.errstate(divide="ignore"):
         return np.where(k * u < 1, k * u / (1 - k * u), np.inf)
@@ -347,8 +388,10 @@ def gamma_tilde(k: Any, u: float, lam: float) -> Any:
     """Higham & Mary's gamma~_k(lambda) = exp(lambda sqrt(k) u + k u^2 / (1 - u)) - 1.
 
     About lambda sqrt(k) u; finite for every k (unlike ``gamma``), inf only where the float64
-    exponential overflows. gamma~_0 = 0.
+    exponential overflows. gamma~_0 = 0. ``k`` an int >= 0 or an array of them, 0 < u < 1,
+    lambda > 0.
     """
+    check_args("gamma_tilde", k=k, u=u, lam=lam)
     k = np.asarray(k, np.float64)
     with np.errstate(over="ignore"):
         return np.expm1(lam * np.sqrt(k) * u + k * u * u / (1 - u))
@@ -363,16 +406,17 @@ def higham_mary_lambda(n: int, u: float, failure: float = DEFAULT_FAILURE) -> fl
     at least 1 - 2 exp(-lambda^2 (1 - u)^2 / 2); a sum carries one such product per input
     (their Theorem 3.1 for inner products, summation being the case of ones), so by the union
     bound all n hold at once with probability at least 1 - 2n exp(-lambda^2 (1 - u)^2 / 2).
-    Setting that failure term to ``failure`` gives lambda.
+    Setting that failure term to ``failure`` gives lambda. n >= 1, 0 < u < 1, 0 < failure < 1.
     """
-    if not 0 < failure < 1:
-        raise ValueError(f"higham_mary_lambda: failure must lie in (0, 1), got {failure}")
-    return math.sqrt(2 * math.log(2 * max(n, 1) / failure)) / (1 - u)
+    check_args("higham_mary_lambda", n=n, u=u, failure=failure)
+    return math.sqrt(2 * math.log(2 * n / failure)) / (1 - u)
 
 
 def higham_mary_failure(n: int, u: float, lam: float) -> float:
     """The failure probability bound 2n exp(-lambda^2 (1 - u)^2 / 2) (capped at 1) of the
-    probabilistic bound with a given lambda (lambda = 1 says nothing for n >= 1)."""
+    probabilistic bound with a given lambda (lambda = 1 says nothing for n >= 1). n >= 1,
+    0 < u < 1, lambda > 0."""
+    check_args("higham_mary_failure", n=n, u=u, lam=lam)
     return min(1.0, 2 * n * math.exp(-lam * lam * (1 - u) ** 2 / 2))
 
 
@@ -405,11 +449,20 @@ def errors(computed: Any, exact_value: Any, *, dtype: Any) -> dict[str, np.ndarr
     return {"abs": err, "rel": rel, "ulps": err / ulp(e, dtype)}
 
 
-@functools.lru_cache(maxsize=256)
 def tree_depth(order: str, n: int, dtype: Any = "float") -> int:
     """Most adds on any input's way to the result along ``order`` (n - 1 for sequential,
-    ceil(log2 n) for adjacent_tree); the k of Higham's gamma_k bound. Not defined for kahan."""
-    fmt = resolve(dtype, where="tree_depth")
+    ceil(log2 n) for adjacent_tree); the k of Higham's gamma_k bound. ``order``: one of
+    ``STUDY_ORDERS`` but kahan, which is no summation tree; n >= 1.
+
+    whole_reduce_chain: the sum over its levels of ceil(log2 min(m, lanes)), m the values that
+    level reduces (the +0 lanes add nothing); float_acc_repeat_sequential: the float
+    ReduceSum's depth (its one rounding to the format is counted apart)."""
+    check_args("tree_depth", order=order, n=n)
+    return _tree_depth(order, int(n), resolve(dtype, where="tree_depth"))
+
+
+@functools.lru_cache(maxsize=256)
+def _tree_depth(order: str, n: int, fmt: Format) -> int:
     log2 = (n - 1).bit_length()  # ceil(log2 n)
     if order == "sequential":
         return n - 1
@@ -422,16 +475,25 @@ def tree_depth(order: str, n: int, dtype: Any = "float") -> int:
         lanes = fmt.lanes.bit_length() - 1
         # repeat_vector_merge: repeats - 1 merge adds, then the tree over the lanes.
         return lanes + ((repeats - 1).bit_length() if order == "repeat_tree" else repeats - 1)
+    if order == "whole_reduce_chain":
+        depth, m = 0, n
+        while m > 1:
+            depth += (min(m, fmt.lanes) - 1).bit_length()
+            m = -(-m // fmt.lanes)
+        return depth
+    if order == "float_acc_repeat_sequential":
+        return _tree_depth("repeat_sequential", n, FORMATS["float"])
     if order == "kahan":
-        raise ValueError("tree_depth: kahan is not a summation tree")
+        raise ValueError("tree_depth: kahan is not a summation tree (it carries a compensation "
+                         "term): it has no depth k; its bound is 2u sum|x| (higham_gamma)")
     return orders.tree_depth(orders.order_tree(order, n, fmt))
 
 
 def order_tree(order: str, n: int, dtype: Any = "float") -> Any:
     """The summation tree of ``order`` over n inputs as nested tuples of input indices (what
-    ``reveal_order`` recovers from the emulation); None for kahan."""
-    if order not in ORDERS:
-        raise ValueError(f"order_tree: unknown order {order!r}; valid: {list(ORDERS)}")
+    ``reveal_order`` recovers from the emulation); None for kahan. ``order``: one of
+    ``STUDY_ORDERS``; n >= 1."""
+    check_args("order_tree", order=order, n=n)
     return orders.order_tree(order, n, resolve(dtype, where="order_tree"))
 
 
@@ -443,8 +505,10 @@ def error_bound(x: Any, *, dtype: Any = None, order: str,
     (n - 1 sequential, ceil(log2 n) adjacent_tree). numpy_pairwise: the same with float32's u
     and its own depth, plus u |S| for the final rounding when the format is narrower than
     float. kahan: the first-order term 2u * sum|x| only (Higham eq. 4.8; the O(n u^2) term has
-    no published constant), so it is not a strict bound for large n u.
+    no published constant), so it is not a strict bound for large n u. ``order``: one of
+    ``STUDY_ORDERS`` (float_acc_repeat_sequential like numpy_pairwise: float32, then u |S|).
     """
+    check_args("error_bound", order=order)
     fmt, x = _format(x, dtype, "error_bound")
     return _per_trial(x, fmt, _order_ratio(order, x.shape[-1], fmt, _higham), exact_value)
 
@@ -457,7 +521,7 @@ def _order_ratio(order: str, n: int, fmt: Format, inner) -> tuple[float, float]:
     u = orders.unit_roundoff(fmt)
     if order == "kahan":
         return 2 * u, 0.0
-    if order == "numpy_pairwise" and fmt.name != "float":
+    if order in FLOAT32_ORDERS and fmt.name != "float":
         return float(inner(tree_depth(order, n, fmt.name), 2.0 ** -24, n)), u
     return float(inner(tree_depth(order, n, fmt.name), u, n)), 0.0
 
@@ -481,9 +545,12 @@ def _higham_mary(failure: float):
 
 
 def higham_gamma(order: str, n: int, dtype: Any) -> float:
-    """The bound of ``error_bound`` divided by sum|x| (kahan: 2u; numpy_pairwise in a narrow
-    format: float32's gamma plus u, since |S| <= sum|x|)."""
-    g, f = _order_ratio(order, n, resolve(dtype, where="higham_gamma"), _higham)
+    """The bound of ``error_bound`` divided by sum|x| (kahan: 2u; numpy_pairwise and
+    float_acc_repeat_sequential in a narrow format: float32's gamma plus u, since
+    |S| <= sum|x|). ``order``: one of ``STUDY_ORDERS``; n >= 1; ``dtype``: one of
+    ``SUM_FORMATS``."""
+    check_args("higham_gamma", order=order, n=n)
+    g, f = _order_ratio(order, n, _sum_format(dtype, "higham_gamma"), _higham)
     return f + (1 + f) * g  # |S| <= sum|x|
 
 
@@ -498,8 +565,9 @@ def probabilistic_bound(x: Any, *, dtype: Any = None, order: str, exact_value: A
     structured inputs (all ones) breaks the model: there the bound may be exceeded.
     numpy_pairwise in a narrow format: u |S| + (1 + u) gamma~_k in float32, like
     ``error_bound``. kahan: 2u sum|x|, the first-order term of ``error_bound``, which does not
-    grow with n (Higham & Mary give no probabilistic form for it).
+    grow with n (Higham & Mary give no probabilistic form for it). 0 < failure < 1.
     """
+    check_args("probabilistic_bound", order=order, failure=failure)
     fmt, x = _format(x, dtype, "probabilistic_bound")
     return _per_trial(x, fmt, _order_ratio(order, x.shape[-1], fmt, _higham_mary(failure)),
                       exact_value)
@@ -509,7 +577,10 @@ def higham_mary_gamma(order: str, n: int, dtype: Any, *, failure: float = DEFAUL
                       final: bool = True) -> float:
     """The bound of ``probabilistic_bound`` divided by sum|x|: gamma~_k(lambda) with the
     order's depth k and lambda for ``failure`` (kahan: 2u; numpy_pairwise in a narrow format:
-    float32's gamma~ plus u, the final rounding, unless ``final`` is False)."""
-    g, f = _order_ratio(order, n, resolve(dtype, where="higham_mary_gamma"),
+    float32's gamma~ plus u, the final rounding, unless ``final`` is False; so too
+    float_acc_repeat_sequential). ``order``: one of ``STUDY_ORDERS``; n >= 1; ``dtype``: one
+    of ``SUM_FORMATS``; 0 < failure < 1."""
+    check_args("higham_mary_gamma", order=order, n=n, failure=failure)
+    g, f = _order_ratio(order, n, _sum_format(dtype, "higham_mary_gamma"),
                         _higham_mary(failure))
     return f + (1 + f) * g if final else g

@@ -36,7 +36,7 @@ from ..isa.masks import create_mask
 from ..isa.reduce_register import reduce_sum_datablock
 from . import orders as _orders
 from . import precision
-from .orders import ORDERS
+from .orders import ORDERS, PATTERN_ORDERS, STUDY_ORDERS
 
 DISTRIBUTIONS = {
     "uniform": "uniform on [0, 1)",
@@ -63,6 +63,10 @@ LONG_SIZES = tuple(1 << e for e in range(10, 21))
 # would overflow from n = 2^17 on, for every order).
 LONG_DISTRIBUTIONS = ("uniform(0,0.0625)", "normal")
 LONG_TRIALS = 4
+# The study's upper limit of n, trials and kappa_n (``check_study``, ``make_inputs``), and the
+# seed's range (NumPy's SeedSequence takes any non-negative int; 64 bits are plenty).
+MAX_SIZE = 1 << 31
+MAX_SEED = (1 << 64) - 1
 
 
 def overflow_value(dtype: Any) -> str:
@@ -119,9 +123,15 @@ def make_inputs(distribution: str, n: int, trials: int, dtype: Any, *, seed: int
     values (about n/4) uniform on (0, 1], scaled so that sum|x| / |sum x| = K before rounding;
     the measured kappa of each trial differs by the rounding of the random part (more where
     it falls into the format's subnormals). Values are drawn in float64 and rounded once
-    (``to_format``); the stream depends only on (seed, distribution, n).
+    (``to_format``); the stream depends only on (seed, distribution, n). n and trials in
+    [1, ``MAX_SIZE``], seed in [0, ``MAX_SEED``].
     """
     fmt = resolve(dtype, where="make_inputs")
+    if not isinstance(distribution, str):
+        raise TypeError(f"make_inputs: distribution must be a str, got {distribution!r}")
+    n = check_int(n, 1, MAX_SIZE, where="make_inputs", arg="n")
+    trials = check_int(trials, 1, MAX_SIZE, where="make_inputs", arg="trials")
+    seed = check_int(seed, 0, MAX_SEED, where="make_inputs", arg="seed")
     rng = np.random.default_rng([seed, zlib.crc32(distribution.encode()), n])
     match = _UNIFORM.match(distribution)
     kappa = _KAPPA.match(distribution)
@@ -189,7 +199,7 @@ PATTERNS = {
                                    "pattern Cast to float (exact), ReduceSum method 1 in float "
                                    "(64 lanes a repeat), Cast back with CAST_RINT",
 }
-STUDY_ORDERS = ORDERS + tuple(PATTERNS)
+assert tuple(PATTERNS) == PATTERN_ORDERS  # STUDY_ORDERS (orders.py): ORDERS, then these
 LONG_ORDERS = ("sequential", "adjacent_tree", "repeat_sequential", "repeat_tree",
                "repeat_vector_merge", "whole_reduce_chain", "float_acc_repeat_sequential")
 
@@ -208,61 +218,32 @@ def order_sum(x: Any, order: str, dtype: Any) -> np.ndarray:
 
 
 def order_depth(order: str, n: int, dtype: Any) -> int | None:
-    """Most adds on one input's way to the result (the k of the bounds); None for kahan.
-
-    whole_reduce_chain: the sum over its levels of ceil(log2 min(m, lanes)), m the values
-    that level reduces (the +0 lanes add nothing); float_acc_repeat_sequential: the float
-    ReduceSum's depth (its one rounding to the format is counted apart)."""
+    """Most adds on one input's way to the result (the k of the bounds, ``tree_depth``); None
+    for kahan."""
+    precision.check_args("order_depth", order=order, n=n)
     fmt = resolve(dtype, where="order_depth")
-    if order == "kahan":
-        return None
-    if order == "whole_reduce_chain":
-        depth, m = 0, n
-        while m > 1:
-            depth += (min(m, fmt.lanes) - 1).bit_length()
-            m = -(-m // fmt.lanes)
-        return depth
-    if order == "float_acc_repeat_sequential":
-        return precision.tree_depth("repeat_sequential", n, "float")
-    return precision.tree_depth(order, n, fmt.name)
+    return None if order == "kahan" else precision.tree_depth(order, n, fmt.name)
 
 
 def order_gammas(order: str, n: int, dtype: Any, failure: float = precision.DEFAULT_FAILURE
                  ) -> tuple[float, float, float]:
     """(deterministic, probabilistic bound, lambda) of ``order`` in units of sum|x|: Higham's
-    gamma_k and Higham & Mary's gamma~_k(lambda), lambda for ``failure``."""
+    gamma_k and Higham & Mary's gamma~_k(lambda), lambda for ``failure`` (``higham_gamma``,
+    ``higham_mary_gamma``; float32's u where the order accumulates in float32)."""
+    precision.check_args("order_gammas", order=order, n=n, failure=failure)
     fmt = resolve(dtype, where="order_gammas")
     u = precision.unit_roundoff(fmt.name)
-    if order in ORDERS:
-        lam_u = 2.0 ** -24 if order == "numpy_pairwise" and fmt.name != "float" else u
-        return (precision.higham_gamma(order, n, fmt.name),
-                precision.higham_mary_gamma(order, n, fmt.name, failure=failure),
-                precision.higham_mary_lambda(n, lam_u, failure))
-    k = order_depth(order, n, fmt)
-    if order == "float_acc_repeat_sequential":
-        u32 = 2.0 ** -24
-        lam = precision.higham_mary_lambda(n, u32, failure)
-        final = 0.0 if fmt.name == "float" else u  # the Cast back: |S| <= sum|x|
-        return (final + (1 + final) * float(precision.gamma(k, u32)),
-                final + (1 + final) * float(precision.gamma_tilde(k, u32, lam)), lam)
-    lam = precision.higham_mary_lambda(n, u, failure)
-    return float(precision.gamma(k, u)), float(precision.gamma_tilde(k, u, lam)), lam
+    lam_u = 2.0 ** -24 if order in _orders.FLOAT32_ORDERS and fmt.name != "float" else u
+    return (precision.higham_gamma(order, n, fmt.name),
+            precision.higham_mary_gamma(order, n, fmt.name, failure=failure),
+            precision.higham_mary_lambda(n, lam_u, failure))
 
 
 def _bounds(x, fmt: Format, order: str, exact, failure: float):
     """Per-trial (deterministic, probabilistic) bounds on |computed - exact|."""
-    if order in ORDERS:
-        return (precision.error_bound(x, dtype=fmt.name, order=order, exact_value=exact),
-                precision.probabilistic_bound(x, dtype=fmt.name, order=order,
-                                              exact_value=exact, failure=failure))
-    det, prob, _ = order_gammas(order, x.shape[-1], fmt, failure)
-    xs = np.abs(x.astype(np.float64)).sum(axis=-1)
-    if order == "float_acc_repeat_sequential" and fmt.name != "float":
-        # u |S| + (1 + u) gamma sum|x| with the exact |S|, as error_bound does for NumPy's.
-        u = precision.unit_roundoff(fmt.name)
-        core = [(g - u) / (1 + u) for g in (det, prob)]
-        return tuple(u * np.abs(exact) + (1 + u) * g * xs for g in core)
-    return det * xs, prob * xs
+    return (precision.error_bound(x, dtype=fmt.name, order=order, exact_value=exact),
+            precision.probabilistic_bound(x, dtype=fmt.name, order=order, exact_value=exact,
+                                          failure=failure))
 
 
 def measure(x: Any, *, dtype: Any = None, orders: Sequence[str] = ORDERS,
@@ -276,6 +257,9 @@ def measure(x: Any, *, dtype: Any = None, orders: Sequence[str] = ORDERS,
     value is ``overflow_value``; ``bound`` Higham's, ``prob_bound`` Higham & Mary's for
     ``failure``).
     """
+    for order in orders:
+        precision.check_args("measure", order=order)
+    precision.check_args("measure", failure=failure)
     fmt = resolve(np.asarray(x).dtype if dtype is None else dtype, where="measure")
     x = np.asarray(x).astype(fmt.storage_dtype)
     rounded, exact = precision.exact_sums(x, dtype=fmt.name)
@@ -340,7 +324,7 @@ def _size(nbytes: float) -> str:
     return f"{gib / 1024:.1f} TiB" if gib >= 1024 else f"{gib:.1f} GiB"
 
 
-def _study_format(spec: Any) -> str:
+def study_format(spec: Any) -> str:
     """The name of a format the study can sum (``precision.SUM_FORMATS``: the list that
     ``precision.sum`` checks), else an error listing exactly those."""
     valid = list(precision.SUM_FORMATS)
@@ -353,30 +337,70 @@ def _study_format(spec: Any) -> str:
     return name
 
 
+def check_unique(values: Sequence, *, where: str, arg: str, keys: Sequence | None = None
+                 ) -> None:
+    """A ValueError naming the first value of ``values`` that repeats an earlier one (by
+    ``keys``, one per value, where given: two spellings of one format), else nothing: a
+    repeated size, format, distribution, order or kappa would measure, and write, its rows
+    twice."""
+    keys = list(values) if keys is None else list(keys)
+    for i, key in enumerate(keys):
+        if key in keys[:i]:
+            first = list(values)[keys.index(key)]
+            same = "" if first == list(values)[i] else f" (as {first!r})"
+            raise ValueError(f"{where}: {arg}: {list(values)[i]!r} is given more than once"
+                             f"{same} in {list(values)}; give each once")
+
+
+def check_distribution(dist: Any, where: str = "study") -> str:
+    """A distribution ``make_inputs`` knows, else its error naming ``where``."""
+    try:
+        make_inputs(dist, 2, 1, "float")  # raises on an unknown name, cheaply
+    except (TypeError, ValueError) as error:
+        raise type(error)(f"{where}: distributions: "
+                          f"{str(error).removeprefix('make_inputs: ')}") from None
+    return dist
+
+
 def check_study(*, formats: Sequence[str], sizes: Sequence[int], distributions: Sequence[str],
                 trials: int, orders: Sequence[str], kappas: Sequence[float] = (),
-                kappa_n: int = DEFAULT_KAPPA_N, failure: float = precision.DEFAULT_FAILURE
-                ) -> tuple:
+                kappa_n: int = DEFAULT_KAPPA_N, failure: float = precision.DEFAULT_FAILURE,
+                seed: int = 0) -> tuple:
     """Every setting checked before any work (the format names are returned): known formats
-    that can be summed, sizes and trials in range, known distributions and orders, kappas
-    >= 1, a failure probability in (0, 1), and the largest cell's memory against what this
+    that can be summed, sizes, trials and kappa_n in [1 (kappa_n: 2), ``MAX_SIZE``], a seed
+    in [0, ``MAX_SEED``], known distributions and orders, kappas >= 1, none of these given
+    twice, a failure probability in (0, 1), and the largest cell's memory against what this
     machine has available."""
     where = "study"
-    names = tuple(_study_format(f) for f in formats)
-    check_int(trials, 1, 1 << 31, where=where, arg="trials")
+    for arg, given in (("formats", formats), ("distributions", distributions),
+                       ("orders", orders)):
+        if isinstance(given, str):  # would be read letter by letter
+            raise TypeError(f"{where}: {arg} must be a sequence of names, got the str "
+                            f"{given!r}; write [{given!r}]")
+    names = tuple(study_format(f) for f in formats)
+    check_unique(formats, where=where, arg="formats", keys=names)
+    check_int(trials, 1, MAX_SIZE, where=where, arg="trials")
     for n in sizes:
-        check_int(n, 1, 1 << 31, where=where, arg="sizes (each n)")
-    check_int(kappa_n, 2, 1 << 31, where=where, arg="kappa_n")
+        check_int(n, 1, MAX_SIZE, where=where, arg="sizes (each n)")
+    check_unique(sizes, where=where, arg="sizes")
+    check_int(kappa_n, 2, MAX_SIZE, where=where, arg="kappa_n")
+    check_int(seed, 0, MAX_SEED, where=where, arg="seed")
     for order in orders:
         if order not in STUDY_ORDERS:
             raise ValueError(f"{where}: unknown order {order!r}; valid: {list(STUDY_ORDERS)}")
+    check_unique(orders, where=where, arg="orders")
     for dist in distributions:
-        make_inputs(dist, 2, 1, "float")  # raises on an unknown name, cheaply
+        check_distribution(dist, where)
+    check_unique(distributions, where=where, arg="distributions")
     for kappa in kappas:
+        if (isinstance(kappa, (bool, np.bool_))
+                or not isinstance(kappa, (int, float, np.integer, np.floating))):
+            raise TypeError(f"{where}: kappas: each kappa must be a real number, got {kappa!r}")
         if not 1 <= kappa < math.inf:
-            raise ValueError(f"{where}: each kappa must be finite and >= 1, got {kappa}")
-    if not 0 < failure < 1:
-        raise ValueError(f"{where}: the failure probability must lie in (0, 1), got {failure}")
+            raise ValueError(f"{where}: kappas: {kappa} is outside the valid range [1, inf)")
+    # The workload's name holds its K: kappas with one name would be one workload.
+    check_unique(kappas, where=where, arg="kappas", keys=[kappa_name(k) for k in kappas])
+    precision.check_args(where, failure=failure)
     if not (names and sizes and distributions and orders):
         raise ValueError(f"{where}: nothing to measure (formats, sizes, distributions and "
                          f"orders must each name at least one)")
@@ -495,8 +519,10 @@ def _cells(fmt: str, n: int, distributions: Sequence[str], trials: int, seed: in
 
 
 def kappa_name(kappa: float) -> str:
-    """The distribution name of a kappa: ``kappa(1e+03)``."""
-    return f"kappa({kappa:.0e})"
+    """The distribution name of a kappa: ``kappa(1e+03)``, ``kappa(1.5e+03)``: the fewest
+    digits that read back as the same kappa (the workload takes its K from the name)."""
+    text = next(t for d in range(18) if float(t := f"{kappa:.{d}e}") == kappa)
+    return f"kappa({text})"
 
 
 def run_study(*, formats: Sequence[str] = DEFAULT_FORMATS, sizes: Sequence[int] = DEFAULT_SIZES,
@@ -518,7 +544,7 @@ def run_study(*, formats: Sequence[str] = DEFAULT_FORMATS, sizes: Sequence[int] 
     """
     formats = check_study(formats=formats, sizes=sizes, distributions=distributions,
                           trials=trials, orders=orders, kappas=kappas, kappa_n=kappa_n,
-                          failure=failure)
+                          failure=failure, seed=seed)
     cells = len(formats) * (len(sizes) + bool(kappas))
     bar = Progress(cells, "study", enabled=progress, unit="cells")
     rows, trial_rows, kappa_rows = [], [], []
@@ -579,8 +605,10 @@ ORDER_DESCRIPTIONS = {
                    "with +0)",
     "repeat_vector_merge": "ReduceSum method 3: the repeats merged lane by lane in order, then "
                            "the tree over the merged register",
-    "numpy_pairwise": "np.sum: NumPy's pairwise sum (blocks of 128, 8 accumulators) in "
-                      "float32, rounded once to the format",
+    "numpy_pairwise": "NumPy's pairwise summation (blocks of 128, 8 accumulators) "
+                      "accumulated in float32, rounded once to the format: np.sum's order for "
+                      "float16 and float32 arrays. np.sum of an ml_dtypes bfloat16 array is "
+                      "not this: NumPy adds it sequentially in bfloat16 (`sequential`)",
     "kahan": "Kahan's compensated sum in the format",
     **PATTERNS,
 }
@@ -978,15 +1006,25 @@ def markdown(study: Study, title: str = "Summation error: hardware trees vs sequ
     return "\n".join(lines)
 
 
+def _plotted_format(study: Study, fmt: Any, where: str) -> str:
+    """The name of ``fmt``, one of the study's formats, else a ValueError listing them."""
+    name = resolve(fmt, where=where).name
+    if name not in study.formats:
+        raise ValueError(f"{where}: the study has no {name!r} rows; its formats: "
+                         f"{list(study.formats)}")
+    return name
+
+
 def plot(study: Study, fmt: str) -> Any:
     """A matplotlib Figure for one format: one panel per distribution, the largest error /
     sum|x| against n for every order (solid), Higham's bound for it (dashed, same colour) and
     Higham & Mary's probabilistic bound (dotted).
     Exact results sit on the bottom edge, below every nonzero error, overflows (inf) on the top
-    edge; each order is shifted slightly along n so coinciding orders stay visible."""
+    edge; each order is shifted slightly along n so coinciding orders stay visible. The bounds
+    are drawn at their values: one above the panel leaves it at the top (inf: not drawn)."""
     from matplotlib.figure import Figure  # no pyplot: no GUI backend, nothing to close
 
-    fmt = resolve(fmt, where="plot").name
+    fmt = _plotted_format(study, fmt, "plot")
     u = precision.unit_roundoff(fmt)
     errors = [r["max_err_over_sum_abs"] for r in study.rows if r["format"] == fmt]
     finite = [e for e in errors if 0 < e < math.inf]
@@ -1013,9 +1051,11 @@ def plot(study: Study, fmt: str) -> Any:
             xs = [n * shift for n in ns]
             ax.plot(xs, err, "-", marker="osD^vxP"[k % 7], color=color, label=order,
                     lw=2.4 - 0.3 * k, ms=6 - 0.7 * k, alpha=0.85)
-            ax.plot(xs, np.clip(bound, floor, ceiling), "--", color=color, lw=0.8)
+            # Unclipped: a bound above the panel leaves it (an inf one is not drawn), never
+            # flattened onto the overflow edge.
+            ax.plot(xs, bound, "--", color=color, lw=0.8)
             prob = [by_key[fmt, dist, n, order]["prob_bound_over_sum_abs"] for n in ns]
-            ax.plot(xs, np.clip(prob, floor, ceiling), ":", color=color, lw=0.8)
+            ax.plot(xs, prob, ":", color=color, lw=0.8)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_ylim(floor / 2, ceiling * 2)
@@ -1053,11 +1093,12 @@ def _panels(count: int, width: float = 3.6, height: float = 3.0):
 def plot_kappa(study: Study, fmt: str) -> Any:
     """Relative error against the measured kappa of each trial of the conditioning sweep
     (log-log), one panel per order, with kappa gamma_k (dashed) and kappa gamma~_k (dotted):
-    the relative errors each bound allows. Exact results sit on the bottom edge."""
+    the relative errors each bound allows, drawn at their values (a line above the panel
+    leaves it at the top). Exact results sit on the bottom edge."""
     cond = study.conditioning
     if cond is None:
         raise ValueError("plot_kappa: the study has no conditioning sweep (kappas=())")
-    fmt = resolve(fmt, where="plot_kappa").name
+    fmt = _plotted_format(study, fmt, "plot_kappa")
     n = cond.sizes[0]
     points = [t for t in study.trial_rows if t["sweep"] == "kappa" and t["format"] == fmt
               and not t["overflow"]]  # no rounding error to draw
@@ -1074,11 +1115,11 @@ def plot_kappa(study: Study, fmt: str) -> Any:
                       floor, ceiling)
         ax.scatter(ks, rel, s=8, color=f"C{k}", alpha=0.6, label="trials")
         det, prob, _ = order_gammas(order, n, fmt, cond.failure)
+        # Unclipped (matplotlib clips at the panel): np.clip would flatten a line at the top
+        # edge, as if the bound levelled off.
         if not math.isinf(det):
-            ax.plot(line_k, np.clip(line_k * det, floor, ceiling), "--", color="0.3", lw=0.8,
-                    label="kappa gamma_k")
-        ax.plot(line_k, np.clip(line_k * prob, floor, ceiling), ":", color="0.1", lw=1.0,
-                label="kappa gamma~_k")
+            ax.plot(line_k, line_k * det, "--", color="0.3", lw=0.8, label="kappa gamma_k")
+        ax.plot(line_k, line_k * prob, ":", color="0.1", lw=1.0, label="kappa gamma~_k")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_ylim(floor / 2, ceiling * 2)
@@ -1096,8 +1137,8 @@ def plot_distribution(study: Study, fmt: str) -> Any:
     """The distribution of error / sum|x| over the trials at the largest n: one panel per
     distribution, the empirical CDF of every order (log x axis), the probabilistic bound of
     each order as a dotted vertical line, the deterministic one dashed. Exact results (0) are
-    drawn at the left edge."""
-    fmt = resolve(fmt, where="plot_distribution").name
+    drawn at the left edge; a bound right of the panel is not drawn."""
+    fmt = _plotted_format(study, fmt, "plot_distribution")
     n = max(study.sizes)
     points = [t for t in study.trial_rows if t["sweep"] == "n" and t["format"] == fmt
               and t["n"] == n and not t["overflow"]]  # no rounding error to draw
@@ -1116,7 +1157,7 @@ def plot_distribution(study: Study, fmt: str) -> Any:
             ax.step(e, np.arange(1, e.size + 1) / e.size, where="post", color=f"C{k}",
                     label=order, lw=1.2)
             r = by_row[dist, order]
-            ax.axvline(min(r["prob_bound_over_sum_abs"], right), color=f"C{k}", ls=":", lw=0.7)
+            ax.axvline(r["prob_bound_over_sum_abs"], color=f"C{k}", ls=":", lw=0.7)
             if not math.isinf(r["bound_over_sum_abs"]):
                 ax.axvline(r["bound_over_sum_abs"], color=f"C{k}", ls="--", lw=0.5)
         ax.set_xscale("log")
