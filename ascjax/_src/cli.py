@@ -8,6 +8,7 @@ import math
 import re
 import sys
 from collections.abc import Callable
+from typing import Any
 
 # name -> (help, add_arguments(parser), run(args) -> exit code); later issues add entries.
 COMMANDS: dict[str, tuple[str, Callable, Callable]] = {}
@@ -300,18 +301,24 @@ def _csv(kind: Callable, arg: str, split: Callable | None = None,
     return parse
 
 
-def _int_in(lo: int, hi: int) -> Callable[[str], int]:
-    """argparse type: an integer in [lo, hi], else an error naming the value and the range."""
-    def parse(text: str) -> int:
+def _number(kind: type, within: Callable[[Any], bool], valid: str, noun: str) -> Callable:
+    """argparse type: a ``kind`` (int or float) that is ``within`` the range written ``valid``,
+    else an error naming the value and the range."""
+    def parse(text: str):
         try:
-            value = int(text)
+            value = kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer; valid: an integer "
-                                             f"in [{lo}, {hi}]") from None
-        if not lo <= value <= hi:
-            raise argparse.ArgumentTypeError(f"{value} is outside the valid range [{lo}, {hi}]")
+            what = "an integer" if kind is int else "a number"
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}; valid: {noun} in "
+                                             f"{valid}") from None
+        if not within(value):
+            raise argparse.ArgumentTypeError(f"{text.strip()} is outside the valid range {valid}")
         return value
     return parse
+
+
+def _int_in(lo: int, hi: int) -> Callable[[str], int]:
+    return _number(int, lambda v: lo <= v <= hi, f"[{lo}, {hi}]", "an integer")
 
 
 def _split_distributions(text: str) -> list[str]:
@@ -328,15 +335,7 @@ def _study_order(text: str) -> str:
     return text
 
 
-def _failure(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number; valid: a probability in "
-                                         f"(0, 1)") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"{text} is outside the valid range (0, 1)")
-    return value
+_failure = _number(float, lambda v: 0 < v < 1, "(0, 1)", "a probability")
 
 
 def _study_args(p: argparse.ArgumentParser) -> None:
@@ -401,15 +400,7 @@ def _kappas(text: str) -> list[float]:
     return [] if text.strip().lower() == "none" else _csv(_kappa, "kappas", key=kappa_name)(text)
 
 
-def _kappa(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number; valid: a kappa in "
-                                         f"[1, inf)") from None
-    if not 1 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"{text} is outside the valid range [1, inf)")
-    return value
+_kappa = _number(float, lambda v: 1 <= v < math.inf, "[1, inf)", "a kappa")
 
 
 @command("study", "summation error study: hardware trees vs sequential vs exact, with "
