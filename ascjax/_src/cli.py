@@ -301,7 +301,7 @@ def _csv(kind: Callable, arg: str, split: Callable | None = None,
     return parse
 
 
-def _number(kind: type, within: Callable[[Any], bool], valid: str, noun: str) -> Callable:
+def _in_range(kind: type, within: Callable[[Any], bool], valid: str, noun: str) -> Callable:
     """argparse type: a ``kind`` (int or float) that is ``within`` the range written ``valid``,
     else an error naming the value and the range."""
     def parse(text: str):
@@ -318,7 +318,7 @@ def _number(kind: type, within: Callable[[Any], bool], valid: str, noun: str) ->
 
 
 def _int_in(lo: int, hi: int) -> Callable[[str], int]:
-    return _number(int, lambda v: lo <= v <= hi, f"[{lo}, {hi}]", "an integer")
+    return _in_range(int, lambda v: lo <= v <= hi, f"[{lo}, {hi}]", "an integer")
 
 
 def _split_distributions(text: str) -> list[str]:
@@ -335,7 +335,7 @@ def _study_order(text: str) -> str:
     return text
 
 
-_failure = _number(float, lambda v: 0 < v < 1, "(0, 1)", "a probability")
+_failure = _in_range(float, lambda v: 0 < v < 1, "(0, 1)", "a probability")
 
 
 def _study_args(p: argparse.ArgumentParser) -> None:
@@ -400,7 +400,7 @@ def _kappas(text: str) -> list[float]:
     return [] if text.strip().lower() == "none" else _csv(_kappa, "kappas", key=kappa_name)(text)
 
 
-_kappa = _number(float, lambda v: 1 <= v < math.inf, "[1, inf)", "a kappa")
+_kappa = _in_range(float, lambda v: 1 <= v < math.inf, "[1, inf)", "a kappa")
 
 
 @command("study", "summation error study: hardware trees vs sequential vs exact, with "
