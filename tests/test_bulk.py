@@ -311,6 +311,31 @@ def test_distributed_example_runs_with_one_process():
     assert "bit-exact against one reduce_sum_datablock call: True" in run.stdout
 
 
+@pytest.mark.parametrize("option, bad, message", [
+    ("--devices", "0", "argument --devices: 0 is outside the valid range [1, inf)"),
+    ("--devices", "-3", "argument --devices: -3 is outside the valid range [1, inf)"),
+    ("--devices", "two", ("argument --devices: 'two' is not an integer; valid: an integer in "
+                          "[1, inf)")),
+    ("--chunk", "0", "argument --chunk: 0 is outside the valid range [1, 1073741824]"),
+    ("--chunk", "1073741825",
+     "argument --chunk: 1073741825 is outside the valid range [1, 1073741824]"),
+    ("--chunk", "1.5", ("argument --chunk: '1.5' is not an integer; valid: an integer in "
+                        "[1, 1073741824]")),
+])
+def test_cli_run_chunk_and_devices_name_the_value_and_range(tmp_path, capsys, option, bad,
+                                                            message):
+    """They said "0 is not a positive integer" and "invalid positive_int value: 'two'"; now
+    as the study's options: the value and the range (chunk: run_bin's [1, 2^30])."""
+    src = tmp_path / "src.bin"
+    np.ones((8, 64), np.float32).tofile(src)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "squeeze_and_storeunalign", "--src", str(src), "--dtype", "float",
+              "--out", str(tmp_path / "o.bin"), option, bad])
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+    assert sorted(os.listdir(tmp_path)) == ["src.bin"]
+
+
 def test_cli_run_guards_against_user_mistakes(tmp_path, capsys):
     x = np.ones((8, 64), np.float32)
     src = tmp_path / "src.bin"
@@ -337,11 +362,6 @@ def test_cli_run_guards_against_user_mistakes(tmp_path, capsys):
     ]
     for args, code, message in cases:
         assert main(args) == code and message in capsys.readouterr().err, message
-    for bad in ("0", "-3"):
-        with pytest.raises(SystemExit) as exit_info:
-            main(squeeze + ["--out", out, "--devices", bad])
-        assert exit_info.value.code == 2
-        assert "is not a positive integer" in capsys.readouterr().err
     (tmp_path / "empty.bin").write_bytes(b"")
     assert main(["run", "asc_gather", "--src", str(tmp_path / "empty.bin"), "--dtype", "float",
                  "--index", str(src), "--index-dtype", "uint32_t", "--out", out]) == 2
@@ -466,7 +486,8 @@ def test_numeric_options_are_checked_with_their_names(tmp_path, capsys):
         assert main(args) == 2
         err = capsys.readouterr().err
         assert message in err and len(err.splitlines()) == 1, err
-    for args, message in [(squeeze + ["--chunk", "0"], "argument --chunk: 0 is not a positive"),
+    for args, message in [(squeeze + ["--chunk", "0"],
+                           "argument --chunk: 0 is outside the valid range [1, 1073741824]"),
                           (squeeze + ["--group", "x"], "argument --group: invalid int value")]:
         with pytest.raises(SystemExit) as done:
             main(args)

@@ -7,6 +7,7 @@ import pathlib
 import re
 from fractions import Fraction
 
+import en_dtypes
 import jax
 import ml_dtypes
 import numpy as np
@@ -285,6 +286,35 @@ def test_metrics():
                 orders.tree_depth(precision.order_tree(order, n, "half")), (order, n)
 
 
+def test_hifloat8_is_tapered_no_unit_roundoff_and_its_own_ulp():
+    """unit_roundoff gave 2^-4 and ulp a fixed 3-bit mantissa for hifloat8_t (2^-18 at 0, 64
+    at 1000). By hand from the layout (numerics/hifloat8): 3 mantissa bits for |e| <= 3, 2 for
+    4..7, 1 for 8..15, the codes 2^-22 .. 2^-16 one value per binade."""
+    with pytest.raises(ValueError, match=re.escape(
+            "unit_roundoff: hifloat8_t is tapered (its mantissa width varies with the "
+            "exponent), so it has no single unit roundoff; use ulp(y, 'hifloat8_t') for the "
+            "spacing at y")):
+        precision.unit_roundoff("hifloat8")
+    hand = {0.0: 2.0**-22, 3e-7: 2.0**-22,          # below 2^-21 the next value up is 2^-21
+            2.0**-20: 2.0**-20, 2.0**-15: 2.0**-16,  # 2^-15 and 1.5 * 2^-15: 1 bit
+            0.75: 2.0**-4, 1.0: 2.0**-3, -1.9: 2.0**-3, 2.0: 2.0**-2,
+            100.0: 16.0, 1000.0: 256.0, 30000.0: 8192.0,  # 2, 1, 1 bits
+            # past the largest finite value 2^15 its binade's 1 bit goes on, as for half
+            32768.0: 2.0**14, 1e6: 2.0**18, math.inf: math.inf}
+    got = precision.ulp(list(hand), "hifloat8_t")
+    assert got.tolist() == list(hand.values())
+    assert np.isnan(precision.ulp(np.nan, "hifloat8_t"))
+    # every finite value's gap to the next, from en_dtypes' hifloat8 (an independent decoder)
+    v = np.arange(256, dtype=np.uint8).view(en_dtypes.hifloat8).astype(np.float64)
+    v = np.unique(v[np.isfinite(v) & (v >= 0)])
+    np.testing.assert_array_equal(precision.ulp(v[:-1], "hifloat8_t"), np.diff(v))
+    # half unchanged: the formula's values, and np.spacing at each finite value below max
+    assert precision.ulp([1.0, 3.0, 65504.0, 70000.0, 2.0**-20, 0.0], "half").tolist() == \
+        [2.0**-10, 2.0**-9, 32.0, 64.0, 2.0**-24, 2.0**-24]
+    h = np.arange(0x7BFF, dtype=np.uint16).view(np.float16)
+    np.testing.assert_array_equal(precision.ulp(h, "half"), np.spacing(h).astype(np.float64))
+
+
 @pytest.mark.parametrize("order", precision.ORDERS[:-1])
 def test_measured_errors_are_within_highams_bounds(order):
     x = precision.make_inputs("uniform(-1, 1)", 1000, 32, "half", seed=3)
@@ -377,7 +407,7 @@ def test_study_command_rejects_bad_values_and_reads_uniform_with_a_comma(tmp_pat
     (["--out", "{tmp}/file"], "exists and is not a directory"),
     (["--out", "/proc/ascjax-study"], "cannot write into --out '/proc/ascjax-study'"),
     (["--out", "{tmp}/o", "--sizes", "1000000000"],
-     r"n=1000000000 needs about .* TiB .* lower --sizes or --trials"),
+     r"n=1000000000 needs about .* TiB .* lower sizes or trials \(--sizes / --trials\)"),
 ])
 def test_study_checks_everything_before_any_work(tmp_path, capsys, monkeypatch, args, message):
     """Issue 15: a bad --out or size fails at once (it failed after ~50 s of work)."""

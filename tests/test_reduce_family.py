@@ -1,6 +1,8 @@
 """BlockReduceSum, WholeReduceSum, RepeatReduceSum, ReduceSum: bit for bit against plain loops
 written from SPEC 5/10, with repeats, strides, masks, specials, errors and gradients."""
 
+import re
+
 import jax
 import numpy as np
 import pytest
@@ -351,3 +353,52 @@ def test_registry_and_conformance_table():
     assert "`reduce_sum` | `ReduceSum`" in table and "| A12 |" in table
     assert "assumed (A3, A7, A8, A9, A12, A17, A18, A26)" in table
     assert 'Config(first_n_mask_mode="normal")' in table and 'Config(vector_merge="tree")' in table
+
+
+def test_reduce_sum_shared_tmp_buffer_is_checked_as_the_page_sizes_it():
+    """shared_tmp_buffer was ignored. The page (关键特性说明): method 1 takes any size and never
+    uses it; method 2 needs DivCeil(firstMaxRepeat, elementsPerBlock) * elementsPerBlock
+    elements of T, firstMaxRepeat = repeatTime (level 0) or count / elementsPerRepeat (integer
+    division; 1 below one repeat). The page sizes no buffer for method 3. None: not checked."""
+    half, dst = np.ones(8320, np.float16), np.zeros(16, np.float16)
+    level0 = (128, 65, 8)  # the page's sample: repeatTime 65, DivCeil(65, 16) * 16 = 80 halves
+    short, enough = np.zeros(79, np.float16), np.zeros(80, np.float16)
+    message = ("reduce_sum: shared_tmp_buffer has 79 elements; method 2 requires at least 80 "
+               "(160 bytes) for firstMaxRepeat=65 (the page: DivCeil(firstMaxRepeat, 16) * 16; "
+               "methods 1 and 3 take any size)")
+    for args in (level0, (8320,)):  # first n: 8320 / 128 = 65 too
+        with pytest.raises(ValueError, match=re.escape(message)):
+            ascjax.reduce_sum(dst, half, short, *args, method=2)
+        for tmp, method in ((short, 1), (short, 3), (np.zeros(1, np.float16), 1), (enough, 2),
+                            (np.zeros((2, 80), np.float16), 2), (None, 2), (None, 1)):
+            assert float(ascjax.reduce_sum(dst, half, tmp, *args, method=method)[0]) == 8320
+    # Atlas A2: first n defaults to method 1 (any size), level 0 to method 2
+    a2 = ascjax.Config(product="A2")
+    assert float(ascjax.reduce_sum(dst, half, short, 8320, config=a2)[0]) == 8320
+    with pytest.raises(ValueError, match=re.escape(message)):
+        ascjax.reduce_sum(dst, half, short, *level0, config=a2)
+    # count 100 < 128: 1 -> 16; 2049 = 16 * 128 + 1: 16 -> 16 (not the 17 repeats run: 32);
+    # 2176 = 17 * 128: 17 -> 32
+    for count, first, need in ((100, 1, 16), (2049, 16, 16), (2176, 17, 32)):
+        got = ascjax.reduce_sum(dst, half, np.zeros(need, np.float16), count, method=2)
+        assert float(got[0]) == float(ascjax.reduce_sum(dst, half, None, count, method=2)[0])
+        with pytest.raises(ValueError, match=re.escape(
+                f"has {need - 1} elements; method 2 requires at least {need} ({2 * need} bytes) "
+                f"for firstMaxRepeat={first} ")):
+            ascjax.reduce_sum(dst, half, np.zeros(need - 1, np.float16), count, method=2)
+    # float: 8 per DataBlock, DivCeil(65, 8) * 8 = 72 floats
+    single = np.ones(65 * 64, np.float32)
+    with pytest.raises(ValueError, match=re.escape(
+            "has 71 elements; method 2 requires at least 72 (288 bytes) for firstMaxRepeat=65 "
+            "(the page: DivCeil(firstMaxRepeat, 8) * 8;")):
+        ascjax.reduce_sum(np.zeros(8, np.float32), single, np.zeros(71, np.float32), 64, 65, 8,
+                          method=2)
+    # a given buffer is a LocalTensor of T, whatever the method
+    for method in (1, 2, 3):
+        with pytest.raises(TypeError, match=re.escape(
+                "reduce_sum: shared_tmp_buffer dtype float32 differs from T half (float16)")):
+            ascjax.reduce_sum(dst, half, np.zeros(80, np.float32), *level0, method=method)
+    with pytest.raises(TypeError, match=re.escape(
+            "reduce_sum: shared_tmp_buffer must be None or a LocalTensor of half (an array), "
+            "got list")):
+        ascjax.reduce_sum(dst, half, [0.0] * 80, *level0)

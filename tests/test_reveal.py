@@ -2,6 +2,7 @@
 emulator), of plain loops, of NumPy and JAX, and its refusals."""
 
 import math
+import re
 
 import jax.numpy as jnp
 import matplotlib.figure
@@ -128,8 +129,20 @@ def test_multi_operand_adds_give_wider_nodes():
 def test_refuses_what_is_not_a_tree():
     with pytest.raises(ValueError, match="reveal_order"):
         precision.reveal_order(lambda x: np.sum(x.astype(np.float64), axis=-1) * 0.5, 5)
-    with pytest.raises(ValueError, match="positive int"):
+    with pytest.raises(ValueError, match=re.escape(
+            "reveal_order: n=0 is outside the valid range [1, 9007199254740992]")):
         precision.reveal_order(np.sum, 0)
+
+
+def test_n_must_be_an_int_not_a_bool():
+    """n=True (bool is an int subclass) was taken as n=1 and returned the tree 0."""
+    for bad in (True, np.bool_(True), 4.0):
+        with pytest.raises(TypeError, match=re.escape(
+                f"reveal_order: n must be a Python int (a static value), got {bad!r}")):
+            precision.reveal_order(np.sum, bad)
+    # NumPy integers are ints, as everywhere else in the package
+    assert precision.reveal_order(lambda x: np.sum(x, axis=-1), np.int64(4)) == \
+        (((0, 1), 2), 3)
 
 
 def test_summation_tree_of_an_order_returns_a_figure(tmp_path):

@@ -568,6 +568,23 @@ def test_study_refuses_a_value_given_twice(arg, values, message):
         precision.run_study(**{**settings, arg: values})
 
 
+def test_study_memory_error_names_the_python_and_cli_arguments(monkeypatch):
+    """It said "lower --sizes or --trials" to a Python caller, who passes sizes= / trials=."""
+    from ascjax._src.study import study as study_module
+
+    monkeypatch.setattr(study_module, "available_memory", lambda: 1 << 30)
+    # 16 trials x 2 distributions x 2^20 x 128 bytes = 2^32 bytes = 4 GiB
+    settings = {"formats": ["half"], "sizes": [1 << 20], "distributions": ["uniform", "normal"],
+                "trials": 16, "orders": ["sequential"], "kappas": ()}
+    message = ("study: n=1048576 needs about 4.0 GiB (16 trials x 2 distributions x n x ~128 "
+               "bytes), more than the 1.0 GiB this machine has available; lower sizes or "
+               "trials (--sizes / --trials)")
+    with pytest.raises(MemoryError, match=re.escape(message)):
+        precision.check_study(**settings)
+    with pytest.raises(MemoryError, match=re.escape(message)):
+        precision.run_study(**settings)
+
+
 def test_kappa_workload_names_keep_their_kappa():
     """kappa_name rounded K to one digit: --kappas 1500 measured K = 2000."""
     from ascjax._src.study.study import kappa_name

@@ -112,22 +112,15 @@ def _run_args(p: argparse.ArgumentParser) -> None:
         for option in runner.config_options:
             _add_option(config, option)
         engine = q.add_argument_group("execution")
-        engine.add_argument("--chunk", type=positive_int, default=CHUNK,
+        engine.add_argument("--chunk", type=_chunk, default=CHUNK,
                             help=f"registers per compiled call (default {CHUNK})")
-        engine.add_argument("--devices", type=positive_int, default=None,
+        engine.add_argument("--devices", type=_devices, default=None,
                             help="use the first N local devices (default: all)")
         engine.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                             help="progress bar on stderr (default: when stderr is a terminal)")
         engine.add_argument("--allow-empty", action="store_true",
                             help="an input of 0 registers writes empty outputs instead of "
                                  "being an error")
-
-
-def positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not a positive integer")
-    return value
 
 
 def _fail(name: str, error: BaseException) -> int:
@@ -319,6 +312,11 @@ def _in_range(kind: type, within: Callable[[Any], bool], valid: str, noun: str) 
 
 def _int_in(lo: int, hi: int) -> Callable[[str], int]:
     return _in_range(int, lambda v: lo <= v <= hi, f"[{lo}, {hi}]", "an integer")
+
+
+_chunk = _int_in(1, 1 << 30)  # run_bin's own limit on chunk
+# Only a lower limit here: run_bin checks the count against the devices this process sees.
+_devices = _in_range(int, lambda v: v >= 1, "[1, inf)", "an integer")
 
 
 def _split_distributions(text: str) -> list[str]:

@@ -262,6 +262,11 @@ _TAPERED = {"hifloat8_t": {"nexp": 4, "nmant": 3, "bias": 0, "minexp": -15, "max
                             "max": 2.0 ** 15, "smallest_subnormal": 2.0 ** -22}}
 
 
+def is_tapered(fmt: Format) -> bool:
+    """Whether the mantissa width varies with the exponent (no single unit roundoff)."""
+    return fmt.name in _TAPERED
+
+
 @functools.cache
 def _finfo(name: str) -> FInfo:
     f = FORMATS[name]

@@ -442,6 +442,40 @@ def reduce_sum_method(method: int | str | None, config: Config, count: int | Non
     raise ValueError(f"reduce_sum: method={method!r} is not one of {choices}")
 
 
+def check_tmp_dtype(where: str, fmt: Format, tmp: Any) -> None:
+    """A given sharedTmpBuffer holds T (ReduceSum, ReduceMax, ReduceMin: a LocalTensor<T>)."""
+    if np.dtype(tmp.dtype) != fmt.storage_dtype:
+        raise TypeError(f"{where}: shared_tmp_buffer dtype {np.dtype(tmp.dtype)} differs from "
+                        f"T {fmt.name} ({fmt.storage_dtype})")
+
+
+def reduce_sum_tmp_size(fmt: Format, first_repeats: int) -> int:
+    """Elements of T ReduceSum's method 2 requires of ``sharedTmpBuffer`` (关键特性说明):
+    ``DivCeil(firstMaxRepeat, elementsPerBlock) * elementsPerBlock``, the first pass's one
+    output per repeat rounded up to whole DataBlocks (no index: half ReduceMax's ``2 *``)."""
+    epb = fmt.per_block
+    return -(-first_repeats // epb) * epb
+
+
+def _check_sum_tmp(where: str, call, tmp: Any, method: int) -> None:
+    if tmp is None:  # the work space is not modelled; None is accepted unchecked
+        return
+    if not hasattr(tmp, "shape") or not hasattr(tmp, "dtype"):
+        raise TypeError(f"{where}: shared_tmp_buffer must be None or a LocalTensor of "
+                        f"{call.fmt.name} (an array), got {type(tmp).__name__}")
+    check_tmp_dtype(where, call.fmt, tmp)
+    if method != 2:  # the page: method 1 never uses it; method 3 gives no size
+        return
+    need = reduce_sum_tmp_size(call.fmt, call.first_repeats)
+    have = tmp.shape[-1] if len(tmp.shape) else 0
+    if have < need:
+        raise ValueError(f"{where}: shared_tmp_buffer has {have} elements; method 2 requires "
+                         f"at least {need} ({need * call.fmt.width} bytes) for firstMaxRepeat="
+                         f"{call.first_repeats} (the page: DivCeil(firstMaxRepeat, "
+                         f"{call.fmt.per_block}) * {call.fmt.per_block}; methods 1 and 3 take "
+                         f"any size)")
+
+
 def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any,
                method: int | str | None = None, is_set_mask: bool = True,
                mask_state: MaskState | None = None, config: Config | None = None) -> jax.Array:
@@ -475,7 +509,11 @@ def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any,
     except that the 950's first-n form with 256 to 1024 bytes of data uses 3 (it runs in
     counter mask mode, A17; ``config.first_n_mask_mode="normal"`` gives 2).
     ``shared_tmp_buffer`` is the vendor's work space; the emulator neither reads nor returns
-    it. Only ``dst[..., 0]`` changes.
+    it. None is accepted and not checked (the work space is not modelled). A buffer that is
+    given must be a LocalTensor of T and, where the method used is 2, hold the page's
+    ``DivCeil(firstMaxRepeat, elementsPerBlock) * elementsPerBlock`` elements on its last axis
+    (``reduce_sum_tmp_size``; firstMaxRepeat is ``repeat_time``, or ``count // lanes`` and at
+    least 1); methods 1 and 3 take any size. Only ``dst[..., 0]`` changes.
 
     ``is_set_mask`` (isSetMask, first-n form only): on Atlas A2/A3, False makes ``count`` a
     placeholder and the count is ``mask_state.low``, the Counter-mode mask SetVectorMask
@@ -497,9 +535,9 @@ def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any,
     where = "reduce_sum"
     call = tensor_reduce_call(where, dst, src, REDUCE_SUM_TYPES, config, args,
                               is_set_mask=is_set_mask, mask_state=mask_state)
-    del shared_tmp_buffer  # work space only
     config, fmt, dst = call.config, call.fmt, call.dst
     method = reduce_sum_method(method, config, call.count, fmt)
+    _check_sum_tmp(where, call, shared_tmp_buffer, method)
     if call.plan is None:
         return dst
     if dst.shape[-1] < 1:

@@ -28,7 +28,7 @@ from ..config import Config
 from ..formats import Format
 from ..numerics.bits import from_bits, to_bits, with_nan_as
 from .lanes import kernel, merge_last
-from .reduce_tensor import extreme_index
+from .reduce_tensor import check_tmp_dtype, extreme_index
 from .repeat import RepeatPlan, tensor_reduce_call
 
 _HALF_FLOAT = ("half", "float")
@@ -167,9 +167,7 @@ def _check_tmp(where: str, call, tmp: Any, cal_index: bool) -> None:
     if tmp is None or not hasattr(tmp, "shape") or not hasattr(tmp, "dtype"):
         raise TypeError(f"{where}: product {call.config.product!r} needs a sharedTmpBuffer (a "
                         f"LocalTensor of {call.fmt.name}), got {type(tmp).__name__}")
-    if np.dtype(tmp.dtype) != call.fmt.storage_dtype:
-        raise TypeError(f"{where}: shared_tmp_buffer dtype {np.dtype(tmp.dtype)} differs from "
-                        f"T {call.fmt.name} ({call.fmt.storage_dtype})")
+    check_tmp_dtype(where, call.fmt, tmp)
     need = shared_tmp_size(call.fmt, call.first_repeats, cal_index)
     have = tmp.shape[-1] if tmp.ndim else 0
     if have < need:

@@ -19,12 +19,13 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..config import Config, resolve_config
-from ..formats import FORMATS, Format, finfo, resolve
+from ..formats import FORMATS, Format, finfo, is_tapered, resolve
 from ..io.binio import rows_in_place, to_device
 from ..isa.lanes import check_int, kernel
 from ..numerics import exact
 from ..numerics.bits import from_bits
 from ..numerics.rounding import round_bits
+from ..tables import format_spacing
 from . import orders
 from .orders import FLOAT32_ORDERS, ORDERS, STUDY_ORDERS, SUM_FORMATS
 
@@ -364,8 +365,15 @@ def check_args(where: str, **given: Any) -> None:
 
 
 def unit_roundoff(dtype: Any) -> float:
-    """u = 2^-p of a format (p = mantissa bits + 1): 2^-11 half, 2^-8 bfloat16, 2^-24 float."""
-    return orders.unit_roundoff(resolve(dtype, where="unit_roundoff"))
+    """u = 2^-p of a format (p = mantissa bits + 1): 2^-11 half, 2^-8 bfloat16, 2^-24 float.
+
+    A tapered format (hifloat8_t) has no single u: raises ValueError (use ``ulp``)."""
+    fmt = resolve(dtype, where="unit_roundoff")
+    if is_tapered(fmt):
+        raise ValueError(f"unit_roundoff: {fmt.name} is tapered (its mantissa width varies "
+                         f"with the exponent), so it has no single unit roundoff; use "
+                         f"ulp(y, {fmt.name!r}) for the spacing at y")
+    return orders.unit_roundoff(fmt)
 
 
 def gamma(k: Any, u: float) -> Any:
@@ -422,13 +430,38 @@ def higham_mary_failure(n: int, u: float, lam: float) -> float:
 
 def ulp(y: Any, dtype: Any) -> np.ndarray:
     """Spacing of the format's numbers at |y| (float64 in, float64 out): 2^(e - mantissa bits)
-    for 2^e <= |y| < 2^(e+1), never below the least subnormal."""
-    info = finfo(resolve(dtype, where="ulp"))
+    for 2^e <= |y| < 2^(e+1), never below the least subnormal.
+
+    A tapered format (hifloat8_t): the gap from the largest value <= |y| to the next one, read
+    off the list of its finite values (``format_spacing``); past the largest finite value its
+    last binade's spacing continues, 2^(e - mantissa bits there), as for the other formats;
+    inf gives inf, NaN gives NaN."""
+    fmt = resolve(dtype, where="ulp")
+    if is_tapered(fmt):
+        return _tapered_ulp(np.abs(np.asarray(y, np.float64)), fmt.name)
+    info = finfo(fmt)
     y = np.abs(np.asarray(y, np.float64))
     emin = info.minexp
     with np.errstate(divide="ignore"):
         e = np.where(y > 0, np.floor(np.log2(np.where(y > 0, y, 1.0))), emin)
     return np.exp2(np.maximum(e, emin) - info.nmant)
+
+
+@functools.cache
+def _spacing(name: str):
+    return format_spacing(name)
+
+
+def _tapered_ulp(y: np.ndarray, name: str) -> np.ndarray:
+    # No field formula: the mantissa width depends on the binade, so use the value list.
+    values, gaps, bits = _spacing(name)
+    i = np.searchsorted(values, y, side="right") - 1  # largest listed value <= y (-1: below)
+    inside = np.concatenate([values[:1], gaps])[np.clip(i + 1, 0, gaps.size)]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e = np.floor(np.log2(y))
+    beyond = np.exp2(e - bits[-1])  # y >= the largest finite value (absent from values)
+    top = values[-1] + gaps[-1]
+    return np.where(np.isnan(y), np.nan, np.where(y < top, inside, beyond))[()]
 
 
 def errors(computed: Any, exact_value: Any, *, dtype: Any) -> dict[str, np.ndarray]:

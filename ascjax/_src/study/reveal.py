@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..formats import finfo, resolve
+from .precision import check_args
 
 Tree = Any  # an int (a leaf: input index) or a tuple of trees, children ordered by least leaf
 
@@ -53,8 +54,8 @@ def reveal_order(sum_fn: Callable, n: int, *, dtype: Any = "float", batched: boo
     (((0, 1), 2), 3)
     """
     fmt = resolve(dtype, where="reveal_order")
-    if not isinstance(n, int) or n < 1:
-        raise ValueError(f"reveal_order: n must be a positive int, got {n!r}")
+    check_args("reveal_order", n=n)  # refuses bool (an int subclass) and non-ints
+    n = int(n)
     default_big, default_small = probe_values(fmt)
     big = default_big if big is None else big
     small = default_small if small is None else small

@@ -411,7 +411,7 @@ def check_study(*, formats: Sequence[str], sizes: Sequence[int], distributions: 
         raise MemoryError(f"{where}: n={max(sizes)} needs about {_size(need)} ({trials} trials "
                           f"x {len(distributions)} distributions x n x ~{BYTES_PER_ELEMENT} "
                           f"bytes), more than the {_size(have)} this machine has available; "
-                          f"lower --sizes or --trials")
+                          f"lower sizes or trials (--sizes / --trials)")
     return names
 
 
