@@ -335,3 +335,32 @@ def test_repeat_plan_loads_and_stores_are_its_offsets(strides, outputs):
     from_plan = dst.copy()
     from_plan[plan.writes[plan.writes >= 0]] = values[plan.writes >= 0]
     np.testing.assert_array_equal(from_plan, want)
+
+
+def test_the_pages_chip_tags_name_their_products():
+    """Config(product="310P") was refused, though the pages tag their product notes by chip
+    (``<!-- npu="310p" -->``). Each tag reads as the product its notes name."""
+    import pathlib
+    import re
+
+    pages = pathlib.Path(__file__).resolve().parents[2] / "shared" / "vendor-docs"
+    said = {"910b": "Atlas A2", "310b": "Atlas 200I/500 A2", "310p": "Atlas 推理系列产品 AI Core",
+            "910": "Atlas 训练系列产品"}
+    if pages.is_dir():  # the tag's note names the product (GatherMask's 产品支持情况)
+        text = (pages / "cpp-memory" / "GatherMask.md").read_text(encoding="utf-8")
+        for tag, product in said.items():
+            note = re.search(rf'<!-- npu="{tag}" id\d+ -->\s*\n- ([^\n]*)', text).group(1)
+            assert note.startswith(product), (tag, note)
+    for tag, key in (("910b", "A2"), ("910B", "A2"), ("310B", "200I/500 A2"),
+                     ("310P", "inference AI Core"), ("910", "training")):
+        assert ascjax.Config(product=tag) == ascjax.Config(product=key)
+        assert ascjax.Config(product=tag).product == key
+    # the product decides: the ReduceSum docstring's example, 2692 on the 950, 2688 on Atlas A2
+    x = np.ones(640, np.float16)
+    x[0], x[128::128] = 2047, 2
+    sums = [float(ascjax.reduce_sum(np.zeros(1, np.float16), x, None, 640,
+                                    config=ascjax.Config(product=p))[0]) for p in ("910B", "A2")]
+    assert sums == [2688.0, 2688.0]
+    with pytest.raises(ValueError, match=r"unknown product '310'; valid: .*'310p' = "
+                                         r"'inference AI Core'"):
+        ascjax.Config(product="310")

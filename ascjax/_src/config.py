@@ -22,6 +22,11 @@ PRODUCTS = {
     "inference AI Core": "Atlas inference series AI Core",
     "training": "Atlas training series",
 }
+# The chip tags the vendor pages mark their product notes with (``<!-- npu="910b" -->``), read
+# as the product they tag; matched without regard to case (``"910B"``). ``310p`` also tags the
+# inference series' Vector Core, which is not emulated: it reads as the AI Core.
+PRODUCT_ALIASES = {"910b": "A2", "310b": "200I/500 A2", "310p": "inference AI Core",
+                   "910": "training"}
 
 _CHOICES = {
     "masked_pair": (None, "keep", "zero"),
@@ -65,7 +70,8 @@ class Config:
     """How the emulator settles what the documents leave open.
 
     Attributes:
-      product: which Ascend product to emulate (keys of ``PRODUCTS``); default ``"950"``.
+      product: which Ascend product to emulate (keys of ``PRODUCTS``); default ``"950"``. The
+        pages' chip tags (``PRODUCT_ALIASES``: ``"910b"`` = ``"A2"``, ...) name the same ones.
       masked_pair: PairReduceSum output for a pair whose two elements are both masked off.
         ``None`` follows the product's page: unchanged everywhere but Atlas 200I/500 A2, where
         it is 0. ``"keep"`` / ``"zero"`` force one reading (the 950 implementation code writes 0;
@@ -227,7 +233,12 @@ class Config:
 
     def __post_init__(self):
         if self.product not in PRODUCTS:
-            raise ValueError(f"Config: unknown product {self.product!r}; valid: {list(PRODUCTS)}")
+            key = PRODUCT_ALIASES.get(str(self.product).lower())
+            if key is None:
+                aliases = ", ".join(f"{k!r} = {v!r}" for k, v in PRODUCT_ALIASES.items())
+                raise ValueError(f"Config: unknown product {self.product!r}; valid: "
+                                 f"{list(PRODUCTS)}, or the pages' chip tags {aliases}")
+            object.__setattr__(self, "product", key)  # one spelling: equal Configs, one cache
         for field, choices in _CHOICES.items():
             value = getattr(self, field)
             if value not in choices:
