@@ -3,6 +3,8 @@ examples by hand, the readings of what the pages leave open, the errors and the 
 
 from __future__ import annotations
 
+import re
+
 import jax
 import jax.numpy as jnp
 import ml_dtypes
@@ -181,9 +183,9 @@ def test_bad_offsets_name_the_element_and_the_offset():
     ignored = ascjax.gatherb(np.full(128, 5, np.uint16), src, off, 1, (1, 8),
                              config=Config(out_of_range="ignore"))
     assert np.asarray(ignored)[112:].tolist() == [0] * 16       # a bad block reads zeros
-    with pytest.raises(IndexError, match="scatter: element 3 holds byte offset 7"):
+    with pytest.raises(IndexError, match="scatter: dst_offset element 3 holds byte offset 7"):
         ascjax.scatter(dst, src, np.array([0, 2, 4, 7], np.uint32), 0, 4)
-    with pytest.raises(IndexError, match="scatter: element 0 holds byte offset 256"):
+    with pytest.raises(IndexError, match="scatter: dst_offset element 0 holds byte offset 256"):
         ascjax.scatter(dst, src, np.array([256], np.uint32), 0, 1)
     batch = np.zeros((3, 8), np.uint32)
     batch[2, 6] = 40  # in a batch of tensors, the tensor too
@@ -279,20 +281,93 @@ def test_static_errors():
                        match="scatter: T int16_t is not supported on product 'inference AI Core'"):
         ascjax.scatter(np.zeros(8, np.int16), np.zeros(8, np.int16), off, 0, 8,
                        config=Config(product="inference AI Core"))
-    with pytest.raises(ValueError, match=r"count=9 is outside the valid range \[0, 8\]"):
+    with pytest.raises(ValueError, match=r"count .*=9 is outside the valid range \[0, 8\]"):
         ascjax.scatter(np.zeros(8, np.int16), np.zeros(8, np.int16), off, 0, 9)
-    with pytest.raises(ValueError, match="dst_offset has 8 elements but the call reads element"):
-        ascjax.scatter(np.zeros(128, np.int16), np.zeros(128, np.int16), off, 0, 9)
+    with pytest.raises(ValueError, match="dst_offset has 8 elements but the call reads element "
+                       "127"):     # the mask form: 128 int16 lanes
+        ascjax.scatter(np.zeros(128, np.int16), np.zeros(128, np.int16), off, 0, 128, 1, 8)
 
 
 def test_scatter_offset_range_per_width():
     # 8-bit: offsets up to 2^16 - 1 on the 950 (page), whatever dst's size.
     dst = np.zeros(2**16 + 8, np.int8)
-    with pytest.raises(IndexError, match="at most 65535"):
+    with pytest.raises(IndexError, match="exceeds the largest offset 65535 this product takes "
+                       "for int8_t"):
         ascjax.scatter(dst, np.ones(1, np.int8), np.array([2**16], np.uint32), 0, 1)
     out = np.asarray(ascjax.scatter(dst, np.ones(1, np.int8), np.array([2**16 - 1], np.uint32),
                                     0, 1))
     assert out[2**16 - 1] == 1 and out.sum() == 1
+
+
+_SCATTER_FAULTS = [  # (dst's half elements, element 0's offset, the condition it fails)
+    (128, 255, r"is not a multiple of sizeof\(half\) = 2 \(the page: unexpected behaviour\)"),
+    (128, 256, (r"lands past the end of dst \(128 half elements from its start, dstBaseAddr 0; "
+                r"the hardware raises an address exception\)")),
+    # inside a 2^17 + 16 byte dst, past the 950's range only
+    (2**16 + 8, 2**17, r"exceeds the largest offset 131071 this product takes for half"),
+]
+
+
+@pytest.mark.parametrize("n, offset, why", _SCATTER_FAULTS)
+def test_scatter_offset_fault_says_which_condition_failed(n, offset, why):
+    """A new user's trial: a misaligned offset and one past dst got the same text listing
+    every condition; each now says the one it fails, eagerly, under jit and checkify, and for
+    the tensor of a batch (as Gather's do)."""
+    dst, src = np.zeros(n, np.float16), np.arange(128, dtype=np.float16)
+    off = np.arange(0, 256, 2, dtype=np.uint32)[::-1].copy()     # 254, 252, ..., 0: all good
+    off[0] = offset
+    want = rf"^scatter: dst_offset element 0 holds byte offset {offset}, which {why}$"
+    with pytest.raises(IndexError, match=want):
+        ascjax.scatter(dst, src, off, 0, 128)
+    with pytest.raises(jax.errors.JaxRuntimeError, match=want[1:-1]):
+        jax.jit(lambda o: ascjax.scatter(dst, src, o, 0, 128))(off).block_until_ready()
+    checked = checkify.checkify(jax.jit(lambda o: ascjax.scatter(
+        dst, src, o, 0, 128, config=Config(out_of_range="checkify"))))
+    err, _ = checked(off)
+    assert re.search(want[1:-1], err.get())
+    batch = np.stack([np.roll(off, 5)] * 3)         # the bad offset now element 5
+    batch[:2, 5] = 0
+    with pytest.raises(IndexError, match=f"dst_offset element 5 of tensor 2 holds byte offset "
+                       f"{offset}, which {why}"):
+        ascjax.scatter(dst, src, batch, 0, 128)
+    with pytest.raises(jax.errors.JaxRuntimeError, match=f"dst_offset element 5 holds byte "
+                       f"offset {offset}, which {why}"):   # vmap: the first faulting element's
+        jax.jit(jax.vmap(lambda o: ascjax.scatter(dst, src, o, 0, 128)))(
+            batch).block_until_ready()
+
+
+def test_scatter_fault_names_the_dst_offset_element_of_a_masked_lane():
+    """The mask form: lane e of repeat r reads dst_offset[r*lanes + e] (A37); the message
+    names that element (repeat 1's lane 4: 64 + 4 with float's 64 lanes), not its place among
+    the active lanes."""
+    def call(off):  # lanes 4..7 active; float: an offset is a multiple of 4
+        return ascjax.scatter(np.zeros(64, np.float32), np.ones(128, np.float32), off, 0,
+                              [0xF0, 0], 2, 8)
+
+    off = np.zeros(128, np.uint32)
+    off[67] = 6                              # lane 3 of repeat 1: not read
+    assert np.asarray(call(off)).tolist() == [1] + [0] * 63
+    off[67], off[68] = 0, 6                  # lane 4 of repeat 1: the 5th active element
+    with pytest.raises(IndexError, match=r"^scatter: dst_offset element 68 holds byte offset 6, "
+                       r"which is not a multiple of sizeof\(float\) = 4"):
+        call(off)
+
+
+def test_scatter_count_names_the_tensors_that_limit_it():
+    """count is limited by src and dst_offset (element i reads both), not by dst (written
+    through the offsets), as Gather's count names its limits."""
+    dst, src = np.zeros(128, np.float16), np.arange(128, dtype=np.float16)
+    off = np.arange(0, 256, 2, dtype=np.uint32)
+    with pytest.raises(ValueError, match=r"^scatter: count \(at most the 4 elements of src and "
+                       r"the 128 of dst_offset\)=128 is outside the valid range \[0, 4\]$"):
+        ascjax.scatter(dst, src[:4], off, 0, 128)
+    with pytest.raises(ValueError, match=r"^scatter: count \(at most the 128 elements of src "
+                       r"and the 6 of dst_offset\)=7 is outside the valid range \[0, 6\]$"):
+        ascjax.scatter(dst, src, off[:6], 0, 7)
+    # a dst shorter than count is no limit: 4 elements land in a 4-element dst
+    out = ascjax.scatter(np.zeros(4, np.float16), src[:8], np.array([6, 4, 2, 0, 0, 0, 0, 0],
+                         np.uint32), 0, 8)
+    assert np.asarray(out).tolist() == [7, 2, 1, 0]   # last writer wins at offset 0 (A35)
 
 
 # --- gradients -------------------------------------------------------------------------------

@@ -131,11 +131,68 @@ def test_one_pattern_for_a_batch_of_tensors_is_each_tensors_own():
     dst_each, cnt_each = ascjax.gather_mask(dst, src, np.broadcast_to(pattern, (5, 128)), False,
                                             0, params)
     assert_bits_equal(np.asarray(dst_shared), np.asarray(dst_each))
-    assert np.asarray(cnt_shared).shape == ()  # the count is the pattern's: one for all
-    assert (np.asarray(cnt_each) == int(cnt_shared)).all()
+    assert np.asarray(cnt_shared).shape == (5,)   # one per tensor, as the batch shape says
+    assert np.asarray(cnt_each).tolist() == np.asarray(cnt_shared).tolist()
     one_dst, one_cnt = ascjax.gather_mask(dst[3], src[3], pattern, False, 0, params)
     assert_bits_equal(np.asarray(dst_shared)[3], np.asarray(one_dst))
-    assert int(one_cnt) == int(cnt_shared)
+    assert int(one_cnt) == int(cnt_shared[3])
+
+
+_DST = np.zeros((3, 128), np.float32)
+_SRC = np.arange(3 * 128, dtype=np.float32).reshape(3, 128)
+_PATTERN = np.array([0b1011, 0], np.uint32)     # elements 0, 1 and 3 of a repeat's string
+
+# (the call, its count by hand); float: 64 elements a repeat, two repeats (src1RepeatStride 0:
+# both read the same string)
+_COUNT_PATHS = {
+    "built-in pattern 1 (the even elements)":
+        (lambda: ascjax.gather_mask(_DST, _SRC, 1, False, 0, (1, 2, 8, 0)), 2 * 32),
+    "one user pattern for the batch (searched once)":
+        (lambda: ascjax.gather_mask(_DST, _SRC, _PATTERN, False, 0, (1, 2, 8, 0)), 2 * 3),
+    "a user pattern of batch shape (1,) against (3,)":
+        (lambda: ascjax.gather_mask(_DST[0], _SRC, _PATTERN[None], False, 0, (1, 2, 8, 0)),
+         2 * 3),
+    "Counter mode, 5 elements a repeat (bits 0..4: 0, 1, 3)":
+        (lambda: ascjax.gather_mask(_DST, _SRC, _PATTERN, True, 5, (1, 2, 8, 0)), 2 * 3),
+    # 0b1100001 keeps 0, 5, 6: all three of repeat 0's 64, two of repeat 1's 6
+    "Counter mode over the call (inference AI Core): 70 = 64 + 6":
+        (lambda: ascjax.gather_mask(_DST, _SRC, np.array([0b1100001, 0], np.uint32), True, 70,
+                                    (1, 1, 8, 0), config=AIC), 3 + 2),
+    "built-in pattern in Counter mode, 5 a repeat (0, 2, 4)":
+        (lambda: ascjax.gather_mask(_DST, _SRC, 1, True, 5, (1, 2, 8, 0)), 2 * 3),
+    "repeat_times 0 (a NOP)":
+        (lambda: ascjax.gather_mask(_DST, _SRC, _PATTERN, False, 0, (1, 0, 8, 0)), 0),
+}
+
+
+@pytest.mark.parametrize("path", list(_COUNT_PATHS))
+def test_the_count_is_over_the_calls_batch_shape(path):
+    """A new user's trial: batched tensors with one user pattern gave a 0-d count, so
+    ``cnt[i]`` per tensor broke; every path gives one uint32 count per tensor."""
+    call, want = _COUNT_PATHS[path]
+    dst, cnt = call()
+    assert cnt.shape == (3,) and cnt.dtype == jnp.uint32
+    assert np.asarray(cnt).tolist() == [want] * 3
+    assert dst.shape == (3, 128)
+
+
+def test_the_count_is_over_the_batch_shape_under_jit_and_vmap():
+    """One count per tensor under jit and vmap too, whichever argument is batched; the kept
+    elements are each tensor's own."""
+    params = (1, 2, 8, 0)
+    dst, cnt = jax.jit(lambda d, s: ascjax.gather_mask(d, s, _PATTERN, False, 0, params))(
+        _DST, _SRC)
+    assert np.asarray(cnt).tolist() == [6, 6, 6]
+    # by hand: elements 0, 1, 3 of each repeat (the second from element 64 on)
+    np.testing.assert_array_equal(np.asarray(dst)[:, :6], _SRC[:, [0, 1, 3, 64, 65, 67]])
+    _, cnt = jax.jit(jax.vmap(lambda d, s: ascjax.gather_mask(d, s, _PATTERN, False, 0,
+                                                               params)))(_DST, _SRC)
+    assert np.asarray(cnt).tolist() == [6, 6, 6]
+    # a vmapped pattern over shared tensors: 1, 2 and 33 bits a repeat
+    patterns = np.array([[1, 0], [3, 0], [0xFFFFFFFF, 1]], np.uint32)
+    _, cnt = jax.vmap(lambda p: ascjax.gather_mask(_DST[0], _SRC[0], p, False, 0, params))(
+        patterns)
+    assert np.asarray(cnt).tolist() == [2, 4, 66]
 
 
 def test_products_and_types():

@@ -338,7 +338,8 @@ def _run(where: str, plan: Plan, config: Config, dst, src0, pattern, src1_arg: s
         dummy = jnp.zeros((0,), plan.fmt.bits_dtype)
         return _gather_mask(plan, dst, src0, dummy), count
     pattern = jax.lax.stop_gradient(pattern)
-    count = _user_count(plan, pattern)
+    # over the call's batch shape: a pattern shared by a batch of tensors is searched once
+    count = jnp.broadcast_to(_user_count(plan, pattern), batch)
     n = dst.shape[-1]
     runtime_check(count > n, lambda w: f"{where}: the gather mask keeps {w} elements but dst "
                   f"has {n} (the hardware writes past the LocalTensor)", jnp.max(count, initial=0),
@@ -392,6 +393,7 @@ def gather_mask(dst: Any, src0: Any, src1_pattern: Any, reduce_mode: bool, mask:
 
     Returns ``(dst, rsvd_cnt)``: the new dst (elements past the count keep their bits, A39;
     the page shows them as undefined) and the count kept (uint32, over the batch shape).
+    The page's rsvdCnt is a ``uint64_t``; it comes back as uint32 because JAX's x64 is off.
     The call leaves the hardware in Normal mask mode (约束说明): a caller in Counter mode sets
     it again, as on the device. Differentiable in ``dst`` and ``src0``: the cotangent of dst
     element k goes back to the src0 element written there; the count has no gradient.

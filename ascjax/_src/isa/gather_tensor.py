@@ -142,7 +142,7 @@ def _elements(plan: GatherPlan, off):
     return element, ok
 
 
-def _pick(off, index: np.ndarray):
+def pick_lanes(off, index: np.ndarray):
     """``off[..., index]`` for a static index: a slice where the index is a contiguous run
     (the usual layout; XLA's CPU gather is far slower than a slice)."""
     if index.size and (index == index[0] + np.arange(index.size)).all():
@@ -150,24 +150,22 @@ def _pick(off, index: np.ndarray):
     return jnp.take(off, index, axis=-1)
 
 
-_WHY = ("is not a multiple of sizeof({t}) = {size} (A33)",
+# Why a byte offset faults, one per kind in locate_faults' order; Scatter words its own
+# faults with these too (its tensor is dst).
+_WHY = ("is not a multiple of sizeof({t}) = {size} ({note})",
         "exceeds the largest offset {limit} this product takes for {t}",
-        ("reads past the end of src ({n} {t} elements from its start, srcBaseAddr {base}; the "
-         "hardware raises an address exception)"))
+        ("{past} ({n} {t} elements from its start, {base_arg} {base}; the hardware raises an "
+         "address exception)"))
 
 
-@functools.partial(jax.jit, static_argnums=0)
-def _faults(plan: GatherPlan, src_offset):
-    """Per fault kind (misaligned, beyond the product's range, past src): whether an active
-    lane has it, the first such lane and its offset; one compiled call. Clean offsets (the
-    usual case) cost one fused pass: the lanes are located only if some lane is at fault."""
-    lanes = np.nonzero(plan.active)[0]
-    off = _pick(src_offset, plan.offsets[lanes]).astype(jnp.uint32)
-    size = plan.fmt.width
-    room = plan.n_src * size - plan.base     # bytes of src from srcBaseAddr on
-
+def locate_faults(off, lanes: np.ndarray, size: int, limit: int, room: int):
+    """Traced, in the caller's jit: per fault kind of the uint32 byte offsets ``off`` (...,
+    k) (not a multiple of ``size``, above ``limit``, at or past ``room`` bytes), whether one
+    has it, the first such (batch indices, then ``lanes[i]`` for position i) and its offset.
+    Clean offsets (the usual case) cost one fused pass: the lanes are located only if some
+    lane is at fault."""
     def faults(o):
-        return (o % np.uint32(size) != 0, o > np.uint32(plan.limit),
+        return (o % np.uint32(size) != 0, o > np.uint32(limit),
                 o >= np.uint32(max(room, 0)))
 
     def locate(o):  # the lane as the tensor numbers it: its position among all lanes
@@ -186,6 +184,26 @@ def _faults(plan: GatherPlan, src_offset):
     return lax.cond(jnp.any(a | b | c), locate, clean, off)
 
 
+@functools.partial(jax.jit, static_argnums=0)
+def _faults(plan: GatherPlan, src_offset):
+    """``locate_faults`` of the active lanes (misaligned, beyond the product's range, past
+    src); one compiled call."""
+    lanes = np.nonzero(plan.active)[0]
+    off = pick_lanes(src_offset, plan.offsets[lanes]).astype(jnp.uint32)
+    room = plan.n_src * plan.fmt.width - plan.base     # bytes of src from srcBaseAddr on
+    return locate_faults(off, lanes, plan.fmt.width, plan.limit, room)
+
+
+def report_faults(faults, text, mode: str, **why) -> None:
+    """One ``runtime_check`` per kind of ``locate_faults``: ``text(at, offset, reason)`` words
+    the first lane at fault, ``reason`` being ``_WHY``'s for the kind, formatted with ``why``
+    (t, size, note, limit, past, n, base_arg, base)."""
+    for (bad, lane, off), reason in zip(faults, _WHY, strict=True):
+        reason = reason.format(**why)
+        runtime_check(bad, lambda at, o, reason=reason: text(at, o, reason), (lane, off),
+                      mode=mode)
+
+
 def check_offsets(plan: GatherPlan, src_offset, mode: str) -> None:
     """The value-dependent faults of the active lanes, each naming the first lane (and tensor,
     in a batch) and its offset (lanes numbered in processing order: repeat r's lane e is
@@ -193,12 +211,12 @@ def check_offsets(plan: GatherPlan, src_offset, mode: str) -> None:
     if mode == "ignore" or not plan.active.any() or src_offset.size == 0:  # nothing is read
         return
     fmt = plan.fmt
-    for (bad, lane, off), why in zip(_faults(plan, src_offset), _WHY, strict=True):
-        why = why.format(t=fmt.name, size=fmt.width, limit=plan.limit, n=plan.n_src,
-                         base=plan.base)
-        runtime_check(bad, lambda at, o, why=why: f"{plan.where}: active "
-                      f"{placed(at, 'lane', 'tensor')} has srcOffset {o} bytes, which {why}",
-                      (lane, off), mode=mode)
+    report_faults(_faults(plan, src_offset),
+                  lambda at, o, why: f"{plan.where}: active {placed(at, 'lane', 'tensor')} has "
+                  f"srcOffset {o} bytes, which {why}", mode,
+                  t=fmt.name, size=fmt.width, note="A33", limit=plan.limit,
+                  past="reads past the end of src", n=plan.n_src, base_arg="srcBaseAddr",
+                  base=plan.base)
 
 
 def _values(plan: GatherPlan, data, off):
@@ -206,7 +224,7 @@ def _values(plan: GatherPlan, data, off):
     lane writes it or the read is out of range), and where a lane writes."""
     final = plan.final
     written = final >= 0
-    o = _pick(off, plan.offsets[np.where(written, final, 0)]).astype(jnp.uint32)
+    o = pick_lanes(off, plan.offsets[np.where(written, final, 0)]).astype(jnp.uint32)
     element, ok = _elements(plan, o)
     ok = ok & written
     batch = jnp.broadcast_shapes(data.shape[:-1], o.shape[:-1])

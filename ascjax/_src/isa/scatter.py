@@ -2,16 +2,17 @@
 
 Data movement: every bit is kept. An offset must be a multiple of sizeof(T), within the page's
 range for the product and width, and land inside dst; a bad offset of an element that takes
-part raises ``IndexError`` naming the element and the offset (under ``jit`` as
-``Config.out_of_range`` says; ``"ignore"`` drops that element). Masked-off elements are never
-checked. Two elements at one offset (the page: "not predictable"): the later one in processing
-order wins (A35; ``Config.scatter_duplicates="first"``).
+part raises ``IndexError`` naming its dst_offset element, the offset and the condition it fails
+(under ``jit`` as ``Config.out_of_range`` says; ``"ignore"`` drops that element). Masked-off
+elements are never checked. Two elements at one offset (the page: "not predictable"): the later
+one in processing order wins (A35; ``Config.scatter_duplicates="first"``).
 
 The 950's int64_t / uint64_t rows are not emulated: JAX runs with 64-bit types off.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any, NamedTuple
 
 import jax
@@ -21,8 +22,8 @@ import numpy as np
 from ..config import Config
 from ..formats import FORMATS, Format
 from ..numerics.bits import from_bits, to_bits
-from .gather_block import check_offsets
-from .lanes import check_batch, check_int, kernel
+from .gather_tensor import locate_faults, pick_lanes, report_faults
+from .lanes import check_batch, check_int, kernel, placed
 from .repeat import offset_tensors, repeat_mask
 
 _ALL = ("int8_t", "uint8_t", "int16_t", "uint16_t", "half", "bfloat16_t", "int32_t", "uint32_t",
@@ -96,6 +97,16 @@ def _linear(spec: _Spec, t_dst, t_src, offset):
 _scatter = kernel(_forward, _linear, num_diff=2)
 
 
+@functools.partial(jax.jit, static_argnums=(0, 1, 2))
+def _faults(spec: _Spec, top: int, room: int, dst_offset):
+    """Gather's ``locate_faults`` of the offsets the call reads (misaligned, beyond the
+    page's range ``top``, at or past the ``room`` bytes of dst from dstBaseAddr), each named by
+    its dst_offset element; one compiled call."""
+    index = np.array(spec.offset_index, int)
+    off = pick_lanes(dst_offset, index).astype(jnp.uint32)
+    return locate_faults(off, index, spec.fmt.width, top, room)
+
+
 def scatter(dst: Any, src: Any, dst_offset: Any, dst_base_addr: int, *args: Any,
             config: Config | None = None) -> jax.Array:
     """``AscendC::Scatter(dst, src, dstOffset, dstBaseAddr, ...)``: src element i is written to
@@ -123,7 +134,8 @@ def scatter(dst: Any, src: Any, dst_offset: Any, dst_base_addr: int, *args: Any,
     if base % fmt.width:
         raise ValueError(f"{where}: dst_base_addr={base} is not a multiple of sizeof({fmt.name})"
                          f" = {fmt.width} (the page: data would be misplaced)")
-    src_index, offset_index, empty = _elements(where, fmt, config, args, src.shape[-1])
+    src_index, offset_index, empty = _elements(where, fmt, config, args, src.shape[-1],
+                                               dst_offset.shape[-1])
     batch = check_batch(where, dst=dst, src=src, dst_offset=dst_offset)
     if empty:
         if config.empty_move == "raise":
@@ -138,22 +150,27 @@ def scatter(dst: Any, src: Any, dst_offset: Any, dst_base_addr: int, *args: Any,
         raise ValueError(f"{where}: dst_offset has {dst_offset.shape[-1]} elements but the call "
                          f"reads element {top}; the LocalTensor is too short")
     n, w = dst.shape[-1], fmt.width
-    limit = min(offset_max(fmt, config.product), n * w - base - w)
-    check_offsets(lambda: dst_offset[..., offset_index], True, align=w, limit=limit,
-                  where=where, what="element",
-                  rule=f"it must be a multiple of sizeof({fmt.name}) = {w}, at "
-                  f"most {offset_max(fmt, config.product)} (the page's range on product "
-                  f"{config.product!r}) and dst_base_addr ({base}) + offset must lie inside dst "
-                  f"({n * w} bytes)", mode=config.out_of_range)
+    top = offset_max(fmt, config.product)
+    limit = min(top, n * w - base - w)
     spec = _Spec(fmt, tuple(src_index.tolist()), tuple(offset_index.tolist()), base, limit,
                  config.scatter_duplicates == "first")
+    if config.out_of_range != "ignore" and dst_offset.size:
+        # gather's wording, one message per fault kind: the user sees which condition failed
+        report_faults(_faults(spec, top, n * w - base, dst_offset),
+                      lambda at, o, why: f"{where}: dst_offset {placed(at, 'element', 'tensor')}"
+                      f" holds byte offset {o}, which {why}", config.out_of_range,
+                      t=fmt.name, size=w, note="the page: unexpected behaviour", limit=top,
+                      past="lands past the end of dst", n=n, base_arg="dstBaseAddr", base=base)
     return _scatter(spec, dst, src, dst_offset)
 
 
-def _elements(where: str, fmt: Format, config: Config, args: tuple, n_src: int):
+def _elements(where: str, fmt: Format, config: Config, args: tuple, n_src: int, n_off: int):
     """(src elements, dstOffset elements, empty?) of the call, in processing order."""
     if len(args) == 1:
-        count = check_int(args[0], 0, n_src, where=where, arg="count")
+        # element i reads src[i] and dstOffset[i] (dst is reached through the offsets)
+        count = check_int(args[0], 0, min(n_src, n_off), where=where,
+                          arg=f"count (at most the {n_src} elements of src and the {n_off} of "
+                              f"dst_offset)")
         i = np.arange(count)
         return i, i, count == 0
     if len(args) != 3:
