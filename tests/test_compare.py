@@ -190,7 +190,9 @@ def test_cli_exit_codes_json_and_table(tmp_path, capsys):
                                       "actual": float(actual[5]), "golden": float(golden[5]),
                                       "actual_bits": f"0x{int(actual.view(np.uint16)[5]):04x}",
                                       "golden_bits": f"0x{int(golden.view(np.uint16)[5]):04x}",
-                                      "ulp": 1, "close": True}]
+                                      "ulp": 1, "close": True,
+                                      # one half ulp below golden: 2^(exponent - 11)
+                                      "abs_diff": 2.0 ** (math.frexp(float(actual[5]))[1] - 11)}]
     assert main(["compare", str(a), str(g), "--dtype", "half", "--bit-exact"]) == 1
     table = capsys.readouterr().out
     assert "first mismatches" in table and "FAIL" in table
@@ -342,7 +344,8 @@ def test_rules_decide_and_json_gives_every_rule(tmp_path, capsys):
     assert main(base + ["--layout", "flat", "--json"]) == 1
     m = json.loads(capsys.readouterr().out)["first_mismatches"][0]
     assert m == {"index": 7, "actual": 1.5, "golden": 1.0, "actual_bits": "0x3fc00000",
-                 "golden_bits": "0x3f800000", "ulp": 1 << 22, "close": False}
+                 "golden_bits": "0x3f800000", "ulp": 1 << 22, "close": False,
+                 "abs_diff": 0.5}
     assert main(base + ["--layout", "flat"]) == 1
     assert "register" not in capsys.readouterr().out
     for bad in (["--rtol", "-1"], ["--error-ratio", "2"]):
@@ -689,3 +692,151 @@ def test_small_float_values_print_short_and_read_back_to_their_codes(name):
         r = ascjax.compare(np.array([0x3DCD], np.uint16), np.array([0], np.uint16), dtype=name,
                            layout="flat")
         assert _printed_values(r) == ["0.1"]  # bfloat16's 0.10009765625
+
+
+# --- valid counts (GatherMask's rsvdCnt) and the absolute difference -------------------------
+
+def _stale_rows():
+    """4 rows of 16 half elements whose first (16, 3, 0, 10) are defined; the NPU's dump has
+    other data past them and one real error at row 3, element 7."""
+    rng = np.random.default_rng(5)
+    golden = rng.uniform(1, 2, (4, 16)).astype(np.float16)
+    actual = golden.copy()
+    counts = np.array([16, 3, 0, 10], np.uint32)
+    for t, n in enumerate(counts):
+        actual[t, n:] = rng.uniform(3, 4, 16 - n).astype(np.float16)  # stale: never equal
+    actual[3, 7] = -actual[3, 7]
+    return actual, golden, counts
+
+
+def test_valid_counts_compare_only_the_defined_elements_of_each_row(tmp_path):
+    """A new user's GatherMask check: 523,953 mismatches in the undefined tails (dst past
+    rsvdCnt, `undefined` on the vendor page) buried one real error."""
+    actual, golden, counts = _stale_rows()
+    stale = (16 - 16) + (16 - 3) + (16 - 0) + (16 - 10)
+    assert ascjax.compare(actual, golden, dtype="half").mismatches == stale + 1
+    counts.tofile(tmp_path / "cnt.bin")
+    for counted in (counts, counts.astype(np.int64).tolist(), str(tmp_path / "cnt.bin")):
+        for kwargs in ({}, {"shape": (4, 16)}, {"shape": (-1, 16)}):
+            a, g = (x.reshape(-1) if kwargs else x for x in (actual, golden))  # rows: 2-D
+            r = ascjax.compare(a, g, dtype="half", bit_exact=True, valid_counts=counted,
+                               **kwargs)
+            assert (r.elements, r.excluded, r.mismatches) == (16 + 3 + 0 + 10, 64 - 29, 1)
+            m = r.first_mismatches[0]
+            assert (m.position, m.index) == ((3, 7), 3 * 16 + 7) and not r.passed
+    d = json.loads(r.to_json())
+    assert d["excluded"] == 35 and d["elements"] == 29
+    assert "  valid counts: 35 elements past each row's count excluded as undefined (not " \
+           "compared)" in str(r).splitlines()
+    assert "excluded" not in str(ascjax.compare(actual, golden, dtype="half"))
+    assert ascjax.compare(actual, golden, dtype="half").excluded is None
+    fixed = actual.copy()
+    fixed[3, 7] = golden[3, 7]
+    assert ascjax.compare(fixed, golden, dtype="half", bit_exact=True,
+                          valid_counts=counts).passed
+
+
+def test_valid_counts_give_the_same_report_in_any_chunk_size():
+    rng = np.random.default_rng(6)
+    golden = rng.uniform(1, 2, (50, 1000)).astype(np.float16)
+    counts = rng.integers(0, 1001, 50)
+    actual = golden.copy()
+    actual[np.arange(1000) >= counts[:, None]] = 9  # stale tails
+    flips = [(t, int(rng.integers(0, n))) for t, n in enumerate(counts) if n][:30]
+    for t, e in flips:
+        actual[t, e] = np.nextafter(golden[t, e], np.float16(0))
+    whole = ascjax.compare(actual, golden, dtype="half", valid_counts=counts, first=100)
+    assert whole.mismatches == len(flips) and whole.excluded == 50 * 1000 - counts.sum()
+    assert [m.position for m in whole.first_mismatches] == flips
+    for chunk in (4096, 3 * 4096):
+        assert ascjax.compare(actual, golden, dtype="half", valid_counts=counts, first=100,
+                              chunk=chunk).as_dict() == whole.as_dict()
+
+
+def test_bad_valid_counts_name_the_numbers():
+    actual, golden, counts = _stale_rows()
+    for kwargs, error, message in [
+            ({"valid_counts": [1, 2, 3, 4, 5]}, ValueError,
+             ("valid_counts holds 5 counts but the half data has 4 rows of 16 (shape (4, 16)); "
+              "give one count per row (--valid-counts)")),
+            ({"valid_counts": [16, 17, 0, 0]}, ValueError,
+             "valid_counts: row 1 has count 17, outside [0, 16] (a row holds 16 elements)"),
+            ({"valid_counts": [16, -1, 0, 0]}, ValueError, "row 1 has count -1, outside"),
+            ({"valid_counts": counts, "layout": "flat"}, ValueError,
+             ("valid_counts limits each row to its count, so it needs rows: give shape=(N, "
+              "LEN) (--shape N,LEN) or 2-D arrays; got no row layout (--valid-counts)")),
+            ({"valid_counts": counts, "shape": (4, 4, 4)}, ValueError,
+             "got shape=(4, 4, 4) (--valid-counts)"),
+            ({"valid_counts": np.array([1.0, 2, 3, 4])}, TypeError,
+             "valid_counts has dtype float64; give integers"),
+            ({"valid_counts": [0, 0, 0, 0]}, ValueError,
+             "every valid count is 0; nothing was compared")]:
+        with pytest.raises(error, match=re.escape(message)):
+            ascjax.compare(actual, golden, dtype="half", **kwargs)
+    with pytest.raises(ValueError, match="needs rows"):  # a flat file: no rows
+        ascjax.compare(actual.reshape(-1), golden.reshape(-1), dtype="half",
+                       valid_counts=counts)
+
+
+def test_cli_valid_counts_from_a_gather_mask_run_end_to_end(tmp_path, capsys):
+    """``ascjax run gather_mask --cnt-out`` then ``compare --valid-counts``: pattern 1 keeps
+    the even elements, 64 of each 128-element half repeat, so 128 of each 256-element tensor
+    are defined; the NPU dump holds stale data past them."""
+    rng = np.random.default_rng(8)
+    rng.uniform(1, 2, (8, 256)).astype(np.float16).tofile(tmp_path / "src.bin")
+    golden, cnt, npu = (str(tmp_path / f) for f in ("golden.bin", "cnt.bin", "npu.bin"))
+    assert main(["run", "gather_mask", "--src", str(tmp_path / "src.bin"), "--dtype", "half",
+                 "--tensors", "8", "--src1-pattern", "1", "--repeat-times", "2", "--out",
+                 golden, "--cnt-out", cnt]) == 0
+    capsys.readouterr()
+    assert np.fromfile(cnt, np.uint32).tolist() == [128] * 8
+    dump = np.fromfile(golden, np.float16).reshape(8, 256)
+    dump[:, 128:] = rng.uniform(5, 6, (8, 128)).astype(np.float16)  # stale UB data
+    dump.tofile(npu)
+    base = ["compare", npu, golden, "--dtype", "half", "--shape", "8,256", "--bit-exact"]
+    assert main(base) == 1  # the tails bury everything
+    assert "1024 bit mismatches" in capsys.readouterr().out
+    assert main(base + ["--valid-counts", cnt]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("compare half: 1024 elements, 0 bit mismatches")
+    assert "valid counts: 1024 elements past each row's count excluded as undefined" in out
+    dump[6, 100] = np.nextafter(dump[6, 100], np.float16(0))  # one real error
+    dump.tofile(npu)
+    assert main(base + ["--valid-counts", cnt, "--json"]) == 1
+    d = json.loads(capsys.readouterr().out)
+    assert (d["mismatches"], d["excluded"]) == (1, 1024)
+    assert d["first_mismatches"][0]["position"] == [6, 100]
+    assert main(base[:-3] + ["--shape", "4,512", "--valid-counts", cnt]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "ascjax compare: valid_counts holds 8 counts but the half data has 4 rows of 512 "
+        "(shape (4, 512)); give one count per row (--valid-counts)")
+    assert main(base[:-3] + ["--valid-counts", cnt]) == 2
+    assert "needs rows" in capsys.readouterr().err
+
+
+def test_mismatch_rows_give_the_absolute_difference():
+    """|actual - golden| in float64 beside the values: nan where a side is NaN, inf where one
+    is infinite (values worked out by hand)."""
+    pairs = [(1.5, 1.0, 0.5), (np.nan, 2.0, math.nan), (np.inf, 1.0, math.inf),
+             (-np.inf, np.inf, math.inf), (-0.0, 0.0, 0.0),
+             (65504.0, -65504.0, 131008.0),  # past half's largest: float64 holds it
+             (1.0009765625, 1.0, 0.0009765625)]  # one ulp at 1
+    actual = np.array([a for a, _, _ in pairs], np.float16)
+    golden = np.array([g for _, g, _ in pairs], np.float16)
+    r = ascjax.compare(actual, golden, dtype="half", layout="flat")
+    got = [m.abs_diff for m in r.first_mismatches]
+    want = [d for _, _, d in pairs]
+    assert len(got) == 7 and all(g == w or (math.isnan(g) and math.isnan(w))
+                                 for g, w in zip(got, want, strict=True))
+    table = str(r).split("isclose\n", 1)
+    assert "abs diff" in table[0].splitlines()[-1]
+    rows = table[1].split("\n  rules")[0].splitlines()
+    assert [row.split()[5] for row in rows] == ["0.5", "nan", "inf", "inf", "0.0", "131008.0",
+                                                "0.0009765625"]
+    d = json.loads(r.to_json())
+    assert [m["abs_diff"] for m in d["first_mismatches"]] == [0.5, "nan", "inf", "inf", 0.0,
+                                                              131008.0, 0.0009765625]
+    ints = ascjax.compare(np.array([5], np.int32), np.array([-3], np.int32), dtype="int32_t",
+                          layout="flat")
+    assert ints.first_mismatches[0].abs_diff == 8.0
+    assert str(ints).split("isclose\n", 1)[1].split()[5] == "8"

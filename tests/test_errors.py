@@ -5,6 +5,7 @@ import re
 
 import jax
 import jax.numpy as jnp
+import ml_dtypes
 import numpy as np
 import pytest
 from jax.experimental import checkify
@@ -399,3 +400,79 @@ def test_a_jitted_address_fault_is_reported_once(caplog):
     assert not [r for r in caplog.records if "callback failed" in r.getMessage()]
     assert len(str(error.value).splitlines()) == 3, str(error.value)  # "Traceback", frame, fault
     assert "/jax/_src/" not in str(error.value)  # no JAX frame
+
+
+# GatherMask.md:95's user pattern, as its users write it: a Python list
+PAGE_PATTERN = [0x99999999] * 4
+F32 = np.zeros(128, np.float32), np.arange(128, dtype=np.float32)
+
+
+def test_a_list_for_a_one_type_argument_is_taken_as_that_type(variant):
+    """A list has no dtype; where the argument takes one type it is built in that type,
+    exactly. (jnp.asarray made 0x99999999 an OverflowError from inside JAX, and 0x9999 int32,
+    refused as "has dtype int32".) Closed over under jit, and as a static tuple, the same."""
+    want = ascjax.gather_mask(*F32, np.array(PAGE_PATTERN, np.uint32), False, 0, (1, 2, 8, 0))
+    for pattern in (PAGE_PATTERN, tuple(PAGE_PATTERN)):
+        got = variant(lambda d, s, p=pattern: ascjax.gather_mask(d, s, p, False, 0,
+                                                                 (1, 2, 8, 0)))(*F32)
+        for g, w in zip(got, want, strict=True):
+            assert g.dtype == w.dtype
+            np.testing.assert_array_equal(np.asarray(g).view(np.uint32),
+                                          np.asarray(w).view(np.uint32))
+    static = jax.jit(lambda d, s, p: ascjax.gather_mask(d, s, p, False, 0, (1, 2, 8, 0)),
+                     static_argnums=2)(*F32, tuple(PAGE_PATTERN))
+    np.testing.assert_array_equal(np.asarray(static[0]).view(np.uint32),
+                                  np.asarray(want[0]).view(np.uint32))
+    # byte offsets for Gather: element 3, 1, 0 (by hand)
+    src = np.arange(8, dtype=np.float32)
+    out = variant(lambda d, s: ascjax.gather(d, s, [12, 4, 0], 0, 3))(np.zeros(3, np.float32), src)
+    np.testing.assert_array_equal(np.asarray(out).view(np.uint32),
+                                  np.array([3.0, 1.0, 0.0], np.float32).view(np.uint32))
+    # a bool mask as a list, as before
+    mask = [True, False] * 32
+    got = ascjax.reduce_sum_datablock(np.ones(64, np.float32), mask)
+    np.testing.assert_array_equal(np.asarray(got).view(np.uint32), np.asarray(
+        ascjax.reduce_sum_datablock(np.ones(64, np.float32), np.array(mask))).view(np.uint32))
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda: ascjax.gather_mask(*F32, [0, -1, 0, 0], False, 0, (1, 2, 8, 0)), ValueError,
+     (r"^gather_mask: src1_pattern\[1\]=-1 is not a uint32_t value \(integers in \[0, "
+      r"4294967295\]\)$")),
+    (lambda: ascjax.gather_mask(*F32, [[0] * 4, [0, 0, 2**32, 0]], False, 0, (1, 2, 8, 0)),
+     ValueError, r"^gather_mask: src1_pattern\[1, 2\]=4294967296 is not a uint32_t value"),
+    (lambda: ascjax.gather_mask(np.zeros(128, np.float16), np.zeros(128, np.float16),
+                                [2**16] * 8, False, 0, (1, 1, 8, 0)), ValueError,
+     (r"^gather_mask: src1_pattern\[0\]=65536 is not a uint16_t value \(integers in \[0, "
+      r"65535\]\)$")),
+    (lambda: ascjax.gather(np.zeros(3, np.float32), np.zeros(8, np.float32), [4, 0.5, 0], 0, 3),
+     ValueError, r"^gather: src_offset\[1\]=0.5 is not a uint32_t value"),
+    (lambda: ascjax.gather_mask(F32[0], [1.0] * 128, PAGE_PATTERN, False, 0, (1, 2, 8, 0)),
+     TypeError, (r"^gather_mask: src0 is a Python list, which has no dtype of its own; build it "
+                 r"as an array of the type you mean: np\.array\(src0, np\.float16\) for half, "
+                 r"np\.array\(src0, np\.float32\) for float, np\.array\(src0, "
+                 r"ml_dtypes\.bfloat16\) for bfloat16_t$")),
+    (lambda: ascjax.asc_gather(np.ones(8, np.float16), list(range(128)), np.ones(128, bool)),
+     TypeError, (r"^asc_gather: index is a Python list, which has no dtype of its own, and "
+                 r"index takes uint16_t or uint32_t; build it as an array of the type you mean: "
+                 r"np\.array\(index, np\.uint16\) for uint16_t, np\.array\(index, "
+                 r"np\.uint32\) for uint32_t$")),
+    (lambda: ascjax.reduce_sum_datablock(np.ones(64, np.float32), [1, 0] * 32), TypeError,
+     (r"^reduce_sum_datablock: mask is a Python list holding 1 at \[0\]; a bool mask is "
+      r"built from True / False \(from 0/1 values: np\.array\(mask\) != 0\)$")),
+])
+def test_a_list_that_does_not_fit_is_named(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
+
+
+def test_fp8_storage_errors_name_the_uint8_form():
+    """uint8 is fp8's bit-pattern form; an integer type's values would change meaning read
+    from another storage, so int8_t stays int8 only."""
+    with pytest.raises(TypeError, match=r"^squeeze_register: src1 has dtype float8_e4m3fn, but "
+                       r"fp8_e5m2_t is stored as float8_e5m2 \(or as its bit patterns, uint8\)$"):
+        ascjax.squeeze_register(np.zeros(256, ml_dtypes.float8_e4m3fn), np.ones(256, bool),
+                                dtype="fp8_e5m2_t")
+    with pytest.raises(TypeError, match=r"^squeeze_register: src1 has dtype uint8, but int8_t is "
+                                        r"stored as int8$"):
+        ascjax.squeeze_register(np.zeros(256, np.uint8), np.ones(256, bool), dtype="int8_t")

@@ -147,3 +147,80 @@ def test_kernel_outputs_keep_bfloat16_codes_through_a_broadcast(variant):
         lax.broadcast_in_dim(bits, (bits.shape[0], 3, 16), (0, 2)), jax.numpy.bfloat16)
     out = bits_of(variant(lambda b: kernel(spread)(None, b))(codes))
     np.testing.assert_array_equal(out, np.broadcast_to(codes[:, None], out.shape))
+
+
+FP8 = ["fp8_e5m2_t", "fp8_e4m3fn_t", "fp8_e8m0_t"]
+
+
+@pytest.mark.parametrize("name", FP8)
+def test_fp8_bytes_given_as_uint8_move_unchanged(name, variant):
+    """An NPU dump's fp8 bytes, uint8 with ``dtype=`` (XLA 0.11 quiets e5m2 NaNs when it slices
+    a float8 array): every code, the NaNs 0x7F / 0xFF included, comes back as uint8 bit for bit,
+    as hifloat8's do; the float8 array gives the same bits. Once refused: "src1 has dtype uint8,
+    but fp8_e5m2_t is stored as float8_e5m2"."""
+    codes = np.arange(256, dtype=np.uint8)
+    mask = RNG.random(256) < 0.6
+    mask[[0x7F, 0xFF]] = True
+    packed = np.zeros(256, np.uint8)
+    packed[:mask.sum()] = codes[mask]  # the selected codes in order, then zeros
+    got = variant(lambda s, m: ascjax.squeeze_register(s, m, dtype=name))(codes, mask)
+    assert got.dtype == np.uint8
+    np.testing.assert_array_equal(got, packed)
+    as_float8 = ascjax.squeeze_register(codes.view(FORMATS[name].storage_dtype), mask, dtype=name)
+    np.testing.assert_array_equal(bits_of(as_float8), packed)
+
+    index = RNG.permutation(np.resize(np.arange(256), 4 * 128)).reshape(4, 128).astype(np.uint16)
+    on = RNG.random(index.shape) < 0.8
+    want = np.where(on, index, 0).astype(np.uint8)  # codes[i] == i
+    want = np.stack([want, np.zeros_like(want)], -1).reshape(4, 256)  # value i to element 2i
+    for dst_dtype in (None, name):
+        got = variant(lambda s, i, m, d=dst_dtype: ascjax.asc_gather(s, i, m, dtype=name,
+                                                                     dst_dtype=d))(codes, index, on)
+        assert got.dtype == np.uint8
+        np.testing.assert_array_equal(got, want)
+
+    lanes = RNG.permutation(256).astype(np.uint8)  # register form: dst[i] = src[index[i]]
+    got = variant(lambda s, i: ascjax.asc_gather(s, i, dtype=name))(codes, lanes)
+    assert got.dtype == np.uint8
+    np.testing.assert_array_equal(got, lanes)
+
+    ub = np.zeros(2 * ascjax.VL_BYTES, np.uint8)
+    ub, dst, state = ascjax.squeeze_and_storeunalign(
+        ub, 0, ascjax.squeeze_and_storeunalign_init(), codes, mask, dtype=name)
+    ub, _ = ascjax.squeeze_and_storeunalign_finalize(ub, 0, state)
+    np.testing.assert_array_equal(dst, packed)
+    np.testing.assert_array_equal(np.asarray(ub)[:ascjax.VL_BYTES], packed)
+
+
+def test_uint8_without_dtype_is_still_uint8_t(variant):
+    """No ``dtype=``: uint8 data is uint8_t, as before (its gather table has the zero-extending
+    uint8 -> uint16 row, which fp8 has not), and gather_mask moves every uint8 code."""
+    codes = np.arange(256, dtype=np.uint8)
+    index = np.arange(128, dtype=np.uint16)
+    wide = variant(lambda s: ascjax.asc_gather(s, index, np.ones(128, bool),
+                                               dst_dtype="uint16_t"))(codes)
+    np.testing.assert_array_equal(wide, np.arange(128, dtype=np.uint16))
+    with pytest.raises(TypeError, match=r"\(dst=uint16_t, src=fp8_e5m2_t, index=uint16_t\) is "
+                                        r"not a supported combination"):
+        ascjax.asc_gather(codes, index, np.ones(128, bool), dst_dtype="uint16_t",
+                          dtype="fp8_e5m2_t")
+    assert ascjax.squeeze_register(codes, np.ones(256, bool)).dtype == np.uint8
+    pattern = np.full(32, 0xAA, np.uint8)  # odd elements of each repeat
+    dst, count = variant(lambda d, s: ascjax.gather_mask(d, s, pattern, False, 0, (1, 1, 8, 0),
+                                                         config=ascjax.Config(product="950")))(
+        np.zeros(256, np.uint8), codes)
+    assert dst.dtype == np.uint8 and int(count) == 128
+    np.testing.assert_array_equal(np.asarray(dst)[:128], codes[1::2])
+
+
+@pytest.mark.parametrize("name", ["fp8_e5m2_t", "hifloat8_t"])
+def test_uint8_storage_has_no_gradient(name):
+    """uint8 bits are not differentiable: JAX's own refusal, and a float0 (zero-size) tangent
+    and cotangent, for fp8 given as uint8 exactly as for hifloat8."""
+    codes, mask = np.arange(256, dtype=np.uint8), np.ones(256, bool)
+    f = lambda s: ascjax.squeeze_register(s, mask, dtype=name)
+    with pytest.raises(TypeError, match="grad requires real- or complex-valued inputs"):
+        jax.grad(lambda s: f(s).sum())(codes)
+    zero = np.zeros(256, jax.dtypes.float0)
+    assert jax.jvp(f, (codes,), (zero,))[1].dtype == jax.dtypes.float0
+    assert jax.vjp(f, codes)[1](zero)[0].dtype == jax.dtypes.float0

@@ -5,6 +5,7 @@ a time, never from the bulk path itself.
 """
 
 import dataclasses
+import re
 from pathlib import Path
 from typing import NamedTuple
 
@@ -1091,3 +1092,134 @@ def test_a_tensor_run_says_the_shape_compare_locates_its_rows_by(tmp_path):
     registers = ascjax.run_bin("reduce_sum_datablock", src=paths["src"], dtype="half",
                                out=str(tmp_path / "r.bin"))
     assert "\n" not in str(registers)  # files of registers: compare's default layout
+
+
+# --- what the summary says of data movement, a forgotten --tensors; Counter mode; help -------
+
+def test_a_data_movement_run_says_compare_bit_exact_and_a_reduction_does_not(tmp_path):
+    """A new user's corrupted 4096x256 gather golden (a NaN, a sign flip, +0.5, one ulp)
+    passed compare's default isclose verdict: for instructions that only move bits the
+    summary's compare hint now says --bit-exact, and why."""
+    moving = {"asc_gather", "reg_gather", "gather", "reg_gather_b", "gather_datablock",
+              "gatherb", "scatter", "gather_mask", "asc_reduce", "squeeze",
+              "squeeze_with_status", "unsqueeze", "squeeze_and_storeunalign"}
+    assert {name for name in runners.RUNNERS if runners.moves_bits(name)} == moving
+    paths = _files(tmp_path, src=_random("half", (4, 256)), u=np.zeros((2, 64), np.uint32))
+    out, cnt = str(tmp_path / "dst.bin"), str(tmp_path / "cnt.bin")
+    summary = ascjax.run_bin("gather_mask", src=paths["src"], dtype="half", tensors=4,
+                             src1_pattern=2, repeat_times=2, out=out, cnt_out=cnt)
+    assert str(summary).splitlines()[1:] == [
+        (f"  (compare {out} with --shape 4,256 --bit-exact, {cnt} with --bit-exact: mismatches "
+         f"by (tensor, element); data movement, any difference is a bug)"),
+        # the page shows dst past rsvdCnt as undefined: a dump holds stale data there
+        (f"  note: dst past each tensor's count is undefined on the NPU: compare a dump with "
+         f"--valid-counts {cnt}")]
+    # files of registers had no hint; data movement's says --bit-exact
+    summary = ascjax.run_bin("unsqueeze", src=paths["u"], dtype="uint32_t", pattern="PAT_M4",
+                             out=out)
+    assert str(summary).splitlines()[1:] == [
+        f"  (compare {out} with --bit-exact: data movement, any difference is a bug)"]
+    # a reduction keeps its hint (test_a_tensor_run_says_the_shape_compare_locates_its_rows_by)
+    summary = ascjax.run_bin("ReduceSum", src=paths["src"], dtype="half", tensors=4,
+                             count=256, dst_len=16, out=out)
+    assert "--bit-exact" not in str(summary) and "(tensor, element))" in str(summary)
+
+
+def test_a_one_tensor_run_that_reads_under_a_percent_of_src_notes_tensors(tmp_path, capsys):
+    """A new user forgot --tensors: a file of 128 tensors ran as one tensor, of which
+    GatherMask read 2 repeats x 128 half elements (256 bytes a repeat) = 256. Not an error (a
+    LocalTensor may be longer than a call reads), but the summary says so, in one line."""
+    src = _files(tmp_path, src=_random("half", (128, 256)))["src"]
+    out = str(tmp_path / "dst.bin")
+    base = ["run", "gather_mask", "--src", src, "--dtype", "half", "--src1-pattern", "2",
+            "--repeat-times", "2", "--out", out]
+    assert main(base) == 0
+    notes = [line for line in capsys.readouterr().err.splitlines() if "note:" in line]
+    assert notes == [(f"  note: --src {src} holds 32768 half elements, run as 1 tensor, but "
+                      f"one call reads at most 256 of them; if the file holds N tensors, give "
+                      f"--tensors N (e.g. --tensors 128 for tensors of 256 elements)")]
+    # Counter mode: 100 elements in each of 2 repeats; 32768 is no multiple of 200
+    assert main(base + ["--reduce-mode", "--mask", "100"]) == 0
+    notes = [line for line in capsys.readouterr().err.splitlines() if "note:" in line]
+    assert len(notes) == 1 and notes[0].endswith(
+        "one call reads at most 200 of them; if the file holds N tensors, give --tensors N")
+    assert main(base + ["--tensors", "128"]) == 0  # the tensors given: nothing to say
+    assert "note:" not in capsys.readouterr().err
+    small = _files(tmp_path, small=_random("half", (1, 2560)))["small"]  # the call reads 10%
+    summary = ascjax.run_bin("gather_mask", src=small, dtype="half", src1_pattern=2,
+                             repeat_times=2, out=out)
+    assert summary.notes == () and "note:" not in str(summary)
+
+
+def test_counter_mode_without_a_mask_says_counter_mode_needs_mask(tmp_path, capsys):
+    """``--reduce-mode`` without ``--mask`` said "mask (Counter mode)=0 is outside the valid
+    range [1, 4294967295]": the 0 was the option's default, not the user's."""
+    paths = _files(tmp_path, src=_random("half", (2, 256)))
+    out = str(tmp_path / "dst.bin")
+    base = ["run", "gather_mask", "--src", paths["src"], "--dtype", "half", "--tensors", "2",
+            "--src1-pattern", "2", "--repeat-times", "2", "--out", out]
+    message = ("gather_mask: Counter mode (--reduce-mode, reduceMode true) needs --mask: the "
+               "elements each repeat processes (on inference AI Core: the elements of the "
+               "whole call), an integer in [1, 4294967295]")
+    assert main(base + ["--reduce-mode"]) == 2
+    assert capsys.readouterr().err == f"ascjax run: {message}\n"
+    assert not (tmp_path / "dst.bin").exists()
+    with pytest.raises(TypeError, match=re.escape(message)):
+        ascjax.run_bin("gather_mask", src=paths["src"], dtype="half", tensors=2,
+                       src1_pattern=2, repeat_times=2, reduce_mode=True, out=out)
+    assert main(base + ["--reduce-mode", "--mask", "0"]) == 2  # a 0 given: the range
+    assert "mask (Counter mode)=0 is outside the valid range [1, 4294967295]" in \
+        capsys.readouterr().err
+    assert main(base) == 0  # Normal mode: no mask needed (the page's 0)
+
+
+def _description(capsys, monkeypatch, name):
+    """The lines of ``ascjax run NAME --help`` between the usage and the options."""
+    monkeypatch.setenv("COLUMNS", "100")
+    with pytest.raises(SystemExit) as done:
+        main(["run", name, "--help"])
+    assert done.value.code == 0
+    text = capsys.readouterr().out
+    return text.split("\n\n")[1].splitlines()
+
+
+def test_run_help_keeps_each_bullet_item_on_a_line_of_its_own(capsys, monkeypatch):
+    """``ascjax run squeeze --help`` ran the docstring's two call forms ("* Registers ...",
+    "* UB ...") into one paragraph."""
+    lines = _description(capsys, monkeypatch, "squeeze")
+    assert lines[0].startswith("``asc_squeeze``: the C name's two overloads")
+    items = [i for i, line in enumerate(lines) if line.startswith("* ")]
+    assert [lines[i][:26] for i in items] == ["* Registers (Ascend 950), ",
+                                              "* UB (Atlas A2/A3), ``sque"]
+    assert all(line.startswith("  ") for i, line in enumerate(lines) if i > 0 and i not in items)
+    assert all(len(line) <= 98 for line in lines)
+    # ReduceSum: its list's head ("Two call forms:") stays now that the list follows it
+    lines = _description(capsys, monkeypatch, "reduce_sum")
+    assert lines[0] == ("``ReduceSum<T>``: the sum of a tensor, written to ``dst[..., 0]``. Two "
+                        "call forms:")
+    assert [line[:20] for line in lines if line.startswith("* ")] == [
+        "* first n elements: ", "* level 0: ``reduce_"]
+    # a docstring without a list is one paragraph, as before
+    lines = _description(capsys, monkeypatch, "block_reduce_sum")
+    assert lines[0].startswith("``BlockReduceSum<T>(dst, src, repeatTime, mask")
+    assert not any(line.startswith(("*", " ")) for line in lines)
+
+
+def test_product_option_takes_the_pages_chip_tags(tmp_path, capsys):
+    """--product 910B runs as Atlas A2 (the pages tag A2's notes npu="910b"): the ReduceSum
+    docstring's data sums to 2688 on A2 (method 1) and 2692 on the 950."""
+    x = np.ones(640, np.float16)
+    x[0], x[128::128] = 2047, 2
+    src = _files(tmp_path, src=x)["src"]
+    sums = {}
+    for product in ("910B", "A2", "950"):
+        out = str(tmp_path / f"{product}.bin")
+        assert main(["run", "ReduceSum", "--src", src, "--dtype", "half", "--count", "640",
+                     "--dst-len", "16", "--product", product, "--out", out]) == 0
+        sums[product] = float(np.fromfile(out, np.float16)[0])
+    assert sums == {"910B": 2688.0, "A2": 2688.0, "950": 2692.0}
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        main(["run", "ReduceSum", "--src", src, "--dtype", "half", "--count", "640",
+              "--product", "310", "--out", str(tmp_path / "x.bin")])
+    assert "invalid choice: '310'" in capsys.readouterr().err

@@ -231,3 +231,15 @@ def test_gather_mask_patterns_every_built_in_pattern():
         viz.gather_mask_patterns(config=ascjax.Config(product="inference AI Core"))
     with pytest.raises(TypeError, match="int8_t is not a GatherMask type on product 'A2'"):
         viz.gather_mask_patterns(("int8_t",), (1,), config=ascjax.Config(product="A2"))
+
+
+def test_fp8_given_as_uint8_bits_is_drawn_as_its_float8_array():
+    """uint8 bits with dtype= draw the same value texts as the float8 array (the shortest text
+    that reads back in fp8_e5m2, "2e-5" for code 0x01 = 2**-16, not 4 digits, "1.526e-5")."""
+    codes = np.arange(256, dtype=np.uint8)
+    mask = np.ones(256, bool)
+    name = "fp8_e5m2_t"
+    drawn = [texts(viz.squeeze_register(x, mask, dtype=name, lanes=(0, 12)), "dst:")
+             for x in (codes, codes.view(FORMATS[name].storage_dtype))]
+    assert drawn[0] == drawn[1]
+    assert drawn[0]["dst:1"] == "2e-5"

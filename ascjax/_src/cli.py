@@ -85,10 +85,43 @@ def _type_among(choices: list[str]) -> Callable[[str], str]:
 
 def _summary(doc: str | None) -> str:
     """The docstring's first two paragraphs, which say what dst holds (``asc_reduce_sum_datablock``:
-    "every other lane is 0"), unwrapped; its example and notes stay in Python's help."""
-    paragraphs = [" ".join(p.split()) for p in (doc or "").split("\n\n")[:2]]
-    # an example, or the head of a list the help would cut off, says nothing alone
-    return " ".join(p for p in paragraphs if not p.startswith(">>>") and not p.endswith(":"))
+    "every other lane is 0"), unwrapped, each bullet item ("* ...") a line of its own (for
+    ``_LineFormatter``); its example and notes stay in Python's help."""
+    paragraphs = [p for p in map(_unwrapped, (doc or "").split("\n\n")[:2])
+                  if p and not p.startswith(">>>")]  # an example says nothing alone
+    # nor does the head of a list the help would cut off (one whose list comes next stays)
+    kept = [p for p, then in zip(paragraphs, [*paragraphs[1:], ""], strict=True)
+            if not p.endswith(":") or then.startswith(_BULLETS)]
+    return "".join(("\n" if p.startswith(_BULLETS) else " ") * (i > 0) + p
+                   for i, p in enumerate(kept))
+
+
+_BULLETS = ("* ", "- ")
+
+
+def _unwrapped(paragraph: str) -> str:
+    """A paragraph on one line; a list's items on one line each."""
+    items: list[list[str]] = []
+    for line in paragraph.split("\n"):
+        words = line.split()
+        if words and (not items or line.strip().startswith(_BULLETS)):
+            items.append(words)
+        elif words:
+            items[-1] += words
+    return "\n".join(" ".join(words) for words in items)
+
+
+class _LineFormatter(argparse.HelpFormatter):
+    """Fills each line of a description apart, so a bullet item starts a line of its own (its
+    next lines indented under its text); argparse would run them into one paragraph."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        import textwrap
+
+        return "\n".join(textwrap.fill(line, width, initial_indent=indent,
+                                        subsequent_indent=indent + "  " * line.startswith(
+                                            _BULLETS), break_on_hyphens=False)
+                         for line in text.splitlines())
 
 
 def _run_args(p: argparse.ArgumentParser) -> None:
@@ -102,7 +135,8 @@ def _run_args(p: argparse.ArgumentParser) -> None:
     for name, runner in RUNNERS.items():
         ins = runner.instruction
         q = sub.add_parser(name, help=f"{ins.ascend}",  # `ascjax run NAME --help` says more
-                           description=_summary(ins.function.__doc__))
+                           description=_summary(ins.function.__doc__),
+                           formatter_class=_LineFormatter)
         groups = {"": q}  # a call form's options in a section of their own
         for option in runner.options:
             if option.group not in groups:
@@ -208,6 +242,10 @@ def _compare_args(p: argparse.ArgumentParser) -> None:
                 "                  each mismatch as (tensor, element); --shape=-1,LEN works out\n"
                 "                  N; any shape of the element count, e.g. --shape 256,8\n"
                 "  --layout flat   compacted outputs (squeeze, gather): the index only\n"
+                "which elements are compared (default: all):\n"
+                "  --valid-counts CNT.bin  with --shape N,LEN: the first CNT[t] of row t only\n"
+                "                  (GatherMask's dst past rsvdCnt is undefined on the NPU;\n"
+                "                  `ascjax run gather_mask --cnt-out CNT.bin` writes them)\n"
                 "\nexit code: 0 pass, 1 fail, 2 bad input")
     p.add_argument("actual", help="output to check (.bin, e.g. the NPU dump; a pipe is read "
                    "to its end)")
@@ -233,6 +271,11 @@ def _compare_args(p: argparse.ArgumentParser) -> None:
                    help="locate mismatches as index tuples in this shape (comma-separated, "
                         "one may be -1: --shape=-1,16), e.g. 1024,16 for a file of 1024 "
                         "LocalTensors of 16 elements")
+    p.add_argument("--valid-counts", metavar="FILE",
+                   help="uint32 counts, one per row (the --cnt-out file of `ascjax run "
+                        "gather_mask`): compare only the first count[t] elements of row t of "
+                        "--shape N,LEN; the rest (undefined on the NPU) are excluded and "
+                        "counted")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--first", type=nonnegative_int, default=10,
                    help="mismatches to locate (default 10)")
@@ -250,7 +293,7 @@ def _compare(args: argparse.Namespace) -> int:
                          bit_exact=args.bit_exact, rules=args.rules, preset=args.preset,
                          rtol=args.rtol, atol=args.atol, error_ratio=args.error_ratio,
                          layout=args.layout, shape=args.shape,
-                         allow_empty=args.allow_empty)
+                         allow_empty=args.allow_empty, valid_counts=args.valid_counts)
     except BAD_INPUT as error:
         return _fail("compare", error)
     code = 0 if report.passed else 1

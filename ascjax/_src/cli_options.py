@@ -7,7 +7,7 @@ import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from .config import _CHOICES, PRODUCTS, Config
+from .config import _CHOICES, PRODUCT_ALIASES, PRODUCTS, Config, product_key
 from .formats import BY_ALIAS, resolve
 
 
@@ -48,8 +48,9 @@ def byte_address(text: str) -> int:
 def _config_options() -> tuple[Option, ...]:
     """One option per ``Config`` field (out-of-range faults always raise ``IndexError`` in a
     bulk run, checked per chunk)."""
-    opts = [Option("product", "Ascend product (Config.product)", default="950",
-                   choices=tuple(PRODUCTS))]
+    tags = ", ".join(f"{tag} = {key}" for tag, key in PRODUCT_ALIASES.items())
+    opts = [Option("product", f"Ascend product (Config.product), or the pages' chip tag ({tags})",
+                   product_key, default="950", choices=tuple(PRODUCTS))]
     for field, choices in _CHOICES.items():
         if field != "out_of_range":
             default = getattr(Config(), field)

@@ -28,6 +28,12 @@ PRODUCTS = {
 PRODUCT_ALIASES = {"910b": "A2", "310b": "200I/500 A2", "310p": "inference AI Core",
                    "910": "training"}
 
+
+def product_key(name: object) -> object:
+    """The ``PRODUCTS`` key ``name`` means: itself, or the product a chip tag names (any case);
+    anything else unchanged, for the caller's check to list the valid names."""
+    return PRODUCT_ALIASES.get(name.lower(), name) if isinstance(name, str) else name
+
 _CHOICES = {
     "masked_pair": (None, "keep", "zero"),
     "int_overflow": ("wrap", "saturate"),
@@ -233,8 +239,8 @@ class Config:
 
     def __post_init__(self):
         if self.product not in PRODUCTS:
-            key = PRODUCT_ALIASES.get(str(self.product).lower())
-            if key is None:
+            key = product_key(self.product)
+            if key not in PRODUCTS:
                 aliases = ", ".join(f"{k!r} = {v!r}" for k, v in PRODUCT_ALIASES.items())
                 raise ValueError(f"Config: unknown product {self.product!r}; valid: "
                                  f"{list(PRODUCTS)}, or the pages' chip tags {aliases}")

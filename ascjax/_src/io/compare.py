@@ -49,8 +49,11 @@ in an array of that shape, e.g. ``(tensor, element)`` for a file of LocalTensors
 own shape unless a layout is given. A lane is the element's index in its register: for the
 4-bit types (two elements a byte, element 2k in the low nibble) 0..511, with the register
 ``byte`` that holds it reported apart. Values are printed in the shortest form that reads back
-to the same value of their own format (``0.1`` for float 0.1, not its float64 expansion).
-Comparing zero elements is an error unless ``allow_empty=True``.
+to the same value of their own format (``0.1`` for float 0.1, not its float64 expansion),
+with ``|actual - golden|`` in float64 beside them. ``valid_counts=`` (one count per row of a
+2-D shape: GatherMask's rsvdCnt, past which its dst is undefined on the NPU) compares the
+first count elements of each row only; every figure is then of those elements. Comparing
+zero elements is an error unless ``allow_empty=True``.
 """
 
 from __future__ import annotations
@@ -236,7 +239,9 @@ class Mismatch:
     given. Fields of the other layouts are ``None`` (and left out of ``as_dict``). ``ulp`` is
     ``math.inf`` for a NaN against a number; ``close`` is what ``np.isclose`` said of the
     element under the report's isclose rule. ``actual`` / ``golden`` hold the exact values
-    (``str(report)`` prints them in their own format's shortest form, ``shortest``).
+    (``str(report)`` prints them in their own format's shortest form, ``shortest``);
+    ``abs_diff`` is ``|actual - golden|`` in float64 (nan where a side is NaN, inf where one is
+    infinite).
     """
 
     index: int
@@ -252,10 +257,15 @@ class Mismatch:
     byte: int | None = None
     position: tuple[int, ...] | None = None
 
+    @property
+    def abs_diff(self) -> float:
+        # float64 (Python's float): inf - -inf is inf, a NaN side gives nan
+        return abs(float(self.actual) - float(self.golden))
+
     def as_dict(self) -> dict:
         d = dataclasses.asdict(self)
         d.update(actual=_json_value(self.actual), golden=_json_value(self.golden),
-                 ulp=_json_ulp(self.ulp))
+                 ulp=_json_ulp(self.ulp), abs_diff=_json_value(self.abs_diff))
         if self.position is not None:
             d["position"] = list(self.position)
         for key in ("register", "block", "lane", "byte", "position"):
@@ -289,9 +299,11 @@ class CompareReport:
     largest ULP distance (``math.inf`` if a NaN meets a number); ``ulp_histogram`` maps bins
     ("0", "1", "2", "3-4", "5-8", ..., "inf") to counts of mismatches; ``passed`` is True when
     every applied criterion (the ``rules`` asked for) passes; ``layout`` is how mismatches are
-    located (``"registers"``, ``"flat"`` or ``"shape"``, in ``shape``). ``str(report)`` is a
-    table for people, closing with the deciding rules' lines and the verdict; ``as_dict()`` /
-    ``to_json()`` the data (JSON keys as ``ascjax compare --json`` prints them).
+    located (``"registers"``, ``"flat"`` or ``"shape"``, in ``shape``); ``excluded`` counts the
+    elements left out past each row's valid count (``valid_counts=``; None without it), which
+    ``elements`` does not include. ``str(report)`` is a table for people, closing with the
+    deciding rules' lines and the verdict; ``as_dict()`` / ``to_json()`` the data (JSON keys
+    as ``ascjax compare --json`` prints them).
     """
 
     dtype: str
@@ -309,6 +321,7 @@ class CompareReport:
     rules: tuple[str, ...] = ("isclose",)
     layout: str = "registers"
     shape: tuple[int, ...] | None = None
+    excluded: int | None = None
 
     def as_dict(self) -> dict:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
@@ -328,6 +341,9 @@ class CompareReport:
         ulp = "inf" if self.max_ulp == math.inf else str(self.max_ulp)
         lines = [(f"compare {self.dtype}: {_plural(self.elements, 'element')}, "
                   f"{_plural(self.mismatches, 'bit mismatch')}, max {ulp} ulp")]
+        if self.excluded is not None:
+            lines.append(f"  valid counts: {_plural(self.excluded, 'element')} past each row's "
+                         f"count excluded as undefined (not compared)")
         if self.ulp_histogram:
             lines.append("  ulp histogram: " + "  ".join(
                 f"{k}: {v}" for k, v in self.ulp_histogram.items()))
@@ -378,15 +394,24 @@ class CompareReport:
         if self.layout == "registers" and packed:
             lines.append("    (4-bit type: lane = the element's index in its register, 0-511; "
                          "byte = the register byte holding it, element 2k in the low nibble)")
-        lines.append(f"    {'index':>10} {head} {'actual':>24}  {'golden':>24}  {'ulp':>6}  "
-                     f"isclose")
+        lines.append(f"    {'index':>10} {head} {'actual':>24}  {'golden':>24}  "
+                     f"{'abs diff':>12}  {'ulp':>6}  isclose")
         for m in self.first_mismatches:
             a = f"{shortest(m.actual, self.dtype)} ({m.actual_bits})"
             g = f"{shortest(m.golden, self.dtype)} ({m.golden_bits})"
             u = "inf" if m.ulp == math.inf else str(m.ulp)
-            lines.append(f"    {m.index:>10} {where(m)} {a:>24}  {g:>24}  {u:>6}  "
+            lines.append(f"    {m.index:>10} {where(m)} {a:>24}  {g:>24}  "
+                         f"{_diff_text(m.abs_diff, self.dtype):>12}  {u:>6}  "
                          f"{'yes' if m.close else 'no'}")
         return lines
+
+
+def _diff_text(diff: float, dtype: str) -> str:
+    """|a - b| in the shortest form that reads back to it: a float64's repr (it need not be a
+    value of ``dtype``), an integer type's difference as an integer."""
+    if FORMATS[dtype].is_float or not math.isfinite(diff):
+        return repr(diff)
+    return str(int(diff))
 
 
 def _closing(c: Criterion) -> str:
@@ -444,6 +469,7 @@ class _Tally:
                  layout: str, split: bool = True, shape: tuple[int, ...] | None = None):
         self.fmt, self.first, self.tolerance, self.layout = fmt, first, tolerance, layout
         self.split, self.shape = split, shape
+        self.excluded: int | None = None  # elements past the valid counts, when given
         self.close_fail = 0
         self.n = self.mismatches = self.max_ulp = 0
         self.nan_pairs = self.nan_payload = self.nan_vs_number = self.inf_mismatches = 0
@@ -453,13 +479,16 @@ class _Tally:
         self.rel_sum, self.rel_max = 0.0, 0.0
         self._rel_group = np.zeros(0, np.float64)  # differing elements' rel, not yet summed
 
-    def add(self, a: np.ndarray, g: np.ndarray, offset: int) -> None:
+    def add(self, a: np.ndarray, g: np.ndarray, offset: int,
+            index: np.ndarray | None = None) -> None:
+        """``index``: each element's index in the file, where some were left out (valid
+        counts); else the elements are those from ``offset`` on."""
         self.n += a.size
         where = np.flatnonzero(a != g) if self.split else None
         if where is None or where.size * 2 > a.size:  # mostly differing: no split pays
-            self._judge(a, g, np.arange(a.size) + offset)
+            self._judge(a, g, np.arange(a.size) + offset if index is None else index)
             return
-        self._judge(a[where], g[where], where + offset)
+        self._judge(a[where], g[where], where + offset if index is None else index[where])
         self._agreeing(g, where)
 
     def _agreeing(self, g: np.ndarray, where: np.ndarray) -> None:
@@ -618,16 +647,26 @@ class _Tally:
                              self.nan_payload, self.nan_vs_number, self.inf_mismatches,
                              tuple(self.found), tuple(criteria),
                              all(c.passed for c in criteria if c.applied), rules, self.layout,
-                             self.shape)
+                             self.shape, self.excluded)
 
 
-def _tally(a: np.ndarray, g: np.ndarray, tally: _Tally, chunk: int) -> _Tally:
-    """Feed the stored units of ``a`` and ``g`` to ``tally``, ``chunk`` elements at a time."""
+def _tally(a: np.ndarray, g: np.ndarray, tally: _Tally, chunk: int,
+           counts: np.ndarray | None = None) -> _Tally:
+    """Feed the stored units of ``a`` and ``g`` to ``tally``, ``chunk`` elements at a time;
+    with ``counts`` (one per row of ``tally.shape``), only the first ``counts[t]`` elements of
+    each row t."""
     scale = 2 if tally.fmt.packed else 1  # elements per stored unit
     step = -(-chunk // SUM_BLOCK) * SUM_BLOCK // scale
     for start in range(0, a.size, step):
-        tally.add(_codes(np.asarray(a[start:start + step]), tally.fmt),
-                  _codes(np.asarray(g[start:start + step]), tally.fmt), start * scale)
+        ca = _codes(np.asarray(a[start:start + step]), tally.fmt)
+        cg = _codes(np.asarray(g[start:start + step]), tally.fmt)
+        if counts is None:
+            tally.add(ca, cg, start * scale)
+            continue
+        length = tally.shape[1]
+        index = np.arange(start * scale, start * scale + ca.size)
+        keep = index % length < counts[index // length]
+        tally.add(ca[keep], cg[keep], start * scale, index[keep])
     return tally
 
 
@@ -711,6 +750,36 @@ def _checked_shape(shape: Any, count: int, fmt: Format) -> tuple[int, ...]:
     return dims
 
 
+def _valid_counts(valid_counts: Any, shape: tuple[int, ...] | None, fmt: Format) -> np.ndarray:
+    """One count per row of ``shape`` (N, LEN), each in [0, LEN], as int64: from a .bin of
+    uint32 (what ``ascjax run gather_mask --cnt-out`` writes) or an array of integers."""
+    where = "compare: valid_counts"
+    if shape is None or len(shape) != 2:
+        given = "no row layout" if shape is None else f"shape={shape}"
+        raise ValueError(f"{where} limits each row to its count, so it needs rows: give "
+                         f"shape=(N, LEN) (--shape N,LEN) or 2-D arrays; got {given} "
+                         f"(--valid-counts)")
+    rows, length = shape
+    if isinstance(valid_counts, (str, os.PathLike)):
+        counts = np.asarray(read_bin(valid_counts, FORMATS["uint32_t"], arg="--valid-counts"))
+    else:
+        counts = np.asarray(valid_counts)
+        if counts.dtype == np.bool_ or not np.issubdtype(counts.dtype, np.integer):
+            raise TypeError(f"{where} has dtype {counts.dtype}; give integers (uint32, as "
+                            f"--cnt-out writes them)")
+    counts = counts.reshape(-1).astype(np.int64)
+    if counts.size != rows:
+        raise ValueError(f"{where} holds {counts.size} counts but the {fmt.name} data has "
+                         f"{rows} rows of {length} (shape {tuple(shape)}); give one count per "
+                         f"row (--valid-counts)")
+    bad = np.flatnonzero((counts < 0) | (counts > length))
+    if bad.size:
+        t = int(bad[0])
+        raise ValueError(f"{where}: row {t} has count {int(counts[t])}, outside [0, {length}] "
+                         f"(a row holds {length} elements) (--valid-counts)")
+    return counts
+
+
 def _rules(rules: Any, bit_exact: bool) -> tuple[str, ...]:
     given = ("isclose",) if rules is None else ((rules,) if isinstance(rules, str) else rules)
     named = [RULE_NAMES.get(r, r) for r in given]
@@ -747,7 +816,8 @@ def compare(actual: Any, golden: Any, *, dtype: Any, first: int = 10, bit_exact:
             chunk: int = CHUNK_ELEMENTS, rules: Any = None, preset: str | None = None,
             rtol: float | None = None, atol: float | None = None,
             error_ratio: float | None = None, layout: str | None = None,
-            shape: Any = None, allow_empty: bool = False) -> CompareReport:
+            shape: Any = None, allow_empty: bool = False,
+            valid_counts: Any = None) -> CompareReport:
     """Compare ``actual`` (e.g. an NPU dump) with ``golden`` element by element.
 
     ``actual`` and ``golden`` are .bin paths (read as ``dtype``, chunk by chunk) or arrays in
@@ -767,9 +837,13 @@ def compare(actual: Any, golden: Any, *, dtype: Any, first: int = 10, bit_exact:
     than one dimension are located in their own shape (a 4-bit type's last axis counts bytes,
     two elements each) and anything else in registers. Files of any size are compared
     ``chunk`` elements at a time (rounded up to a multiple of 4096); the report does not depend
-    on ``chunk``. Raises ``ValueError`` when the element counts differ, when there are none
-    (unless ``allow_empty=True``), or when ``shape`` does not hold the element count. Rules:
-    the module doc.
+    on ``chunk``. ``valid_counts`` (a .bin of uint32, as ``ascjax run gather_mask --cnt-out``
+    writes, or an array of ints; one per row of a 2-D ``shape`` or of 2-D arrays) compares
+    only the first ``valid_counts[t]`` elements of each row t: GatherMask's dst past rsvdCnt
+    is undefined on the NPU; the report counts the rest as ``excluded``. Raises
+    ``ValueError`` when the element counts differ, when there are none (unless
+    ``allow_empty=True``), when ``shape`` does not hold the element count, or when the valid
+    counts are not one per row, each at most the row's length. Rules: the module doc.
 
     >>> import numpy as np, ascjax
     >>> g = np.ones(128, np.float16)
@@ -796,6 +870,13 @@ def compare(actual: Any, golden: Any, *, dtype: Any, first: int = 10, bit_exact:
                          "--allow-empty / allow_empty=True if that is expected)")
     if shape is not None:
         shape = _checked_shape(shape, a.size * (2 if fmt.packed else 1), fmt)
-    tally = _tally(a, g, _Tally(fmt, first, tol, layout, shape=shape), chunk)
+    counts = None if valid_counts is None else _valid_counts(valid_counts, shape, fmt)
+    if counts is not None and a.size and not counts.sum() and not allow_empty:
+        raise ValueError("compare: every valid count is 0; nothing was compared (give "
+                         "--allow-empty / allow_empty=True if that is expected)")
+    tally = _Tally(fmt, first, tol, layout, shape=shape)
+    if counts is not None:
+        tally.excluded = math.prod(shape) - int(counts.sum())
+    tally = _tally(a, g, tally, chunk, counts)
     named = (preset or DEFAULT_PRESET) if (rtol, atol, error_ratio) == (None,) * 3 else None
     return tally.report(chosen, named)

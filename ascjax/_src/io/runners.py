@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import os
+import stat
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -27,7 +28,7 @@ from ..cli_options import Option, ascend_type, byte_address, config_from_options
 from ..formats import FORMATS, resolve
 from ..isa.gather import GATHER_TYPES, REG_GATHER_TYPES, asc_gather, reg_gather
 from ..isa.gather_block import gather_datablock, gatherb, reg_gather_b
-from ..isa.gather_mask import PATTERN_TYPES, asc_reduce, gather_mask
+from ..isa.gather_mask import MASK_MAX, PATTERN_TYPES, asc_reduce, gather_mask
 from ..isa.gather_tensor import gather
 from ..isa.lanes import REDUCE_TYPES, check_int
 from ..isa.reduce_register import asc_pair_reduce_sum as register_pair_reduce_sum
@@ -73,6 +74,8 @@ class RunSummary:
     processes: int
     seconds: float
     row_elements: tuple[int | None, ...] = ()  # per output: elements in one row of it
+    moves_bits: bool = False  # the instruction only moves bits (``moves_bits``)
+    notes: tuple[str, ...] = ()  # lines for the user (``_notes``)
 
     def __str__(self) -> str:
         rate = self.rows / self.seconds if self.seconds else float("inf")
@@ -80,12 +83,40 @@ class RunSummary:
         line = (f"{self.instruction}: {self.rows} {rows} -> {', '.join(self.outputs)} "
                 f"on {self.devices} device(s) x {self.processes} process(es) in "
                 f"{self.seconds:.2f} s ({rate:,.0f} {self.unit}/s)")
-        # rows that are not registers: how `ascjax compare` locates a mismatch in them
-        shapes = [f"{path} with --shape {self.rows},{n}" for path, n in
-                  zip(self.outputs, self.row_elements, strict=False)
-                  if self.unit != "registers" and n and n > 1]
-        return line + (f"\n  (compare {', '.join(shapes)}: mismatches by "
-                       f"({rows.removesuffix('s')}, element))" if shapes else "")
+        # how `ascjax compare` should read each output: rows that are not registers located by
+        # (row, element); data movement held to every bit (compare's default, isclose, passes
+        # a NaN or a sign flip among enough elements)
+        compares, shaped = [], False
+        for path, n in zip(self.outputs, self.row_elements, strict=False):
+            flags = []
+            if self.unit != "registers" and n and n > 1:
+                flags.append(f"--shape {self.rows},{n}")
+                shaped = True
+            if self.moves_bits:
+                flags.append("--bit-exact")
+            if flags:
+                compares.append(f"{path} with {' '.join(flags)}")
+        why = ([f"mismatches by ({rows.removesuffix('s')}, element)"] if shaped else []) + (
+            ["data movement, any difference is a bug"] if self.moves_bits else [])
+        if compares:
+            line += f"\n  (compare {', '.join(compares)}: {'; '.join(why)})"
+        return "\n".join([line, *(f"  note: {note}" for note in self.notes)])
+
+
+# The isa modules whose instructions only move bits (each module's docstring says "data
+# movement"): the gathers, Gatherb / asc_gather_datablock, GatherMask / asc_reduce, Scatter,
+# squeeze / unsqueeze. A module not listed counts as computing (reductions: isclose).
+MOVES_BITS_MODULES = ("gather", "gather_block", "gather_tensor", "gather_mask", "scatter",
+                      "squeeze")
+
+
+def moves_bits(name: str) -> bool:
+    """Whether registry instruction ``name`` only moves bits, so that any difference between
+    its golden and an NPU dump is a bug (``ascjax run``'s summary then says ``--bit-exact``)."""
+    from ..registry import INSTRUCTIONS
+
+    module = INSTRUCTIONS[name].function.__module__
+    return module.rsplit(".", 1)[-1] in MOVES_BITS_MODULES
 
 
 def _first(out: tuple) -> np.ndarray:
@@ -375,11 +406,16 @@ def _plan_gather_mask(opts: dict) -> Plan:
     if (opts.get("src1") is None) == (opts.get("src1_pattern") is None):
         raise TypeError(f"{where}: give exactly one of --src1-pattern (a built-in pattern 1..7) "
                         f"and --src1 (the user pattern LocalTensor file)")
+    if opts["reduce_mode"] and opts.get("mask") is None:  # 0 would say "outside [1, ...]"
+        raise TypeError(f"{where}: Counter mode (--reduce-mode, reduceMode true) needs --mask: "
+                        f"the elements each repeat processes (on inference AI Core: the "
+                        f"elements of the whole call), an integer in [1, {MASK_MAX}]")
     fmt, dst, src, src1 = _compaction_tensors(where, opts)
     config = config_from_options(opts)
     params = (opts["src0_block_stride"], opts["repeat_times"], opts["src0_repeat_stride"],
               opts["src1_repeat_stride"])
-    static = (bool(opts["reduce_mode"]), opts["mask"], params)
+    mask = 0 if opts.get("mask") is None else opts["mask"]  # Normal mode: no effect, the page's 0
+    static = (bool(opts["reduce_mode"]), mask, params)
 
     def call(d, s, *p):
         return gather_mask(d, s, p[0] if p else opts["src1_pattern"], *static, config=config)
@@ -571,7 +607,9 @@ RUNNERS |= {r.name: r for r in (
         Option("src1_pattern", "built-in pattern 1..7 (src1Pattern as a uint8_t)", integer),
         Option("src1", "user pattern LocalTensor(s) (.bin) of uint8/16/32 (T's width)"),
         Option("reduce_mode", "Counter mode (reduceMode true)", flag=True),
-        Option("mask", "mask: no effect in Normal mode; Counter mode: elements", integer, 0),
+        Option("mask", "mask: no effect in Normal mode (default 0); Counter mode "
+               "(--reduce-mode, which needs it): elements per repeat, or over the whole call "
+               "on inference AI Core", integer),
         Option("src0_block_stride", "src0BlockStride, DataBlocks", integer, 1),
         Option("repeat_times", "repeatTimes", integer, required=True),
         Option("src0_repeat_stride", "src0RepeatStride, DataBlocks", integer, 8),
@@ -712,7 +750,55 @@ def run_bin(instruction: str, *, chunk: int = CHUNK, devices: Sequence[Any] | No
     rows = execute(plan, chunk=chunk, devices=devices, progress=progress, label=instruction)
     return RunSummary(instruction, rows, plan.unit, tuple(o.path for o in plan.outputs),
                       len(devices), jax.process_count(), time.perf_counter() - begin,
-                      tuple(_row_elements(o, rows) for o in plan.outputs))
+                      tuple(_row_elements(o, rows) for o in plan.outputs),
+                      moves_bits(instruction), _notes(opts, rows))
+
+
+# Argument names of the LocalTensor calls: the first-n form's count, and the repeat count.
+_REPEATS = ("repeat_time", "repeat_times", "repeat")
+
+
+def _reads_per_call(opts: dict) -> int | None:
+    """At most how many src elements one LocalTensor call reads, from its arguments: the
+    first-n form's count, else repeats x the elements of a repeat (256 bytes; GatherMask's
+    Counter mode: mask per repeat, or over the call); None where the options do not say."""
+    if opts.get("count") is not None:
+        return opts["count"]
+    repeats = next((opts[a] for a in _REPEATS if opts.get(a) is not None), None)
+    if repeats is None:
+        return None
+    if opts.get("reduce_mode"):  # mask per repeat, or the whole call's (inference AI Core)
+        return max(repeats, 1) * opts["mask"]
+    return repeats * resolve(opts["dtype"], where="run").lanes
+
+
+def _notes(opts: dict, rows: int) -> tuple[str, ...]:
+    """Lines for the user: with ``--cnt-out``, how to compare dst with a dump; when a
+    LocalTensor run took --src as one tensor of which one call reads under 1%, that most
+    likely the file holds many tensors and --tensors was forgotten (not an error: a
+    LocalTensor may be longer than what a call reads)."""
+    notes = ()
+    if opts.get("cnt_out"):  # GatherMask: the NPU leaves dst past rsvdCnt undefined (the page)
+        undefined = ("dst past each tensor's count is undefined on the NPU: compare a dump "
+                     f"with --valid-counts {opts['cnt_out']}")
+        notes = (undefined,)
+    path = opts.get("src")
+    if "tensors" not in opts or opts["tensors"] != 1 or rows != 1 or not path:
+        return notes
+    reads = _reads_per_call(opts)
+    st = os.stat(path)
+    if not reads or not stat.S_ISREG(st.st_mode):  # a pipe's size is gone once read
+        return notes
+    fmt = resolve(opts["dtype"], where="run")
+    held = st.st_size * 8 // fmt.bits
+    if reads * 100 >= held:
+        return notes
+    example = (f" (e.g. --tensors {held // reads} for tensors of {reads} elements)"
+               if held % reads == 0 else "")
+    forgot = (f"--src {path} holds {held} {fmt.name} elements, run as 1 tensor, but one call "
+              f"reads at most {reads} of them; if the file holds N tensors, give --tensors N"
+              f"{example}")
+    return (*notes, forgot)
 
 
 def _row_elements(output: Output, rows: int) -> int | None:

@@ -170,6 +170,8 @@ def _from_ub(where: str, src: Any, index: Any, mask: Any, dst_dtype: Any, dtype:
         {i for _, s, i in table if s == src_fmt.name}))
     idx_fmt = resolve(index.dtype, where=where, arg="index.dtype")
     dst_fmt = src_fmt if dst_dtype is None else resolve(dst_dtype, where=where, arg="dst_dtype")
+    if dst_fmt.name == src_fmt.name:  # src's type in src's storage (fp8 bits given as uint8)
+        dst_fmt = src_fmt
     _check_combination(dst_fmt, src_fmt, idx_fmt, where, table, page)
     index = check_register(index, idx_fmt, where=where, arg="index")
     active = element_mask(mask, idx_fmt, where=where)
@@ -198,7 +200,7 @@ def _from_register(where: str, src: Any, index: Any, dst_dtype: Any, dtype: Any,
                    config: Config | None) -> jax.Array:
     check_product(config, REGISTER_PRODUCTS, where)
     fmt = resolve_dtypes(src, dtype, where=where, arg="src")
-    if dst_dtype is not None and resolve(dst_dtype, where=where, arg="dst_dtype") != fmt:
+    if dst_dtype is not None and resolve(dst_dtype, where=where, arg="dst_dtype").name != fmt.name:
         raise TypeError(f"{where}: the register form writes src's type {fmt.name}; dst_dtype="
                         f"{dst_dtype!r} differs")
     wanted = REGISTER_GATHER_TYPES.get(fmt.name)

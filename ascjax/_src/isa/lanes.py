@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import logging
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -16,7 +17,7 @@ from jax import custom_batching, lax
 from jax.experimental import checkify
 
 from ..config import Config, resolve_config
-from ..formats import Format, resolve
+from ..formats import Format, finfo, resolve
 from ..numerics.add import canonical_nan, float_add, half_add, int_add, is_tiny, native_add
 from ..numerics.bits import (
     INF32,
@@ -43,7 +44,9 @@ def as_array(x: Any, *, where: str, arg: str, accepts: Sequence[str] = ()) -> ja
     else JAX cannot hold, and 64-bit arrays, which JAX (64-bit types off) would narrow to 32
     bits silently (int64 2**40 + 3 becomes 3). ``accepts`` names the types the caller takes for
     ``arg`` (C names, e.g. ``("uint16_t",)``, or ``("bool",)``), so the hint is a cast that
-    will then be taken."""
+    will then be taken. A Python list (or tuple, nested) of numbers has no dtype: it is
+    converted, exactly and checked, to the one type in ``accepts``, else refused (``_list_as``),
+    closed over under ``jit`` too (a list passed as a traced argument arrives as JAX scalars)."""
     wide = np.dtype(getattr(x, "dtype", np.int8))
     if wide.itemsize == 8 and wide.kind in "iuf" and not jax.config.jax_enable_x64:
         narrow = {"f": "float32", "i": "int32", "u": "uint32"}[wide.kind]
@@ -55,10 +58,82 @@ def as_array(x: Any, *, where: str, arg: str, accepts: Sequence[str] = ()) -> ja
                         f"yourself, {hint}, after checking the values fit")
     if x is None or isinstance(x, str | bytes):
         raise TypeError(f"{where}: {arg} is {x!r}; expected an array")
+    leaves = _python_leaves(x)
+    if leaves is not None:
+        return jnp.asarray(_list_as(leaves, accepts, where=where, arg=arg))
     try:
         return jnp.asarray(x)
     except (TypeError, ValueError) as error:
         raise TypeError(f"{where}: {arg} is not an array JAX can hold ({error})") from None
+
+
+def _python_leaves(x: Any) -> np.ndarray | None:
+    """The elements of ``x`` (an object array of its shape) when ``x`` is a list or tuple,
+    nested or not, of Python bools, ints and floats only: numbers with no dtype of their own.
+    None for anything else (arrays, lists holding arrays or NumPy scalars, ragged lists)."""
+    if not isinstance(x, list | tuple):
+        return None
+    leaves = np.array(x, dtype=object)  # ragged: an element is a list, refused below
+    if not all(type(v) in (bool, int, float) for v in leaves.flat):
+        return None
+    return leaves
+
+
+_FLOAT64_MAX = float(np.finfo(np.float64).max)
+
+
+def _built_as(name: str, arg: str) -> str:
+    """How to build ``arg`` as an array of type ``name``."""
+    dtype = np.dtype(bool) if name == "bool" else resolve(name).storage_dtype
+    module = "np" if dtype.kind in "biuf" else "ml_dtypes"
+    return f"np.array({arg}, {module}.{dtype.name}) for {name}"
+
+
+def _list_as(leaves: np.ndarray, accepts: Sequence[str], *, where: str, arg: str) -> np.ndarray:
+    """A Python list of numbers (``_python_leaves``) as the one type ``arg`` takes, every value
+    exactly: a ValueError names the first value that does not fit. A TypeError where ``arg``
+    takes several types or any (data): a list has no dtype, and JAX's pick (int32, float32)
+    would be a guess, then read as the caller's choice."""
+    if len(accepts) != 1:
+        floats = any(type(v) is float for v in leaves.flat)
+        kinds = accepts or (("half", "float", "bfloat16_t") if floats else
+                            ("int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t", "uint32_t"))
+        takes = f", and {arg} takes {' or '.join(accepts)}" if accepts else ""
+        raise TypeError(f"{where}: {arg} is a Python list, which has no dtype of its own{takes}; "
+                        f"build it as an array of the type you mean: "
+                        f"{', '.join(_built_as(k, arg) for k in kinds)}")
+    name = accepts[0]
+    if name == "bool":
+        for at in np.ndindex(leaves.shape):
+            if type(leaves[at]) is not bool:
+                raise TypeError(f"{where}: {arg} is a Python list holding {leaves[at]!r} at "
+                                f"{list(at)}; a bool mask is built from True / False (from 0/1 "
+                                f"values: np.array({arg}) != 0)")
+        return leaves.astype(bool)
+    fmt = resolve(name)
+    dtype = fmt.storage_dtype
+    if fmt.kind != "float" and not fmt.packed:
+        info = np.iinfo(dtype)
+        for at in np.ndindex(leaves.shape):
+            v = leaves[at]
+            if type(v) is not int or not info.min <= v <= info.max:
+                raise ValueError(f"{where}: {arg}{list(at)}={v!r} is not a {name} value "
+                                 f"(integers in [{info.min}, {info.max}])")
+        return leaves.astype(dtype)
+    if fmt.kind == "float" and dtype.kind != "u":  # not hifloat8 / fp4: a NumPy type rounds
+        wide = np.array([v if not abs(v) > _FLOAT64_MAX else math.inf if v > 0 else -math.inf
+                         for v in leaves.flat], np.float64)  # an int past float64: inf
+        with np.errstate(all="ignore"):
+            out = wide.astype(dtype).reshape(leaves.shape)
+        for at in np.ndindex(leaves.shape):
+            v, got = leaves[at], float(out[at])
+            if type(v) is bool or not (got == v or math.isnan(got) and math.isnan(v)):
+                raise ValueError(f"{where}: {arg}{list(at)}={v!r} is not exactly a {name} "
+                                 f"value (one it holds: finite up to {finfo(fmt).max}, or "
+                                 f"inf / nan where it has them)")
+        return out
+    raise TypeError(f"{where}: {arg} is a Python list; {name} has no NumPy type to take its "
+                    f"values exactly: pass the bit patterns, np.array({arg}, np.{dtype.name})")
 
 
 def check_register(x: Any, fmt: Format, *, where: str, arg: str) -> jax.Array:
@@ -495,17 +570,26 @@ def bfloat16_kept(x):
 def resolve_dtypes(x, dtype, *, where: str, arg: str) -> Format:
     """Format of ``x``: ``dtype`` (an Ascend type name) when given, checked against x's storage.
 
-    A 64-bit array is refused (``as_array``).
+    A uint8 ``x`` with ``dtype`` an 8-bit float type (fp8_e5m2_t, fp8_e4m3fn_t, fp8_e8m0_t)
+    holds that type's bit patterns, as an NPU dump does: the format comes back stored as uint8,
+    as hifloat8_t always is, so the kernels move the bytes unconverted (``to_bits`` /
+    ``from_bits`` are identities) and return uint8. A uint8 array without ``dtype`` stays
+    uint8_t. A 64-bit array is refused (``as_array``).
     """
     x = as_array(x, where=where, arg=arg)
     if dtype is None:
         return resolve(x.dtype, where=where, arg=f"{arg}.dtype")
     fmt = resolve(dtype, where=where)
     actual = np.dtype(x.dtype)
-    if actual != fmt.storage_dtype:
-        raise TypeError(f"{where}: {arg} has dtype {actual}, but {fmt.name} is stored as "
-                        f"{fmt.storage_dtype}")
-    return fmt
+    if actual == fmt.storage_dtype:
+        return fmt
+    if fmt.is_float and fmt.bits == 8 and actual == np.uint8:
+        # Bits only: no kernel reads an 8-bit float's values through its storage dtype, where
+        # an integer's (int8_t) values would change meaning read from uint8.
+        return dataclasses.replace(fmt, storage=np.uint8)
+    raw = " (or as its bit patterns, uint8)" if fmt.is_float and fmt.bits == 8 else ""
+    raise TypeError(f"{where}: {arg} has dtype {actual}, but {fmt.name} is stored as "
+                    f"{fmt.storage_dtype}{raw}")
 
 
 def first_true(bad):

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ..formats import CODEC_FORMATS, Format
+from ..formats import CODEC_FORMATS, FORMATS, Format
 from ..isa.codecs import decode, unpack_nibbles
 from ..isa.lanes import check_register
 from ..isa.masks import element_mask
@@ -45,13 +45,14 @@ def exact_text(value: float, fmt: Format) -> str:
         return str(value)
     if value == 0:
         return "-0" if np.signbit(value) else "0"
-    if fmt.storage_dtype.kind == "u":  # hifloat8, fp4 pairs: no NumPy type to round-trip
+    storage = FORMATS[fmt.name].storage_dtype  # the table's: fp8 given as uint8 bits too
+    if storage.kind == "u":  # hifloat8, fp4 pairs: no NumPy type to round-trip
         return tidy(f"{value:.4g}")
     positional = 1e-4 <= abs(value) < 1e7
     for digits in range(1, 18):
         text = (np.format_float_positional(value, precision=digits, fractional=False, trim="-")
                 if positional else f"{value:.{digits}g}")
-        if float(np.array(float(text)).astype(fmt.storage_dtype)) == value:
+        if float(np.array(float(text)).astype(storage)) == value:
             return tidy(text)
     return repr(value)
 
