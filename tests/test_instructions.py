@@ -110,6 +110,28 @@ def test_pair_reduce_masked_pairs_per_product():
     assert one[30] == 1 and one[31] == 9  # one active element of the pair: the other is 0
 
 
+def test_reduce_pair_elem_masked_pairs_as_its_page_says_per_product():
+    """ReducePairElem on the 950 left a pair of two masked lanes unchanged (a new user's
+    finding). Its page (约束说明) says the 950 and Atlas 200I/500 A2 write 0 there, Atlas A2 /
+    A3 and inference AI Core skip the write; PairReduceSum's page (the seed) keeps the 950's."""
+    src, dst = np.ones(128, np.float16), np.full(64, 9, np.float16)
+    mask = [0xFFFFFFFFFFFFFFF0, 2**64 - 1]  # lanes 0-3 off: pairs 0 and 1 empty
+    for product, first in (("950", 0), ("200I/500 A2", 0), ("A2", 9), ("A3", 9),
+                           ("inference AI Core", 9)):
+        config = ascjax.Config(product=product)
+        out = np.asarray(ascjax.reduce_pair_elem(dst, src, mask, 1, 1, 1, 8, reduce_type="sum",
+                                                 config=config))
+        assert out[:3].tolist() == [first, first, 2], product
+        ref = ascjax.reference.reduce_pair_elem(dst, src, mask, 1, 1, 1, 8, reduce_type="sum",
+                                                config=config)
+        assert ref[:3].tolist() == [first, first, 2], product
+    kept = ascjax.reduce_pair_elem(dst, src, mask, 1, 1, 1, 8, reduce_type="sum",
+                                   config=ascjax.Config(masked_pair="keep"))
+    assert np.asarray(kept)[:3].tolist() == [9, 9, 2]
+    seed = ascjax.pair_reduce_sum(dst, src, 1, mask, 1, 1, 8)  # the seed page: 950 unchanged
+    assert np.asarray(seed)[:3].tolist() == [9, 9, 2]
+
+
 def test_pair_reduce_bit_mode_and_zero_stride_last_repeat_wins():
     src = np.arange(256, dtype=np.float16)
     dst = np.zeros(64, np.float16)

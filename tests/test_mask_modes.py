@@ -5,6 +5,8 @@ say how); the harness in test_registry.py compares against the reference models.
 
 from __future__ import annotations
 
+import re
+
 import jax
 import numpy as np
 import pytest
@@ -315,3 +317,21 @@ def test_instruction_mask_errors(call, error, match):
 def test_the_example_port_passes():
     from ascjax._src.examples import EXAMPLES
     assert EXAMPLES["vector_mask"]()
+
+
+def test_is_set_mask_false_without_a_mask_state_says_what_to_pass():
+    """isSetMask=false on Atlas A2 with no mask_state blamed a count of 2^64 - 1 (the reset
+    state's mask, a new user's finding); the message now names the state to pass, and that
+    state, built as it says, sums the 300 elements it counts."""
+    a2 = ascjax.Config(product="A2")
+    dst, src = np.zeros(2, np.float16), np.ones(512, np.float16)
+    with pytest.raises(ValueError, match=re.escape(
+            "reduce_sum: is_set_mask=False takes the count from the mask SetVectorMask wrote in "
+            "Counter mode, but no mask_state was given: pass mask_state=ascjax.set_vector_mask("
+            "count, dtype=T, mode=\"counter\", state=ascjax.set_mask_count(config=config), "
+            "config=config)")):
+        ascjax.reduce_sum(dst, src, None, 1, is_set_mask=False, config=a2)
+    state = ascjax.set_vector_mask(300, dtype=np.float16, mode="counter",
+                                   state=ascjax.set_mask_count(config=a2), config=a2)
+    total = ascjax.reduce_sum(dst, src, None, 1, is_set_mask=False, mask_state=state, config=a2)
+    assert float(total[0]) == 300

@@ -1129,7 +1129,7 @@ RECORDS = {r.name: r for r in (
            arrays=_dst_src,
            call=lambda f, a, s, c: (f(*a, s[1], s[0], *s[2:5], reduce_type="sum", **s[7],
                                       config=c),),
-           configs=lambda row: _float_readings(row) + [Config(masked_pair="zero")]),
+           configs=lambda row: _float_readings(row) + [Config(masked_pair="keep")]),
     Record("get_reduce_repeat_sum_spr",
            draw=lambda rng, row, c: _draw_repeats(rng, row, c, lambda lanes, last: last + 1),
            arrays=_dst_src,

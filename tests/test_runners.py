@@ -1119,10 +1119,26 @@ def test_a_data_movement_run_says_compare_bit_exact_and_a_reduction_does_not(tmp
                              out=out)
     assert str(summary).splitlines()[1:] == [
         f"  (compare {out} with --bit-exact: data movement, any difference is a bug)"]
-    # a reduction keeps its hint (test_a_tensor_run_says_the_shape_compare_locates_its_rows_by)
+    # a sum keeps its hint (test_a_tensor_run_says_the_shape_compare_locates_its_rows_by)
     summary = ascjax.run_bin("ReduceSum", src=paths["src"], dtype="half", tensors=4,
                              count=256, dst_len=16, out=out)
     assert "--bit-exact" not in str(summary) and "(tensor, element))" in str(summary)
+    summary = ascjax.run_bin("WholeReduceSum", src=paths["src"], dtype="half", tensors=4,
+                             mask=128, repeat_time=2, dst_rep_stride=1, src_blk_stride=1,
+                             src_rep_stride=8, out=out)
+    assert "--bit-exact" not in str(summary)
+    # a max / min selects: a new user's wrong argmax (a few ulp of a subnormal index) passed
+    # isclose, so its hint says --bit-exact too, by name or by reduce_type
+    for name, options in (("ReduceMax", {"count": 256, "dst_len": 16, "cal_index": True}),
+                          ("WholeReduceMax", {"mask": 128, "repeat_time": 2, "dst_rep_stride": 1,
+                                              "src_blk_stride": 1, "src_rep_stride": 8}),
+                          ("reduce_repeat", {"reduce_type": "min", "mask": 128, "repeat_time": 2,
+                                             "dst_rep_stride": 1, "src_blk_stride": 1,
+                                             "src_rep_stride": 8})):
+        summary = ascjax.run_bin(name, src=paths["src"], dtype="half", tensors=4, out=out,
+                                 **options)
+        assert str(summary).splitlines()[1].endswith(
+            "a max / min selects an input and its index, any difference is a bug)"), name
 
 
 def test_a_one_tensor_run_that_reads_under_a_percent_of_src_notes_tensors(tmp_path, capsys):

@@ -78,10 +78,11 @@ class Config:
     Attributes:
       product: which Ascend product to emulate (keys of ``PRODUCTS``); default ``"950"``. The
         pages' chip tags (``PRODUCT_ALIASES``: ``"910b"`` = ``"A2"``, ...) name the same ones.
-      masked_pair: PairReduceSum output for a pair whose two elements are both masked off.
-        ``None`` follows the product's page: unchanged everywhere but Atlas 200I/500 A2, where
-        it is 0. ``"keep"`` / ``"zero"`` force one reading (the 950 implementation code writes 0;
-        SPEC 11.5).
+      masked_pair: PairReduceSum / ReducePairElem output for a pair whose two elements are both
+        masked off. ``None`` follows the instruction's page per product: PairReduceSum's (the
+        seed) writes 0 on Atlas 200I/500 A2 only, ReducePairElem's on the 950 and Atlas 200I/500
+        A2; elsewhere dst is unchanged. ``"keep"`` / ``"zero"`` force one reading (the 950
+        implementation code writes 0; SPEC 11.5).
       int_overflow: ``"wrap"`` (default truncation mode) or ``"saturate"`` (CTRL[53]).
       float_overflow: ``"ieee"`` (inf/NaN results, **assumed** default on 950, SPEC 11.3) or
         ``"saturate"`` (half: +-inf -> +-65504, NaN -> 0).
@@ -256,9 +257,15 @@ class Config:
 
     @property
     def zero_masked_pairs(self) -> bool:
+        """PairReduceSum's page (the seed): only Atlas 200I/500 A2 writes 0."""
+        return self.zero_masked_pairs_on(("200I/500 A2",))
+
+    def zero_masked_pairs_on(self, products: tuple[str, ...]) -> bool:
+        """Whether a pair whose two elements are masked is written 0: ``masked_pair`` when set,
+        else whether the product is one the instruction's page says writes 0."""
         if self.masked_pair is not None:
             return self.masked_pair == "zero"
-        return self.product == "200I/500 A2"
+        return self.product in products
 
     def empty_block_fill(self) -> bool:
         """Whether an empty DataBlock is written (with the fill) rather than kept."""

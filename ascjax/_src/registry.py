@@ -213,7 +213,7 @@ INSTRUCTIONS: dict[str, Instruction] = {
                     ("src", "dst"), tuple(_rminmax.REDUCE_EXTREME_TYPES.items()),
                     {"half": ("A19",), "float": ("A19",)}),
         # The register form (950) and the UB form (Atlas A2 / A3, PairReduceSum's plan: its
-        # masked pairs, A5, and strides, A9, as ReducePairElem's).
+        # masked pairs, A5, and strides, A9).
         Instruction("asc_pair_reduce_sum", "asc_pair_reduce_sum", _tminmax.asc_pair_reduce_sum,
                     "-", "asc_pair_reduce_sum.md", ("T", "form"),
                     tuple((t, "register (950)") for t in _register.PAIR_REDUCE_SUM_TYPES)
@@ -276,7 +276,7 @@ INSTRUCTIONS: dict[str, Instruction] = {
                               "WholeReduceMin": {"reduce_type": "min"}}),
         Instruction("reduce_pair_elem", "ReducePairElem", _tminmax.reduce_pair_elem, "5", None,
                     ("T", "products"), _by_type(_tminmax.REDUCE_PAIR_ELEM_TYPES),
-                    {t: _FLOAT_SUM + ("A5", "A9") for t in ("half", "float")}),
+                    {t: _FLOAT_SUM + ("A9",) for t in ("half", "float")}),
         Instruction("get_reduce_repeat_sum_spr", "GetReduceRepeatSumSpr",
                     _tminmax.get_reduce_repeat_sum_spr, "10", None, ("T", "products"),
                     _by_type({p: ("half", "float") for p in _tminmax.SUM_SPR_PRODUCTS}),
@@ -514,8 +514,8 @@ ASSUMPTIONS = (
      'Config(float_overflow="saturate")'),
     ("A4", "A masked asc_storealign leaves masked-off UB bytes untouched",
      'Config(store_masked="zero")'),
-    ("A5", ("PairReduceSum, both elements of a pair masked: dst unchanged (seed; 950 "
-     "implementation code writes 0)"),
+    ("A5", ("PairReduceSum, both elements of a pair masked: dst unchanged on the 950 (the seed "
+     "page; ReducePairElem's page and the 950 implementation code write 0)"),
      'Config(masked_pair="zero") or Config(product="200I/500 A2")'),
     ("A6", ("fp8_e8m0 code 0x00 decodes as +0 (the hardware cast), not the format's 2^-127; "
      "instructions only move e8m0 bits, which no reading changes"),

@@ -119,8 +119,11 @@ def _write(dst: np.ndarray, i: int, value, where: str) -> None:
 
 def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_stride: int,
                     src_blk_stride: int, src_rep_stride: int, *, is_set_mask: bool = True,
-                    mask_state=None, config: Config | None = None) -> np.ndarray:
-    """Reference ``PairReduceSum<T, isSetMask>`` on 1-D LocalTensors; returns the new dst."""
+                    mask_state=None, config: Config | None = None,
+                    zero_products: tuple[str, ...] = ("200I/500 A2",)) -> np.ndarray:
+    """Reference ``PairReduceSum<T, isSetMask>`` on 1-D LocalTensors; returns the new dst.
+    ``zero_products``: where a pair with both elements masked is written 0 (this page: Atlas
+    200I/500 A2; ReducePairElem's page adds the 950)."""
     config = config or Config()
     product = config.product
     where = "pair_reduce_sum"
@@ -138,8 +141,8 @@ def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_str
     lanes = VL_BYTES // src.itemsize
     rows = call_rows(mask, repeat_time, lanes, is_set_mask, mask_state, config, where,
                      _repeat_mask)
-    if config.masked_pair is None:
-        zero_both = product == "200I/500 A2"
+    if config.masked_pair is None:  # the products the page says write 0
+        zero_both = product in zero_products
     else:
         zero_both = config.masked_pair == "zero"
     masked = _masked_value(src.dtype, config)

@@ -352,12 +352,13 @@ def reduce_pair_elem(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_st
                      src_blk_stride: int, src_rep_stride: int, *, reduce_type: str,
                      is_set_mask: bool = True, mask_state: Any = None,
                      config: Config | None = None) -> np.ndarray:
-    """Reference ``ReducePairElem<SUM, T>``: PairReduceSum with mask before repeatTime."""
+    """Reference ``ReducePairElem<SUM, T>``: PairReduceSum with mask before repeatTime; a pair
+    with both elements masked is written 0 on the 950 and Atlas 200I/500 A2 (this page)."""
     if reduce_type != "sum":
         raise ValueError(f"reduce_pair_elem: reduce_type must be 'sum', got {reduce_type!r}")
     return pair_reduce_sum(dst, src, repeat_time, mask, dst_rep_stride, src_blk_stride,
                            src_rep_stride, is_set_mask=is_set_mask, mask_state=mask_state,
-                           config=config)
+                           config=config, zero_products=("950", "200I/500 A2"))
 
 
 # ---------------------------------------------------------------- the C API on UB

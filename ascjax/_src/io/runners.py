@@ -74,7 +74,7 @@ class RunSummary:
     processes: int
     seconds: float
     row_elements: tuple[int | None, ...] = ()  # per output: elements in one row of it
-    moves_bits: bool = False  # the instruction only moves bits (``moves_bits``)
+    exact: str | None = None  # why any difference is a bug, where it is (``exact_reason``)
     notes: tuple[str, ...] = ()  # lines for the user (``_notes``)
 
     def __str__(self) -> str:
@@ -92,12 +92,12 @@ class RunSummary:
             if self.unit != "registers" and n and n > 1:
                 flags.append(f"--shape {self.rows},{n}")
                 shaped = True
-            if self.moves_bits:
+            if self.exact:
                 flags.append("--bit-exact")
             if flags:
                 compares.append(f"{path} with {' '.join(flags)}")
         why = ([f"mismatches by ({rows.removesuffix('s')}, element)"] if shaped else []) + (
-            ["data movement, any difference is a bug"] if self.moves_bits else [])
+            [f"{self.exact}, any difference is a bug"] if self.exact else [])
         if compares:
             line += f"\n  (compare {', '.join(compares)}: {'; '.join(why)})"
         return "\n".join([line, *(f"  note: {note}" for note in self.notes)])
@@ -117,6 +117,17 @@ def moves_bits(name: str) -> bool:
 
     module = INSTRUCTIONS[name].function.__module__
     return module.rsplit(".", 1)[-1] in MOVES_BITS_MODULES
+
+
+def exact_reason(name: str, opts: dict) -> str | None:
+    """Why a run's golden must match an NPU dump to the bit, or None (a sum rounds, so a
+    tolerance may apply): data movement, or a max / min, which selects one of its inputs and
+    stores its index in dst's bits (a wrong index is a few ulp of a subnormal)."""
+    if moves_bits(name):
+        return "data movement"
+    if opts.get("reduce_type") in ("max", "min") or {"max", "min"} & set(name.split("_")):
+        return "a max / min selects an input and its index"
+    return None
 
 
 def _first(out: tuple) -> np.ndarray:
@@ -751,7 +762,7 @@ def run_bin(instruction: str, *, chunk: int = CHUNK, devices: Sequence[Any] | No
     return RunSummary(instruction, rows, plan.unit, tuple(o.path for o in plan.outputs),
                       len(devices), jax.process_count(), time.perf_counter() - begin,
                       tuple(_row_elements(o, rows) for o in plan.outputs),
-                      moves_bits(instruction), _notes(opts, rows))
+                      exact_reason(instruction, opts), _notes(opts, rows))
 
 
 # Argument names of the LocalTensor calls: the first-n form's count, and the repeat count.

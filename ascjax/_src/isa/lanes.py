@@ -54,8 +54,9 @@ def as_array(x: Any, *, where: str, arg: str, accepts: Sequence[str] = ()) -> ja
                 f"to {' or '.join(accepts)}, the {arg} type{'s' if len(accepts) > 1 else ''} "
                 f"taken here, e.g. {arg}.astype(np.{_numpy_name(accepts[0])})")
         raise TypeError(f"{where}: {arg} has dtype {wide}, which JAX (64-bit types off) would "
-                        f"narrow to {narrow} silently; no Ascend type here is 64-bit: cast it "
-                        f"yourself, {hint}, after checking the values fit")
+                        f"narrow to {narrow} silently; the pages' 64-bit rows (int64_t / "
+                        f"uint64_t) are not emulated: cast it yourself, {hint}, after checking "
+                        f"the values fit")
     if x is None or isinstance(x, str | bytes):
         raise TypeError(f"{where}: {arg} is {x!r}; expected an array")
     leaves = _python_leaves(x)

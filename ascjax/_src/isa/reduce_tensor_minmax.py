@@ -69,6 +69,9 @@ REDUCE_REPEAT_SUM_DST = {"int16_t": "int32_t", "uint16_t": "uint32_t", "half": "
                          "int32_t": "int32_t", "uint32_t": "uint32_t", "float": "float"}
 REDUCE_REPEAT_SUM_PAIRS = {"950": tuple((d, s) for s, d in REDUCE_REPEAT_SUM_DST.items())}
 REDUCE_PAIR_ELEM_TYPES = PAIR_REDUCE_SUM_TYPES
+# Products whose ReducePairElem writes 0 for a pair with both elements masked (约束说明); the
+# seed PairReduceSum page names Atlas 200I/500 A2 only.
+REDUCE_PAIR_ELEM_ZEROES = ("950", "200I/500 A2")
 # The C API on UB memory: Atlas A2 / A3 only (its pages).
 C_API_TYPES = {p: ("half", "float") for p in ("A3", "A2")}
 
@@ -354,23 +357,26 @@ def reduce_pair_elem(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_st
                      config: Config | None = None) -> jax.Array:
     """``ReducePairElem<ReduceType::SUM, T>(dst, src, mask, repeatTime, dstRepStride,
     srcBlkStride, srcRepStride)``: ``pair_reduce_sum`` with mask before repeatTime;
-    ``reduce_type`` must be ``"sum"`` (the page's only one)."""
+    ``reduce_type`` must be ``"sum"`` (the page's only one). A pair with both elements masked
+    is written 0 on the 950 and Atlas 200I/500 A2 and left unchanged elsewhere, as this page
+    says (约束说明; PairReduceSum's page zeroes on Atlas 200I/500 A2 only;
+    ``config.masked_pair`` overrides)."""
     where = "reduce_pair_elem"
     check_reduce_type(reduce_type, where, ("sum",))
     call = repeat_call(where, dst, src, REDUCE_PAIR_ELEM_TYPES, config, repeat_time, mask,
                        is_set_mask=is_set_mask, mask_state=mask_state,
                        dst_rep_stride=dst_rep_stride, src_blk_stride=src_blk_stride,
                        src_rep_stride=src_rep_stride)
-    return _pair(where, call)
+    return _pair(where, call, REDUCE_PAIR_ELEM_ZEROES)
 
 
-def _pair(where: str, call: RepeatCall):
+def _pair(where: str, call: RepeatCall, zero_products: tuple[str, ...] = ("200I/500 A2",)):
     if call.repeats == 0:
         return call.dst
     st = call.strides
     plan = pair_reduce_sum_plan(call.fmt, call.repeats, call.active, st["dst_rep_stride"],
                                 st["src_blk_stride"], st["src_rep_stride"],
-                                call.config.zero_masked_pairs, count=call.count)
+                                call.config.zero_masked_pairs_on(zero_products), count=call.count)
     return group_reduce(where, call, plan, 2)
 
 

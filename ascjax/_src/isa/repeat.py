@@ -329,6 +329,12 @@ def tensor_reduce_call(where: str, dst: Any, src: Any, table: dict, config: Conf
             count = check_int(args[0], 0 if nop else 1, src.shape[-1], where=where, arg="count")
         else:
             check_placeholder(args[0], where, "count")
+            if mask_state is None:  # the reset state's all-ones mask is no count
+                raise ValueError(f"{where}: is_set_mask=False takes the count from the mask "
+                                 f"SetVectorMask wrote in Counter mode, but no mask_state was "
+                                 f"given: pass mask_state=ascjax.set_vector_mask(count, "
+                                 f"dtype=T, mode=\"counter\", state=ascjax.set_mask_count("
+                                 f"config=config), config=config)")
             count = check_int(state.low, 0, src.shape[-1], where=where,
                               arg="count (mask_state.low, is_set_mask=False)")
         extra = args[1:]
