@@ -477,3 +477,12 @@ def test_study_plot_never_draws_a_nonzero_error_as_exact():
             assert (y > bottom) == (rows[order, n] > 0), (order, n, y, bottom)
     xs = [tuple(line.get_xdata()) for line in solid]
     assert len(set(xs)) == len(xs)  # each order shifted along n
+
+
+def test_ulp_of_nan_is_nan_and_of_inf_is_inf():
+    """ulp(nan) read NaN as 0 and gave the least subnormal's spacing (2^-24 in half)."""
+    for fmt in ("half", "bfloat16_t", "float", "fp8_e5m2_t", "hifloat8_t"):
+        got = precision.ulp(np.array([np.nan, -np.nan, np.inf, -np.inf, 1.0]), fmt)
+        assert np.isnan(got[:2]).all() and (got[2:4] == np.inf).all(), fmt
+        assert np.isnan(precision.ulp(float("nan"), fmt)), fmt
+    assert precision.ulp(1.0, "half") == 2.0 ** -10  # the next half after 1 is 1 + 2^-10

@@ -430,7 +430,7 @@ def higham_mary_failure(n: int, u: float, lam: float) -> float:
 
 def ulp(y: Any, dtype: Any) -> np.ndarray:
     """Spacing of the format's numbers at |y| (float64 in, float64 out): 2^(e - mantissa bits)
-    for 2^e <= |y| < 2^(e+1), never below the least subnormal.
+    for 2^e <= |y| < 2^(e+1), never below the least subnormal; inf gives inf, NaN gives NaN.
 
     A tapered format (hifloat8_t): the gap from the largest value <= |y| to the next one, read
     off the list of its finite values (``format_spacing``); past the largest finite value its
@@ -444,7 +444,8 @@ def ulp(y: Any, dtype: Any) -> np.ndarray:
     emin = info.minexp
     with np.errstate(divide="ignore"):
         e = np.where(y > 0, np.floor(np.log2(np.where(y > 0, y, 1.0))), emin)
-    return np.exp2(np.maximum(e, emin) - info.nmant)
+    # NaN is not > 0: without this it read as 0, the least subnormal's spacing
+    return np.where(np.isnan(y), np.nan, np.exp2(np.maximum(e, emin) - info.nmant))[()]
 
 
 @functools.cache
