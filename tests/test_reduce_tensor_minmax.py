@@ -164,14 +164,14 @@ def test_errors():
         ascjax.reduce_repeat(dst, src, 128, 1, 1, 1, 8, reduce_type="max", order="value")
     with pytest.raises(ValueError, match=r"reduce_repeat: repeat_time=256 is outside"):
         ascjax.reduce_repeat(dst, src, 128, 256, 1, 1, 8, reduce_type="sum")
-    with pytest.raises(TypeError, match=r"datablock_reduce_sum: not available on product "
+    with pytest.raises(TypeError, match=r"asc_datablock_reduce_sum: not available on product "
                                         r"'950'; available on \['A3', 'A2'\]"):
         ascjax.datablock_reduce_sum(dst, src, 128)
-    with pytest.raises(TypeError, match=r"repeat_reduce_max: expected \(dst, src, count\)"):
+    with pytest.raises(TypeError, match=r"asc_repeat_reduce_max: expected \(dst, src, count\)"):
         ascjax.repeat_reduce_max(dst, src, 1, 1, config=A2)
-    with pytest.raises(ValueError, match=r"datablock_reduce_min: count=129 is outside"):
+    with pytest.raises(ValueError, match=r"asc_datablock_reduce_min: count=129 is outside"):
         ascjax.datablock_reduce_min(dst, src, 129, config=A2)
-    with pytest.raises(TypeError, match=r"pair_reduce_sum_ub: mask_state must be an "
+    with pytest.raises(TypeError, match=r"asc_pair_reduce_sum: mask_state must be an "
                                         r"ascjax.MaskState or None"):
         ascjax.pair_reduce_sum_ub(dst, src, 1, 1, 1, 8, mask_state=object(), config=A2)
     with pytest.raises(TypeError, match=r"get_reduce_repeat_max_min_spr: not available on "

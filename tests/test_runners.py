@@ -1045,7 +1045,7 @@ def test_pair_reduce_sum_mixing_forms_is_exit_2_naming_both(tmp_path, capsys):
     # The UB form off Atlas A2 / A3 fails as the function does.
     assert main(["run", "asc_pair_reduce_sum", "--src", paths["src"], "--dtype", "half",
                  "--count", "64", "--out", out]) == 2
-    assert "pair_reduce_sum_ub: not available on product '950'; available on ['A3', 'A2']" \
+    assert "asc_pair_reduce_sum: not available on product '950'; available on ['A3', 'A2']" \
         in capsys.readouterr().err
 
 

@@ -427,7 +427,7 @@ def datablock_reduce_sum(dst: Any, src: Any, *args: int, mask_state: Any = None,
 
     {forms}
     """
-    return _c_datablock("datablock_reduce_sum", "sum", dst, src, args, mask_state, config)
+    return _c_datablock("asc_datablock_reduce_sum", "sum", dst, src, args, mask_state, config)
 
 
 def datablock_reduce_max(dst: Any, src: Any, *args: int, mask_state: Any = None,
@@ -436,7 +436,7 @@ def datablock_reduce_max(dst: Any, src: Any, *args: int, mask_state: Any = None,
 
     {forms}
     """
-    return _c_datablock("datablock_reduce_max", "max", dst, src, args, mask_state, config)
+    return _c_datablock("asc_datablock_reduce_max", "max", dst, src, args, mask_state, config)
 
 
 def datablock_reduce_min(dst: Any, src: Any, *args: int, mask_state: Any = None,
@@ -445,7 +445,7 @@ def datablock_reduce_min(dst: Any, src: Any, *args: int, mask_state: Any = None,
 
     {forms}
     """
-    return _c_datablock("datablock_reduce_min", "min", dst, src, args, mask_state, config)
+    return _c_datablock("asc_datablock_reduce_min", "min", dst, src, args, mask_state, config)
 
 
 def _c_repeat(where: str, kind: str, dst, src, args, order, spr, mask_state, config):
@@ -473,7 +473,7 @@ def repeat_reduce_max(dst: Any, src: Any, *args: int, order: str = "value_index"
 
     {forms}
     """
-    return _c_repeat("repeat_reduce_max", "max", dst, src, args, order, spr, mask_state, config)
+    return _c_repeat("asc_repeat_reduce_max", "max", dst, src, args, order, spr, mask_state, config)
 
 
 def repeat_reduce_min(dst: Any, src: Any, *args: int, order: str = "value_index",
@@ -484,7 +484,7 @@ def repeat_reduce_min(dst: Any, src: Any, *args: int, order: str = "value_index"
 
     {forms}
     """
-    return _c_repeat("repeat_reduce_min", "min", dst, src, args, order, spr, mask_state, config)
+    return _c_repeat("asc_repeat_reduce_min", "min", dst, src, args, order, spr, mask_state, config)
 
 
 def pair_reduce_sum_ub(dst: Any, src: Any, *args: int, mask_state: Any = None,
@@ -493,7 +493,7 @@ def pair_reduce_sum_ub(dst: Any, src: Any, *args: int, mask_state: Any = None,
 
     {forms}
     """
-    where = "pair_reduce_sum_ub"
+    where = "asc_pair_reduce_sum"  # the C name a user called, not this function's
     return _pair(where, _c_call(where, dst, src, args, config, mask_state))
 
 
