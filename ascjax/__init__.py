@@ -65,14 +65,15 @@ from ascjax._src.isa.reduce_register_minmax import reg_reduce as reg_reduce
 from ascjax._src.isa.reduce_register_minmax import (
     reg_reduce_data_block as reg_reduce_data_block,
 )
+from ascjax._src.isa.reduce_tensor import ReduceSpr as ReduceSpr
 from ascjax._src.isa.reduce_tensor import block_reduce_sum as block_reduce_sum
 from ascjax._src.isa.reduce_tensor import pair_reduce_sum as pair_reduce_sum
+from ascjax._src.isa.reduce_tensor import reduce_spr_reset as reduce_spr_reset
 from ascjax._src.isa.reduce_tensor import reduce_sum as reduce_sum
 from ascjax._src.isa.reduce_tensor import repeat_reduce_sum as repeat_reduce_sum
 from ascjax._src.isa.reduce_tensor import whole_reduce_sum as whole_reduce_sum
 from ascjax._src.isa.reduce_tensor_index import reduce_max as reduce_max
 from ascjax._src.isa.reduce_tensor_index import reduce_min as reduce_min
-from ascjax._src.isa.reduce_tensor_minmax import ReduceSpr as ReduceSpr
 from ascjax._src.isa.reduce_tensor_minmax import asc_pair_reduce_sum as asc_pair_reduce_sum
 from ascjax._src.isa.reduce_tensor_minmax import asc_repeat_reduce_sum as asc_repeat_reduce_sum
 from ascjax._src.isa.reduce_tensor_minmax import block_reduce_max as block_reduce_max
@@ -92,7 +93,6 @@ from ascjax._src.isa.reduce_tensor_minmax import pair_reduce_sum_ub as pair_redu
 from ascjax._src.isa.reduce_tensor_minmax import reduce_data_block as reduce_data_block
 from ascjax._src.isa.reduce_tensor_minmax import reduce_pair_elem as reduce_pair_elem
 from ascjax._src.isa.reduce_tensor_minmax import reduce_repeat as reduce_repeat
-from ascjax._src.isa.reduce_tensor_minmax import reduce_spr_reset as reduce_spr_reset
 from ascjax._src.isa.reduce_tensor_minmax import repeat_reduce_max as repeat_reduce_max
 from ascjax._src.isa.reduce_tensor_minmax import repeat_reduce_min as repeat_reduce_min
 from ascjax._src.isa.scatter import scatter as scatter

@@ -35,7 +35,7 @@ CASES = {
     "reduce_repeat<min>/float": lambda: (
         lambda s, d: ascjax.reduce_repeat(d, s, 64, 4, 1, 1, 8, reduce_type="min")[0],
         _registers(np.float32, 256), np.zeros((64, 8), np.float32)),
-    "reduce_max/half": lambda: (lambda s, d: ascjax.reduce_max(d, s, None, 300, True),
+    "reduce_max/half": lambda: (lambda s, d: ascjax.reduce_max(d, s, None, 300, True)[0],
                                 _registers(np.float16, 384), np.zeros((64, 2), np.float16)),
     # the gathers and compaction (issue 13): bfloat16 bits through gathers and a scatter-free
     # pack, where XLA's CPU backend once flushed subnormals

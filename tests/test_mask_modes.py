@@ -86,9 +86,9 @@ def test_guide_scenario_3_first_n_with_is_set_mask_false():
     st = ascjax.set_vector_mask(128, dtype="float", mode="counter")
     assert st.mode == "normal" and st.low == 128
     dst = np.zeros(1, np.float32)
-    got = ascjax.reduce_sum(dst, src, None, 1, is_set_mask=False, mask_state=st, config=A2)
+    got, _ = ascjax.reduce_sum(dst, src, None, 1, is_set_mask=False, mask_state=st, config=A2)
     assert float(got[0]) == sum(range(128))      # 8128, exact in float
-    got = ascjax.reduce_sum(dst, src, None, 1, is_set_mask=False, mask_state=st, config=P950)
+    got, _ = ascjax.reduce_sum(dst, src, None, 1, is_set_mask=False, mask_state=st, config=P950)
     assert float(got[0]) == 0.0                  # count 1: src[0] = 0
 
 
@@ -160,8 +160,8 @@ def test_a2_a3_mask_zero_is_a_nop_and_an_error_elsewhere():
         ascjax.whole_reduce_sum(dst.astype(np.float32), f, None, 1, 1, 1, 8,
                                 is_set_mask=False, mask_state=empty)
     # ReduceSum's first-n form: count 0 is a NOP on A2/A3 (page).
-    np.testing.assert_array_equal(np.asarray(ascjax.reduce_sum(dst, src, None, 0, config=A2)),
-                                  dst)
+    np.testing.assert_array_equal(np.asarray(ascjax.reduce_sum(dst, src, None, 0,
+                                                               config=A2)[0]), dst)
 
 
 def test_a38_zero_vector_mask_on_a2():
@@ -333,5 +333,6 @@ def test_is_set_mask_false_without_a_mask_state_says_what_to_pass():
         ascjax.reduce_sum(dst, src, None, 1, is_set_mask=False, config=a2)
     state = ascjax.set_vector_mask(300, dtype=np.float16, mode="counter",
                                    state=ascjax.set_mask_count(config=a2), config=a2)
-    total = ascjax.reduce_sum(dst, src, None, 1, is_set_mask=False, mask_state=state, config=a2)
+    total, _ = ascjax.reduce_sum(dst, src, None, 1, is_set_mask=False, mask_state=state,
+                                 config=a2)
     assert float(total[0]) == 300

@@ -12,8 +12,8 @@ from ascjax._src.io import probe
 from ascjax._src.registry import ASSUMPTIONS
 
 # The probes whose instructions the 950 lacks (Atlas A2 / A3 only).
-A2_PROBES = ["A24_spr_index", "A29_zero_vector_mask", "A43_A44_squeeze_ub",
-             "A38_gatherb_block_stride", "A45_squeeze_ub_no_mask",
+A2_PROBES = ["A24_spr_index", "A46_reduce_max_spr_index", "A29_zero_vector_mask",
+             "A43_A44_squeeze_ub", "A38_gatherb_block_stride", "A45_squeeze_ub_no_mask",
              "order_datablock_reduce_sum_f32", "order_asc_repeat_reduce_sum_f32"]
 # Gather with 8-bit T in the mask form: Atlas 200I/500 A2 only.
 SMALL_PROBES = ["A32_gather_int8"]

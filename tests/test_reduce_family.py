@@ -1,12 +1,13 @@
 """BlockReduceSum, WholeReduceSum, RepeatReduceSum, ReduceSum: bit for bit against plain loops
 written from SPEC 5/10, with repeats, strides, masks, specials, errors and gradients."""
 
+import math
 import re
 
 import jax
 import numpy as np
 import pytest
-from strategies import DTYPES, bits, register_values
+from strategies import DTYPES, bits, bits_of, register_values
 
 import ascjax
 from ascjax import reference
@@ -95,8 +96,8 @@ def test_reduce_sum_count_form_every_method(name, count):
     src = source(name, 1000)
     dst = np.full(4, 5, DT[name])
     for method in (1, 2, 3):
-        got = np.asarray(ascjax.reduce_sum(dst, src, None, count, method=method))
-        want = reference.reduce_sum(dst, src, None, count, method=method)
+        got = np.asarray(ascjax.reduce_sum(dst, src, None, count, method=method)[0])
+        want, _ = reference.reduce_sum(dst, src, None, count, method=method)
         np.testing.assert_array_equal(bits(got[:1], name), bits(want[:1], name))
         np.testing.assert_array_equal(got[1:], dst[1:])
 
@@ -112,13 +113,14 @@ def test_reduce_sum_methods_numbered_as_the_page():
     for method, name, want in ((1, "sequential", 2048.0), (2, "tree", 2050.0),
                                (3, "vector_merge", 2048.0)):
         for m in (method, name):
-            assert float(ascjax.reduce_sum(dst, src, None, 512, method=m)[0]) == want
-            assert float(reference.reduce_sum(dst, src, None, 512, method=m)[0]) == want
+            assert float(ascjax.reduce_sum(dst, src, None, 512, method=m)[0][0]) == want
+            assert float(reference.reduce_sum(dst, src, None, 512, method=m)[0][0]) == want
     # A tree of register adds over the repeats: (2048 + 1) + (1 + 1) = 2050.
     merge_tree = ascjax.Config(vector_merge="tree")
-    assert float(ascjax.reduce_sum(dst, src, None, 512, method=3, config=merge_tree)[0]) == 2050
-    assert float(reference.reduce_sum(dst, src, None, 512, method=3, config=merge_tree)[0]) == \
-        2050
+    assert float(ascjax.reduce_sum(dst, src, None, 512, method=3,
+                                   config=merge_tree)[0][0]) == 2050
+    assert float(reference.reduce_sum(dst, src, None, 512, method=3,
+                                      config=merge_tree)[0][0]) == 2050
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.uint32])
@@ -128,20 +130,21 @@ def test_reduce_sum_takes_32_bit_integers_on_the_950(dtype):
     2^30 * 64 saturate each, then their sum saturates; method 3 saturates lane by lane."""
     top = np.iinfo(dtype).max
     dst = np.full(2, 7, dtype)
-    assert ascjax.reduce_sum(dst, np.arange(100, dtype=dtype), None, 100).tolist() == [4950, 7]
+    total, _ = ascjax.reduce_sum(dst, np.arange(100, dtype=dtype), None, 100)
+    assert total.tolist() == [4950, 7]
     big = np.full(256, 2**30, dtype)  # 4 repeats of 64 lanes: 2^38 in all
     saturate = ascjax.Config(int_overflow="saturate")
     for method in (1, 2, 3):
-        assert int(ascjax.reduce_sum(dst, big, None, 256, method=method)[0]) == 2**38 % 2**32
+        assert int(ascjax.reduce_sum(dst, big, None, 256, method=method)[0][0]) == 2**38 % 2**32
         assert int(ascjax.reduce_sum(dst, big, None, 256, method=method,
-                                     config=saturate)[0]) == top
+                                     config=saturate)[0][0]) == top
     if dtype == np.int32:
         # repeat 0's tree saturates top + 1 at top, repeat 1 sums to -64: methods 1 and 2 give
         # top - 64; method 3 adds lane by lane first (top - 1, 1 - 1, then -1s): exact, top - 63
         mixed = np.array([top, 1] + [0] * 62 + [-1] * 64, dtype)
         for method, want in ((1, top - 64), (2, top - 64), (3, top - 63)):
-            got = ascjax.reduce_sum(dst, mixed, None, 128, method=method, config=saturate)
-            ref = reference.reduce_sum(dst, mixed, None, 128, method=method, config=saturate)
+            got, _ = ascjax.reduce_sum(dst, mixed, None, 128, method=method, config=saturate)
+            ref, _ = reference.reduce_sum(dst, mixed, None, 128, method=method, config=saturate)
             assert int(got[0]) == int(ref[0]) == want, (method, got, ref)
     with pytest.raises(TypeError, match=r"reduce_sum: T int32_t is not supported on product "
                                         r"'A2'; supported: \['half', 'float'\]"):
@@ -166,24 +169,26 @@ def test_reduce_sum_vector_merge_matches_loops(name, merge, lanes_skipped):
     # first-n form: one repeat, exact repeats, a partial last repeat
     for count in (1, lanes - 3, lanes, 2 * lanes, 3 * lanes + 5, 7 * lanes + 1):
         src = _adversarial(rng, name, count + 10)
-        got = ascjax.reduce_sum(dst, src, None, count, method=3, config=config)
-        want = reference.reduce_sum(dst, src, None, count, method=3, config=config)
+        got, _ = ascjax.reduce_sum(dst, src, None, count, method=3, config=config)
+        want, _ = reference.reduce_sum(dst, src, None, count, method=3, config=config)
         np.testing.assert_array_equal(bits(got, name), bits(want, name), err_msg=f"n={count}")
     # level-0 form: masks (continuous, bit mode) and strides, including overlapping repeats
     for repeats, mask, rep in ((1, lanes, 8), (3, 77 % lanes, 8), (5, [0xF0F0F0F0F0F0F0F0] *
                                                                     (lanes // 64), 16),
                                (4, 5, 0), (6, lanes, 3)):
         src = _adversarial(rng, name, (repeats * rep + 8) * (lanes // 8) + 10)
-        got = ascjax.reduce_sum(dst, src, None, mask, repeats, rep, method=3, config=config)
-        want = reference.reduce_sum(dst, src, None, mask, repeats, rep, method=3, config=config)
+        got, _ = ascjax.reduce_sum(dst, src, None, mask, repeats, rep, method=3, config=config)
+        want, _ = reference.reduce_sum(dst, src, None, mask, repeats, rep, method=3,
+                                       config=config)
         np.testing.assert_array_equal(bits(got, name), bits(want, name),
                                       err_msg=f"{repeats} {mask} {rep}")
     batch = np.stack([_adversarial(rng, name, 4 * lanes) for _ in range(3)])
-    got = jax.jit(lambda s: ascjax.reduce_sum(np.zeros((3, 1), DT[name]), s, None, 3 * lanes + 7,
-                                              method="vector_merge", config=config))(batch)
+    got, _ = jax.jit(lambda s: ascjax.reduce_sum(np.zeros((3, 1), DT[name]), s, None,
+                                                 3 * lanes + 7, method="vector_merge",
+                                                 config=config))(batch)
     for k in range(3):
-        want = reference.reduce_sum(np.zeros(1, DT[name]), batch[k], None, 3 * lanes + 7,
-                                    method=3, config=config)
+        want, _ = reference.reduce_sum(np.zeros(1, DT[name]), batch[k], None, 3 * lanes + 7,
+                                       method=3, config=config)
         np.testing.assert_array_equal(bits(got[k], name), bits(want, name))
 
 
@@ -205,11 +210,11 @@ def _default_of(product, name, count=None, config=None, level0=False):
     for ones in ([lanes, 2 * lanes, 3 * lanes], [1, lanes + 1]):
         src = np.zeros(4 * lanes + 64, DT[name])
         src[0], src[ones] = big, 1
-        got = bits(ascjax.reduce_sum(dst, src, None, *args, config=config), name)
-        want = bits(reference.reduce_sum(dst, src, None, *args, config=config), name)
+        got = bits(ascjax.reduce_sum(dst, src, None, *args, config=config)[0], name)
+        want = bits(reference.reduce_sum(dst, src, None, *args, config=config)[0], name)
         np.testing.assert_array_equal(got, want)
         matches &= {m for m in (1, 2, 3) if np.array_equal(got, bits(
-            reference.reduce_sum(dst, src, None, *args, method=m, config=config), name))}
+            reference.reduce_sum(dst, src, None, *args, method=m, config=config)[0], name))}
     return sorted(matches)
 
 
@@ -253,27 +258,28 @@ def test_reduce_sum_default_modes_per_product():
     src[0] = 2047
     src[128::128] = 2
     dst = np.zeros(1, np.float16)
-    tree = float(ascjax.reduce_sum(dst, src, None, 640)[0])
-    seq = float(ascjax.reduce_sum(dst, src, None, 640, config=ascjax.Config(product="A2"))[0])
-    assert tree == float(reference.reduce_sum(dst, src, None, 640, method=2)[0])
-    assert seq == float(reference.reduce_sum(dst, src, None, 640, method=1)[0])
+    tree = float(ascjax.reduce_sum(dst, src, None, 640)[0][0])
+    seq = float(ascjax.reduce_sum(dst, src, None, 640, config=ascjax.Config(product="A2"))[0][0])
+    assert tree == float(reference.reduce_sum(dst, src, None, 640, method=2)[0][0])
+    assert seq == float(reference.reduce_sum(dst, src, None, 640, method=1)[0][0])
     assert (tree, seq) == (2692.0, 2688.0)
     # The level-0 (mask, repeat) form is method 2 on A2 too.
     level0 = float(ascjax.reduce_sum(dst, src, None, 128, 5, 8,
-                                    config=ascjax.Config(product="A2"))[0])
+                                    config=ascjax.Config(product="A2"))[0][0])
     assert level0 == tree
 
 
 def test_reduce_sum_level0_form_masks_and_strides():
     src = source("float", 512)
     dst = np.zeros(2, np.float32)
-    got = ascjax.reduce_sum(dst, src, None, [0xFFFF0000FFFF], 3, 16)
+    got, _ = ascjax.reduce_sum(dst, src, None, [0xFFFF0000FFFF], 3, 16)
     act = active_of([0xFFFF0000FFFF], 64)
     sums = [tree([src[r * 16 * 8 + e] if act[e] else np.float32(0) for e in range(64)], "float")
             for r in range(3)]
     want = tree(sums + [np.float32(0)], "float")
     np.testing.assert_array_equal(bits(np.asarray(got)[:1], "float"), bits([want], "float"))
-    np.testing.assert_array_equal(np.asarray(ascjax.reduce_sum(dst, src, None, 64, 0, 8)), dst)
+    np.testing.assert_array_equal(np.asarray(ascjax.reduce_sum(dst, src, None, 64, 0, 8)[0]),
+                                  dst)
 
 
 def test_batched_jit_and_eager_agree():
@@ -289,7 +295,7 @@ def test_batched_jit_and_eager_agree():
         np.testing.assert_array_equal(bits(f(dst[k], src[k]), "half"), bits(batched[k], "half"))
 
     def g(d, s):
-        return ascjax.reduce_sum(d, s, None, 500)
+        return ascjax.reduce_sum(d, s, None, 500)[0]
 
     np.testing.assert_array_equal(bits(jax.jit(g)(dst, src), "half"), bits(g(dst, src), "half"))
 
@@ -302,7 +308,7 @@ def test_gradients_are_those_of_the_exact_operation():
     for r in range(4):
         want[r * 64:r * 64 + 10] = 1
     np.testing.assert_array_equal(np.asarray(g), want)
-    g = jax.grad(lambda s: ascjax.reduce_sum(dst, s, None, 100)[0])(src)
+    g = jax.grad(lambda s: ascjax.reduce_sum(dst, s, None, 100)[0][0])(src)
     np.testing.assert_array_equal(np.asarray(g), (np.arange(256) < 100).astype(np.float32))
     gd = jax.grad(lambda d: ascjax.block_reduce_sum(d, src, 1, 64, 1, 1, 8).sum())(dst)
     np.testing.assert_array_equal(np.asarray(gd), (np.arange(16) >= 8).astype(np.float32))
@@ -351,7 +357,7 @@ def test_registry_and_conformance_table():
         assert ins.function is getattr(ascjax, name) and ins.spec == "10"
     table = ascjax.conformance_table()
     assert "`reduce_sum` | `ReduceSum`" in table and "| A12 |" in table
-    assert "assumed (A3, A7, A8, A9, A12, A17, A18, A26)" in table
+    assert "assumed (A3, A7, A8, A9, A12, A17, A18, A26, A47)" in table
     assert 'Config(first_n_mask_mode="normal")' in table and 'Config(vector_merge="tree")' in table
 
 
@@ -371,17 +377,17 @@ def test_reduce_sum_shared_tmp_buffer_is_checked_as_the_page_sizes_it():
             ascjax.reduce_sum(dst, half, short, *args, method=2)
         for tmp, method in ((short, 1), (short, 3), (np.zeros(1, np.float16), 1), (enough, 2),
                             (np.zeros((2, 80), np.float16), 2), (None, 2), (None, 1)):
-            assert float(ascjax.reduce_sum(dst, half, tmp, *args, method=method)[0]) == 8320
+            assert float(ascjax.reduce_sum(dst, half, tmp, *args, method=method)[0][0]) == 8320
     # Atlas A2: first n defaults to method 1 (any size), level 0 to method 2
     a2 = ascjax.Config(product="A2")
-    assert float(ascjax.reduce_sum(dst, half, short, 8320, config=a2)[0]) == 8320
+    assert float(ascjax.reduce_sum(dst, half, short, 8320, config=a2)[0][0]) == 8320
     with pytest.raises(ValueError, match=re.escape(message)):
         ascjax.reduce_sum(dst, half, short, *level0, config=a2)
     # count 100 < 128: 1 -> 16; 2049 = 16 * 128 + 1: 16 -> 16 (not the 17 repeats run: 32);
     # 2176 = 17 * 128: 17 -> 32
     for count, first, need in ((100, 1, 16), (2049, 16, 16), (2176, 17, 32)):
-        got = ascjax.reduce_sum(dst, half, np.zeros(need, np.float16), count, method=2)
-        assert float(got[0]) == float(ascjax.reduce_sum(dst, half, None, count, method=2)[0])
+        got, _ = ascjax.reduce_sum(dst, half, np.zeros(need, np.float16), count, method=2)
+        assert float(got[0]) == float(ascjax.reduce_sum(dst, half, None, count, method=2)[0][0])
         with pytest.raises(ValueError, match=re.escape(
                 f"has {need - 1} elements; method 2 requires at least {need} ({2 * need} bytes) "
                 f"for firstMaxRepeat={first} ")):
@@ -402,3 +408,86 @@ def test_reduce_sum_shared_tmp_buffer_is_checked_as_the_page_sizes_it():
             "reduce_sum: shared_tmp_buffer must be None or a LocalTensor of half (an array), "
             "got list")):
         ascjax.reduce_sum(dst, half, [0.0] * 80, *level0)
+
+
+# --- the sum SPR ReduceSum sets (GetReduceRepeatSumSpr) -------------------------------------
+
+@pytest.mark.parametrize("product", ["950", "A3", "A2"])
+def test_reduce_sum_page_example_gives_the_sum_the_getter_reads(product):
+    """GetReduceRepeatSumSpr's example: ``ReduceSum(dst, src, work, 128); float res =
+    GetReduceRepeatSumSpr<float>();`` is "the sum of the first 128": dst[0]'s bits, and, on
+    inputs whose every partial sum is exact (multiples of 1/8 below 125), math.fsum's."""
+    src = (np.random.default_rng(31).integers(-1000, 1001, 300) / 8).astype(np.float32)
+    config = ascjax.Config(product=product)
+    dst, spr = ascjax.reduce_sum(np.zeros(8, np.float32), src, np.zeros(64, np.float32), 128,
+                                 config=config)
+    res = ascjax.get_reduce_repeat_sum_spr(spr, config=config)
+    assert float(res) == math.fsum(src[:128].tolist())
+    assert bits_of(res) == bits_of(np.asarray(dst)[0])
+    assert (res.dtype, spr.value.dtype, spr.index.dtype) == (np.float32, np.float32, np.uint32)
+    # where the order rounds (half, 640 elements: 2692 on the 950, 2688 on Atlas A2/A3), the
+    # register holds the sum as the product computed it, the one dst[0] got
+    x = np.ones(640, np.float16)
+    x[0], x[128::128] = 2047, 2
+    dst, spr = ascjax.reduce_sum(np.zeros(1, np.float16), x, None, 640, config=config)
+    res = ascjax.get_reduce_repeat_sum_spr(spr, config=config)
+    assert float(res) == (2692.0 if product == "950" else 2688.0)
+    assert bits_of(res) == bits_of(np.asarray(dst)[0])
+
+
+@pytest.mark.parametrize("name", ["half", "float"])
+def test_reduce_sum_spr_eager_jit_vmap_and_batched_agree(name):
+    """The sum register of every form (first n, the A2 isSetMask=false count, level 0: A47) is
+    dst[0]'s bits, and the same eagerly, under jit, under vmap and over a batch's leading axis,
+    and the reference model's (NaN payloads, infs and subnormals in the inputs)."""
+    rng = np.random.default_rng(32)
+    dt, lanes = DT[name], 128 if name == "half" else 64
+    x = np.stack([_adversarial(rng, name, 1100) for _ in range(3)])
+    counted = ascjax.set_vector_mask(300, dtype=name, mode="counter")
+    for args, kw, product in (((700,), {}, "A2"), ((5 * lanes + 3,), {}, "950"),
+                              ((1,), {"is_set_mask": False, "mask_state": counted}, "A2"),
+                              ((lanes, 3, 8), {}, "A2"), ((40, 4, 16), {}, "950")):
+        config = ascjax.Config(product=product)
+
+        def call(s, args=args, kw=kw, config=config):
+            return ascjax.reduce_sum(np.zeros(2, dt), s, None, *args, config=config, **kw)
+
+        eager = [call(row) for row in x]
+        jitted = [jax.jit(call)(row) for row in x]
+        vmapped = jax.vmap(call)(x)
+        batched = ascjax.reduce_sum(np.zeros((3, 2), dt), x, None, *args, config=config, **kw)
+        for k in range(3):
+            want = reference.reduce_sum(np.zeros(2, dt), x[k], None, *args, config=config,
+                                        **kw)
+            assert bits_of(want[1].sum) == bits_of(want[0][0])
+            for got in (eager[k], jitted[k],
+                        (vmapped[0][k], jax.tree.map(lambda a, k=k: a[k], vmapped[1])),
+                        (batched[0][k], jax.tree.map(lambda a, k=k: a[k], batched[1]))):
+                assert bits_of(got[0]).tolist() == bits_of(want[0]).tolist(), (args, k)
+                assert [bits_of(a).tolist() for a in got[1]] == \
+                    [bits_of(a).tolist() for a in want[1]], (args, k)
+
+
+def test_reduce_sum_keeps_the_max_min_registers_and_a_nop_keeps_all():
+    """ReduceSum sets the sum register only: an incoming spr's value (a NaN with a payload) and
+    index keep their bits, also broadcast over a batch; count 0 (Atlas A2) and repeatTime 0
+    change no register (A26). The register carries no gradient."""
+    payload = np.array([0x7E01], np.uint16).view(np.float16)[0]
+    before = ascjax.ReduceSpr(np.float16(3), payload, np.uint32(0xDEADBEEF))
+    x = np.arange(300).astype(np.float16) / 64
+    dst, spr = ascjax.reduce_sum(np.zeros(1, np.float16), x, None, 300, spr=before)
+    assert [int(bits_of(a)) for a in spr] == [int(bits_of(np.asarray(dst)[0])), 0x7E01,
+                                              0xDEADBEEF]
+    _, spr = jax.jit(lambda s: ascjax.reduce_sum(np.zeros((4, 1), np.float16), s, None, 300,
+                                                 spr=before))(np.stack([x] * 4))
+    assert bits_of(spr.value).tolist() == [0x7E01] * 4
+    assert bits_of(spr.index).tolist() == [0xDEADBEEF] * 4
+    a2 = ascjax.Config(product="A2")
+    for args in ((0,), (128, 0, 8)):
+        _, spr = ascjax.reduce_sum(np.zeros(1, np.float16), x, None, *args, spr=before, config=a2)
+        assert [int(bits_of(a)) for a in spr] == [0x4200, 0x7E01, 0xDEADBEEF]
+    g = jax.grad(lambda s: ascjax.reduce_sum(np.zeros(1, np.float32), s, None, 100)[1].sum)(
+        np.ones(128, np.float32))
+    np.testing.assert_array_equal(np.asarray(g), np.zeros(128, np.float32))
+    with pytest.raises(TypeError, match="reduce_sum: spr must be a ReduceSpr"):
+        ascjax.reduce_sum(np.zeros(1, np.float16), x, None, 300, spr=[0, 0, 0])

@@ -24,10 +24,15 @@ def bits(x):
 
 
 def run(name, *args, **kw):
-    """The emulator and the reference model, which must agree bit for bit."""
-    got = np.asarray(getattr(ascjax, name)(*args, **kw))
-    want = getattr(reference, name)(*args, **kw)
+    """The emulator and the reference model, which must agree bit for bit: dst and the SPRs
+    the call returns with it. Returns dst."""
+    got, spr = getattr(ascjax, name)(*args, **kw)
+    want, want_spr = getattr(reference, name)(*args, **kw)
+    got = np.asarray(got)
     assert got.tobytes() == want.tobytes(), (got, want)
+    for g, w in zip(spr, want_spr, strict=True):
+        g, w = np.asarray(g), np.asarray(w)
+        assert (g.dtype, g.tobytes()) == (w.dtype, w.tobytes()), (spr, want_spr)
     return got
 
 
@@ -72,11 +77,12 @@ def test_index_is_stored_as_bits_not_as_a_value():
     for at in (114, 2049, 31745, 40000, 65535):   # 31745 = 0x7C01, a NaN pattern
         x = np.zeros(65536, H)
         x[at] = 1
-        out = jax.jit(lambda d, s: ascjax.reduce_max(d, s, None, 65536, True))(np.zeros(2, H), x)
+        out, _ = jax.jit(lambda d, s: ascjax.reduce_max(d, s, None, 65536, True))(
+            np.zeros(2, H), x)
         assert bits(out)[1] == at
     x = np.zeros(64, F)
     x[37] = 1
-    out = jax.jit(lambda d, s: ascjax.reduce_max(d, s, s, 64, 1, 8, True))(np.zeros(2, F), x)
+    out, _ = jax.jit(lambda d, s: ascjax.reduce_max(d, s, s, 64, 1, 8, True))(np.zeros(2, F), x)
     assert bits(out)[1] == 37                     # a float32 subnormal pattern, not flushed
 
 
@@ -166,8 +172,8 @@ def test_empty_count_and_repeat():
     with pytest.raises(ValueError, match=r"reduce_max: repeat_time=0 is a NOP only on \['A3', "
                                          r"'A2'\] \(the page\)"):
         ascjax.reduce_max(dst, x, x, 128, 0, 8, config=Config(reduce_empty="raise"))
-    out = ascjax.reduce_max(dst, x, x, 128, 0, 8, config=Config(product="A2",
-                                                                reduce_empty="raise"))
+    out, _ = ascjax.reduce_max(dst, x, x, 128, 0, 8, config=Config(product="A2",
+                                                                   reduce_empty="raise"))
     assert (np.asarray(out) == 3).all()
     with pytest.raises(ValueError, match="reduce_sum: repeat_time=0 is a NOP only on"):
         ascjax.reduce_sum(dst, x, None, 128, 0, 8, config=Config(reduce_empty="raise"))
@@ -180,7 +186,7 @@ def test_repeat_time_beyond_255():
     run("reduce_min", np.zeros(2, F), x, np.zeros(632, F), 64, 300, 0, True, config=A2)
     out = run("reduce_sum", np.zeros(1, F), np.ones(128, F), None, 64, 300, 0)
     assert out[0] == 19200
-    out = ascjax.reduce_sum(np.full(1, 5, F), x, None, 0, config=A2)   # count 0: the page's NOP
+    out, _ = ascjax.reduce_sum(np.full(1, 5, F), x, None, 0, config=A2)  # count 0: a NOP
     assert np.asarray(out)[0] == 5
 
 
@@ -245,24 +251,103 @@ def test_gradients_go_to_the_selected_element():
     d = jnp.arange(4, dtype=F)
     for name, at in (("reduce_max", 1), ("reduce_min", 2)):
         f = getattr(ascjax, name)
-        g = jax.grad(lambda s, f=f: f(d, s, None, 5, True)[0])(x)
+        g = jax.grad(lambda s, f=f: f(d, s, None, 5, True)[0][0])(x)
         np.testing.assert_array_equal(g, np.eye(5, dtype=F)[at])
         # dst: elements 0 (value) and 1 (index) are overwritten; 2 and 3 pass through.
-        gd = jax.grad(lambda t, f=f: jnp.sum(f(t, x, None, 5, True) * jnp.arange(1.0, 5.0)))(d)
+        gd = jax.grad(lambda t, f=f: jnp.sum(f(t, x, None, 5, True)[0]
+                                             * jnp.arange(1.0, 5.0)))(d)
         np.testing.assert_array_equal(gd, [0, 0, 3, 4])
         # The index slot takes no gradient from src.
-        gi = jax.grad(lambda s, f=f: f(d, s, None, 5, True)[1])(x)
+        gi = jax.grad(lambda s, f=f: f(d, s, None, 5, True)[0][1])(x)
         np.testing.assert_array_equal(gi, np.zeros(5, F))
+        # Nor does the SPR (its value is dst[0]'s, without the gradient).
+        gs = jax.grad(lambda s, f=f: f(d, s, None, 5, True)[1].value)(x)
+        np.testing.assert_array_equal(gs, np.zeros(5, F))
     # Level-0 form with srcRepStride 0 (every repeat reads the same elements).
     y = jnp.array(np.r_[np.zeros(63), 3.0].astype(F))
-    g = jax.grad(lambda s: ascjax.reduce_max(jnp.zeros(2, F), s, None, 64, 3, 0)[0])(y)
+    g = jax.grad(lambda s: ascjax.reduce_max(jnp.zeros(2, F), s, None, 64, 3, 0)[0][0])(y)
     np.testing.assert_array_equal(g, np.eye(64, dtype=F)[63])
 
 
 def test_vmap_over_tensors():
     rng = np.random.default_rng(5)
     x = rng.standard_normal((4, 300)).astype(H)
-    out = jax.vmap(lambda s: ascjax.reduce_min(np.zeros(2, H), s, None, 128, 2, 9, True))(x)
+    out, _ = jax.vmap(lambda s: ascjax.reduce_min(np.zeros(2, H), s, None, 128, 2, 9, True))(x)
     for k in range(4):
-        want = reference.reduce_min(np.zeros(2, H), x[k], None, 128, 2, 9, True)
+        want, _ = reference.reduce_min(np.zeros(2, H), x[k], None, 128, 2, 9, True)
         assert np.asarray(out[k]).tobytes() == want.tobytes()
+
+
+# --- the max / min SPRs ReduceMax / ReduceMin set (GetReduceRepeatMaxMinSpr) ---------------
+
+def _u(x):
+    """Bits of an array or scalar, as unsigned integers of its width."""
+    x = np.asarray(x)
+    return x.view(np.dtype(f"u{x.dtype.itemsize}"))
+
+
+@pytest.mark.parametrize("name, numpy", [("reduce_max", np.max), ("reduce_min", np.min)])
+def test_page_example_gives_the_spr_the_getter_reads(name, numpy):
+    """GetReduceRepeatMaxMinSpr's example 2 (Atlas A2): ReduceMax(dst, src, work, 64, 1, 8,
+    true), then GetReduceRepeatMaxMinSpr<float>(val, idx): val is the max (NumPy's), the bits
+    dst[0] holds; the index (not accurate on the NPU, the page says) is ReduceMax's own, A46."""
+    src = np.random.default_rng(21).standard_normal(64).astype(F)
+    work = np.zeros(shared_tmp_size(ascjax.FORMATS["float"], 1, True), F)
+    dst, spr = getattr(ascjax, name)(np.zeros(2, F), src, work, 64, 1, 8, True, config=A2)
+    val, idx = ascjax.get_reduce_repeat_max_min_spr(spr, config=A2)
+    assert _u(val) == _u(numpy(src)) == _u(np.asarray(dst)[0])
+    assert _u(idx) == _u(np.asarray(dst)[1]) == (src.argmax() if name == "reduce_max"
+                                                 else src.argmin())
+    # half, the first-n form over several repeats, without calIndex: the same registers
+    x = np.random.default_rng(22).standard_normal(1000).astype(H)
+    dst, spr = getattr(ascjax, name)(np.zeros(2, H), x, None, 1000)
+    at = x.argmax() if name == "reduce_max" else x.argmin()
+    assert _u(spr.value) == _u(x[at]) and int(spr.index) == at
+    assert spr.value.dtype == H and spr.index.dtype == np.uint32
+
+
+@pytest.mark.parametrize("name", ["reduce_max", "reduce_min"])
+def test_spr_eager_jit_vmap_and_batched_agree_bit_for_bit(name):
+    """The SPRs of every form (first n; level 0 with srcRepStride 8, 16 (A47) and 0) are the
+    same bits eagerly, under jit, under vmap and over a batch's leading axis, and the
+    reference model's."""
+    rng = np.random.default_rng(23)
+    x = rng.standard_normal((3, 700)).astype(F)
+    x[1, 5] = x[1, 300]                              # a tie: the smaller index
+    x[2, 40] = np.nan                                # a NaN wins (A21), quiet (A19)
+    f = getattr(ascjax, name)
+    for args in ((700,), (64, 5, 8, True), (64, 4, 16), ([2**63 + 1], 3, 0, True)):
+        def call(s, args=args):
+            return f(np.zeros(2, F), s, None, *args)
+        eager = [call(row) for row in x]
+        jitted = [jax.jit(call)(row) for row in x]
+        vmapped = jax.vmap(call)(x)
+        batched = f(np.zeros((3, 2), F), x, None, *args)
+        for k in range(3):
+            want = getattr(reference, name)(np.zeros(2, F), x[k], None, *args)
+            for got in (eager[k], jitted[k], (vmapped[0][k], jax.tree.map(lambda a, k=k: a[k],
+                                                                           vmapped[1])),
+                        (batched[0][k], jax.tree.map(lambda a, k=k: a[k], batched[1]))):
+                assert _u(got[0]).tolist() == _u(want[0]).tolist(), (args, k)
+                assert [_u(a).tolist() for a in got[1]] == [_u(a).tolist() for a in want[1]], \
+                    (args, k)
+
+
+def test_the_sum_register_keeps_its_bits_and_a_nop_keeps_all():
+    """ReduceMax / ReduceMin set value and index only: an incoming spr's sum (a NaN with a
+    payload here) keeps its bits; repeatTime 0 and count 0 (Atlas A2) change no register
+    (A26)."""
+    payload = np.array([0x7E01], np.uint16).view(H)[0]
+    before = ascjax.ReduceSpr(payload, np.float16(-2.5), np.uint32(0xDEADBEEF))
+    x = np.arange(300).astype(H)
+    for name in ("reduce_max", "reduce_min"):
+        _, spr = getattr(ascjax, name)(np.zeros(2, H), x, None, 300, spr=before)
+        assert _u(spr.sum) == 0x7E01
+        assert float(spr.value) == (299 if name == "reduce_max" else 0)
+        for args, config in (((128, 0, 8), Config()), ((0,), A2)):
+            tmp = None if config.product == "950" else np.zeros(32, H)
+            _, spr = jax.jit(lambda s, name=name, args=args, config=config, tmp=tmp: getattr(
+                ascjax, name)(np.zeros(2, H), s, tmp, *args, spr=before, config=config))(x)
+            assert [_u(a) for a in spr] == [0x7E01, _u(np.float16(-2.5)), 0xDEADBEEF]
+    with pytest.raises(TypeError, match="reduce_max: spr must be a ReduceSpr"):
+        ascjax.reduce_max(np.zeros(2, H), x, None, 300, spr=(0, 0, 0))

@@ -22,6 +22,41 @@ def test_page_examples():
     assert EXAMPLES["reduce_tensor_minmax"]()
 
 
+def test_getter_page_examples_after_reduce_sum_and_reduce_max(capsys):
+    """The two getter pages' calls after ReduceSum / ReduceMax, ported into ``ascjax
+    examples``: each checks its value against one computed without the emulator."""
+    assert EXAMPLES["get_reduce_repeat_sum_spr"]()
+    assert EXAMPLES["get_reduce_repeat_max_min_spr"]()
+    out = capsys.readouterr().out
+    assert "[Success] GetReduceRepeatSumSpr sample reproduced." in out
+    assert "[Success] GetReduceRepeatMaxMinSpr sample reproduced." in out
+
+
+def test_the_sprs_pass_from_call_to_call():
+    """The registers are one state: ReduceRepeat<MAX>'s max survives a ReduceSum (which sets
+    the sum only), and ReduceRepeat<SUM>'s sum survives a ReduceMax (which sets the max and
+    its index): each getter reads the last call that set its register."""
+    src = np.random.default_rng(41).standard_normal(512).astype(np.float32)
+    _, spr = ascjax.reduce_repeat(np.zeros(16, np.float32), src, 64, 8, 1, 1, 8,
+                                  reduce_type="max", config=A2)
+    value, index = ascjax.get_reduce_repeat_max_min_spr(spr, config=A2)
+    dst, spr = ascjax.reduce_sum(np.zeros(1, np.float32), src, np.zeros(64, np.float32), 512,
+                                 spr=spr, config=A2)
+    assert bits(ascjax.get_reduce_repeat_sum_spr(spr, config=A2)) == bits(np.asarray(dst)[0])
+    after = ascjax.get_reduce_repeat_max_min_spr(spr, config=A2)
+    assert bits(after[0]) == bits(value) == bits(src.max())
+    assert bits(after[1]) == bits(index) == src.argmax()
+    _, spr = ascjax.reduce_repeat(np.zeros(8, np.float32), src, 64, 8, 1, 1, 8,
+                                  reduce_type="sum", spr=spr, config=A2)
+    total = ascjax.get_reduce_repeat_sum_spr(spr, config=A2)
+    low = -src
+    dst, spr = ascjax.reduce_min(np.zeros(2, np.float32), low, np.zeros(32, np.float32), 64, 8,
+                                 8, spr=spr, config=A2)
+    assert bits(ascjax.get_reduce_repeat_sum_spr(spr, config=A2)) == bits(total)
+    assert bits(ascjax.get_reduce_repeat_max_min_spr(spr, config=A2)[0]) == bits(
+        np.asarray(dst)[0]) == bits(low.min())
+
+
 def test_empty_data_block_per_product():
     """The ReduceDataBlock page: mask 32 on float leaves blocks 4..7 empty; A2 / A3 keep dst,
     the 950 writes -inf for MAX, 200I/500 A2 -65504 for half MAX and 65504 for MIN."""

@@ -184,6 +184,9 @@ def _reduce_sum_draw(rng, row, config):
     lanes = lanes_of(row[0])
     method = [None, None, 1, 2, 3, "sequential", "tree", "vector_merge"][rng.integers(8)]
     nop = product in ("A2", "A3")
+    # the SPRs before the call: reset, or any bits (the fields it does not set keep them)
+    prior = {} if rng.integers(2) else {"spr": ascjax.ReduceSpr(
+        *_values(rng, row[0], 2), np.uint32(rng.integers(0, 2**32)))}
     if rng.integers(2):                             # first-n form
         n = int(rng.integers(1, 6 * lanes))
         # 4 * lanes: 1024 bytes, the 950's last count with method 3 by default (A17)
@@ -195,12 +198,12 @@ def _reduce_sum_draw(rng, row, config):
             kw = {"is_set_mask": False, "mask_state": ascjax.MaskState(mode, 0, count)}
             # isSetMask counts on Atlas A2/A3 only: elsewhere the argument is the count.
             count = 1 if nop else count
-        return ((count,), method, src_n, kw), config.replace(product=product)
+        return ((count,), method, src_n, kw | prior), config.replace(product=product)
     repeats, mask, rep = int(rng.choice([0, 1, 3, 5])), _repeat_mask(rng, lanes), int(
         rng.integers(0, 17))
     src_n = _src_len(row, np.broadcast_to(_active(mask, lanes), (repeats, lanes)), 1,
                      rep) + int(rng.integers(0, 40))
-    return ((mask, repeats, rep), method, src_n, {}), config.replace(product=product)
+    return ((mask, repeats, rep), method, src_n, prior), config.replace(product=product)
 
 
 # --- mask-mode setters: the returned state, as bits ---------------------------------------
@@ -527,7 +530,7 @@ def _extreme_values(rng, name, n):
 
 
 def _reduce_extreme_draw(rng, row, config):
-    """((args, cal_index, how), src_n, tmp_n, dst_n) for reduce_max / reduce_min."""
+    """((args, cal_index, how), src_n, tmp_n, dst_n, spr) for reduce_max / reduce_min."""
     from ascjax.reference._reduce_index import _tmp_size
 
     product = str(rng.choice(_products(row)))
@@ -550,16 +553,19 @@ def _reduce_extreme_draw(rng, row, config):
     tmp_n = need + int(rng.integers(0, 40))
     if product == "950":                            # any sharedTmpBuffer, or none
         tmp_n = [None, 1, tmp_n][rng.integers(3)]
-    return ((args, cal_index, how), src_n, tmp_n, 2 + int(rng.integers(0, 4))), \
+    # the SPRs before the call: reset, or any bits (the sum register keeps them)
+    spr = None if rng.integers(2) else ascjax.ReduceSpr(*_values(rng, row[0], 2),
+                                                         np.uint32(rng.integers(0, 2**32)))
+    return ((args, cal_index, how), src_n, tmp_n, 2 + int(rng.integers(0, 4)), spr), \
         config.replace(product=product)
 
 
 def _reduce_extreme_call(f, a, s, c):
-    (args, cal_index, how), _, tmp_n, _ = s
+    (args, cal_index, how), _, tmp_n, _, spr = s
     tmp = None if tmp_n is None else np.zeros(tmp_n, a[1].dtype)
     if how == "positional":
-        return (f(a[0], a[1], tmp, *args, cal_index, config=c),)
-    return (f(a[0], a[1], tmp, *args, cal_index=cal_index, config=c),)
+        return _flat(f(a[0], a[1], tmp, *args, cal_index, spr=spr, config=c))
+    return _flat(f(a[0], a[1], tmp, *args, cal_index=cal_index, spr=spr, config=c))
 
 
 def _reduce_extreme_readings(row):
@@ -1100,8 +1106,8 @@ RECORDS = {r.name: r for r in (
     Record("reduce_sum",
            draw=_reduce_sum_draw,
            arrays=lambda rng, row, s: (_values(rng, row[0], 4), _values(rng, row[0], s[2])),
-           call=lambda f, a, s, c: (f(a[0], a[1], None, *s[0], method=s[1], config=c,
-                                      **s[3]),),
+           call=lambda f, a, s, c: _flat(f(a[0], a[1], None, *s[0], method=s[1], config=c,
+                                           **s[3])),
            configs=lambda row: _sum_readings(row) + [Config(first_n_mask_mode="normal"),
                                                      Config(vector_merge="tree")]),
     Record("reduce_data_block",

@@ -72,8 +72,8 @@ def test_recovers_the_instructions_trees():
                               ("training", 200, "repeat_tree")):
         def reduce(x, product=product, n=n):
             dst = np.zeros((x.shape[0], 1), np.float32)
-            return np.asarray(ascjax.reduce_sum(dst, x, None, n,
-                                                config=ascjax.Config(product=product)))[:, 0]
+            dst, _ = ascjax.reduce_sum(dst, x, None, n, config=ascjax.Config(product=product))
+            return np.asarray(dst)[:, 0]
 
         assert precision.reveal_order(reduce, n) == precision.order_tree(order, n), product
 

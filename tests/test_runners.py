@@ -71,16 +71,16 @@ CASES = [  # (runner, dtype, src length, dst length, run options, the Python cal
      lambda d, s: ascjax.repeat_reduce_sum(d, s, 5, 64, 7, 1, 1, 8,
                                            config=ascjax.Config(masked_lanes="skip"))),
     ("reduce_sum", "half", 640, 4, {"count": 600},
-     lambda d, s: ascjax.reduce_sum(d, s, None, 600)),
+     lambda d, s: ascjax.reduce_sum(d, s, None, 600)[0]),
     ("reduce_sum", "float", 300, 4, {"count": 200, "method": "tree", "product": "A2"},
      lambda d, s: ascjax.reduce_sum(d, s, None, 200, method="tree",
-                                    config=ascjax.Config(product="A2"))),
+                                    config=ascjax.Config(product="A2"))[0]),
     ("reduce_sum", "half", 512, 2, {"mask": "0x0,0xFF00", "repeat_time": 3, "method": "3"},
-     lambda d, s: ascjax.reduce_sum(d, s, None, [0x0, 0xFF00], 3, 8, method=3)),
+     lambda d, s: ascjax.reduce_sum(d, s, None, [0x0, 0xFF00], 3, 8, method=3)[0]),
     ("reduce_sum", "float", 512, 3, {"mask": 33, "repeat_time": 5, "src_rep_stride": 6,
                                      "vector_merge": "tree"},
      lambda d, s: ascjax.reduce_sum(d, s, None, 33, 5, 6,
-                                    config=ascjax.Config(vector_merge="tree"))),
+                                    config=ascjax.Config(vector_merge="tree"))[0]),
 ]
 
 
@@ -94,6 +94,34 @@ def test_tensor_runner_equals_the_python_call(tmp_path, case):
     assert (summary.rows, summary.unit) == (3, "tensors")
     got = ascjax.read_bin(tmp_path / "out.bin", dtype).reshape(3, -1)
     assert np.array_equal(_bits(got), _bits(_loop(call, dst, src)))
+
+
+def test_reduce_sum_max_min_runs_write_the_sprs_they_set(tmp_path):
+    """ReduceSum / ReduceMax / ReduceMin return (dst, spr): a run writes dst to --out and, when
+    asked, the SPRs (one entry per tensor) to --spr-sum-out / --spr-value-out /
+    --spr-index-out, each the Python call's bits."""
+    src = _random("float", (3, 200))
+    paths = _files(tmp_path, src=src)
+    out, spr = str(tmp_path / "out.bin"), {k: str(tmp_path / f"{k}.bin") for k in
+                                            ("sum", "value", "index")}
+    ascjax.run_bin("ReduceSum", src=paths["src"], dtype="float", tensors=3, count=200,
+                   dst_len=4, out=out, spr_sum_out=spr["sum"])
+    calls = [ascjax.reduce_sum(np.zeros(4, np.float32), s, None, 200) for s in src]
+    assert np.array_equal(_bits(ascjax.read_bin(out, "float").reshape(3, -1)),
+                          _bits(np.stack([np.asarray(d) for d, _ in calls])))
+    assert np.array_equal(_bits(ascjax.read_bin(spr["sum"], "float")),
+                          _bits(np.stack([np.asarray(p.sum) for _, p in calls])))
+    for name, f in (("ReduceMax", ascjax.reduce_max), ("ReduceMin", ascjax.reduce_min)):
+        ascjax.run_bin(name, src=paths["src"], dtype="float", tensors=3, count=200, dst_len=2,
+                       cal_index=True, out=out, spr_value_out=spr["value"],
+                       spr_index_out=spr["index"])
+        calls = [f(np.zeros(2, np.float32), s, None, 200, True) for s in src]
+        assert np.array_equal(_bits(ascjax.read_bin(out, "float").reshape(3, -1)),
+                              _bits(np.stack([np.asarray(d) for d, _ in calls]))), name
+        assert np.array_equal(_bits(ascjax.read_bin(spr["value"], "float")),
+                              _bits(np.stack([np.asarray(p.value) for _, p in calls]))), name
+        assert ascjax.read_bin(spr["index"], "uint32_t").tolist() == [
+            int(p.index) for _, p in calls], name
 
 
 def test_cli_runs_block_reduce_sum_and_reduce_sum_from_text(tmp_path):
@@ -110,7 +138,7 @@ def test_cli_runs_block_reduce_sum_and_reduce_sum_from_text(tmp_path):
     assert main(["run", "reduce_sum", "--src", paths["src"], "--dtype", "half", "--tensors",
                  "2", "--count", "256", "--method", "sequential", "--out", out]) == 0
     want = _loop(lambda s: ascjax.reduce_sum(np.zeros(256, np.float16), s, None, 256,
-                                             method="sequential"), src)
+                                             method="sequential")[0], src)
     assert np.array_equal(_bits(ascjax.read_bin(out, "half").reshape(2, -1)), _bits(want))
 
 
@@ -500,7 +528,7 @@ _CALLS = {
     "whole_reduce_sum": lambda d, s, c: ascjax.whole_reduce_sum(d, s, 70, 2, 1, 1, 8, config=c),
     "repeat_reduce_sum": lambda d, s, c: ascjax.repeat_reduce_sum(d, s, 2, 70, 1, 1, 1, 8,
                                                                   config=c),
-    "reduce_sum": lambda d, s, c: ascjax.reduce_sum(d, s, None, 250, config=c),
+    "reduce_sum": lambda d, s, c: ascjax.reduce_sum(d, s, None, 250, config=c)[0],
 }
 
 

@@ -170,8 +170,8 @@ def _c_api_types() -> tuple:
 
 def _extreme_assumed(table: dict) -> dict:
     # A19 / A21 (NaN) and A22 (signed zeros) only matter for floats.
-    return {t: ("A19",) + _MAX_MIN + ("A25", "A26", "A27") if t in ("half", "float") else
-            ("A25", "A26", "A27")
+    return {t: ("A19",) + _MAX_MIN + ("A25", "A26", "A27", "A46", "A47")
+            if t in ("half", "float") else ("A25", "A26", "A27", "A46", "A47")
             for t, _ in _extreme_rows(table)}
 
 
@@ -253,11 +253,11 @@ INSTRUCTIONS: dict[str, Instruction] = {
                     {"half": _FLOAT_SUM + ("A9", "A28"), "float": _FLOAT_SUM + ("A9", "A28")}),
         Instruction("reduce_sum", "ReduceSum", _tensor.reduce_sum, "10", None,
                     ("T", "products"), _by_type(_tensor.REDUCE_SUM_TYPES),
-                    {"half": _FLOAT_SUM + ("A9", "A12", "A17", "A18", "A26"),
-                     "float": _FLOAT_SUM + ("A9", "A12", "A17", "A18", "A26"),
+                    {"half": _FLOAT_SUM + ("A9", "A12", "A17", "A18", "A26", "A47"),
+                     "float": _FLOAT_SUM + ("A9", "A12", "A17", "A18", "A26", "A47"),
                      # integer adds wrap (or saturate, where the order shows): the same orders
                      **dict.fromkeys(("int32_t", "uint32_t"), ("A9", "A12", "A17", "A18",
-                                                               "A26"))}),
+                                                               "A26", "A47"))}),
         Instruction("reduce_data_block", "ReduceDataBlock", _tminmax.reduce_data_block, "10",
                     None, ("T", "products"), _by_type(_tminmax.REDUCE_DATA_BLOCK_TYPES),
                     {t: _FLOAT_SUM + _MAX_MIN + ("A9", "A11") for t in ("half", "float")}),
@@ -280,11 +280,11 @@ INSTRUCTIONS: dict[str, Instruction] = {
         Instruction("get_reduce_repeat_sum_spr", "GetReduceRepeatSumSpr",
                     _tminmax.get_reduce_repeat_sum_spr, "10", None, ("T", "products"),
                     _by_type({p: ("half", "float") for p in _tminmax.SUM_SPR_PRODUCTS}),
-                    {t: _FLOAT_SUM + ("A23",) for t in ("half", "float")}),
+                    {t: _FLOAT_SUM + ("A23", "A47") for t in ("half", "float")}),
         Instruction("get_reduce_repeat_max_min_spr", "GetReduceRepeatMaxMinSpr",
                     _tminmax.get_reduce_repeat_max_min_spr, "10", None, ("T", "products"),
                     _by_type({p: ("half", "float") for p in _tminmax.MAX_MIN_SPR_PRODUCTS}),
-                    {t: _MAX_MIN + ("A24",) for t in ("half", "float")}),
+                    {t: _MAX_MIN + ("A24", "A46", "A47") for t in ("half", "float")}),
         Instruction("get_reduce_max_cnt", "asc_get_reduce_max_cnt", _tminmax.get_reduce_max_cnt,
                     "10", None, ("T", "products"), _by_type(_tminmax.C_API_TYPES),
                     {t: _MAX_MIN + ("A24",) for t in ("half", "float")}),
@@ -589,7 +589,8 @@ ASSUMPTIONS = (
      "derived from the repeat and the in-repeat index); it differs from r*lanes + e only when "
      "srcRepStride != 8"),
      'Config(reduce_max_index="repeat")'),
-    ("A26", ("ReduceSum/ReduceMax/ReduceMin with repeatTime 0 leave dst unchanged on every "
+    ("A26", ("ReduceSum/ReduceMax/ReduceMin with repeatTime 0 leave dst (and the SPRs they "
+     "set) unchanged on every "
      "product (a NOP on Atlas A2/A3, as the pages say of count 0 too; the 950 page says a NOP "
      "is not guaranteed, the others are silent); count 0 is rejected off Atlas A2/A3"),
      'Config(reduce_empty="raise")'),
@@ -672,6 +673,19 @@ ASSUMPTIONS = (
     ("A45", ("asc_squeeze on UB reads every element of a repeat: the vector mask (MaskState) "
      "takes no part (the page names no mask; vreducev2's page: \"该接口中MASK被忽略\")"),
      "none (clear src1's elements to leave lanes out)"),
+    ("A46", ("ReduceMax/ReduceMin leave in the max/min SPR (GetReduceRepeatMaxMinSpr) the value "
+     "they write to dst[0] and, as its index, the index they find (dst[1]'s with calIndex, "
+     "as A25 reads it; set with calIndex false too). The page gives the value and calls that "
+     "index \"not accurate\" (take it from dst); the vendor's A2 code reduces in "
+     "ReduceRepeat passes over sharedTmpBuffer, so the hardware's is likely its last pass's "
+     "lane"),
+     "none (read the index from dst[1], as the page says)"),
+    ("A47", ("The SPRs after a form the getter pages do not cover are set as after the ones "
+     "they do: ReduceSum's level-0 form leaves its dst[0] in the sum SPR as the first-n form "
+     "does (GetReduceRepeatSumSpr: first-n form only); ReduceMax/ReduceMin with srcRepStride "
+     "!= 8 (or in Counter mode) leave the value and index of A46 "
+     "(GetReduceRepeatMaxMinSpr: srcRepStride 8, srcBlkStride 1, Normal mode only)"),
+     "none (read dst: the pages leave the registers unspecified there)"),
 )
 
 

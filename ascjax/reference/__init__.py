@@ -45,6 +45,7 @@ from ._orders import sum_kahan as sum_kahan
 from ._orders import sum_numpy_pairwise as sum_numpy_pairwise
 from ._orders import sum_repeats as sum_repeats
 from ._orders import sum_sequential as sum_sequential
+from ._reduce import ReduceSpr as ReduceSpr
 from ._reduce import block_reduce_sum as block_reduce_sum
 from ._reduce import pair_reduce_sum as pair_reduce_sum
 from ._reduce import reduce_sum as reduce_sum
@@ -53,7 +54,6 @@ from ._reduce import repeat_reduce_sum as repeat_reduce_sum
 from ._reduce import whole_reduce_sum as whole_reduce_sum
 from ._reduce_index import reduce_max as reduce_max
 from ._reduce_index import reduce_min as reduce_min
-from ._reduce_minmax import ReduceSpr as ReduceSpr
 from ._reduce_minmax import asc_pair_reduce_sum as asc_pair_reduce_sum
 from ._reduce_minmax import asc_repeat_reduce_sum as asc_repeat_reduce_sum
 from ._reduce_minmax import block_reduce_max as block_reduce_max

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -22,6 +22,27 @@ def _masked_value(dtype: np.dtype, config: Config):
     if dtype.kind == "f" and config.masked_lanes == "skip":
         return dtype.type(-0.0)
     return dtype.type(0)
+
+
+class ReduceSpr(NamedTuple):
+    """The registers: the sum (dst's type), the max / min (T) and its index (uint32)."""
+
+    sum: Any
+    value: Any
+    index: Any
+
+
+def _reset(dtype, sum_dtype=None) -> ReduceSpr:
+    return ReduceSpr(np.zeros((), sum_dtype or dtype), np.zeros((), dtype), np.uint32(0))
+
+
+def spr_before(spr, dtype, sum_dtype=None) -> ReduceSpr:
+    """The registers a call starts from: ``spr`` with each field as its type, or reset (None)."""
+    if spr is None:
+        return _reset(dtype, sum_dtype)
+    total, value, index = spr
+    return ReduceSpr(np.asarray(total, sum_dtype or dtype), np.asarray(value, dtype),
+                     np.uint32(np.asarray(index, np.uint32)))
 
 
 def _tree(values: list, add_) -> Any:
@@ -255,16 +276,25 @@ def _padded_tree(values: list, zero, add_):
 
 
 def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any,
-               method: int | str | None = None, is_set_mask: bool = True, mask_state=None,
-               config: Config | None = None) -> np.ndarray:
+               method: int | str | None = None, spr: Any = None, is_set_mask: bool = True,
+               mask_state=None, config: Config | None = None) -> tuple:
     """Reference ``ReduceSum<T>``: ``(count)`` or level-0 ``(mask, repeat_time, src_rep_stride)``
     forms; the sum goes to ``dst[0]``. Each repeat's lanes (masked ones as +0) are read, then
     added by ``method`` (the page's numbers; the product's default when None). isSetMask
     (first-n form) counts only on Atlas A2/A3: false takes the count from the mask state's
-    low word; a count of 0 there is a NOP."""
-    config = config or Config()
-    where = "reduce_sum"
+    low word; a count of 0 there is a NOP. Returns (dst, ReduceSpr): the sum register holds the
+    sum dst[0] got (GetReduceRepeatSumSpr; A47 for the level-0 form), the others keep theirs; a
+    NOP changes no register."""
     del shared_tmp_buffer
+    dst, wrote = _reduce_sum(dst, src, args, method, is_set_mask, mask_state,
+                             config or Config())
+    spr = spr_before(spr, np.asarray(src).dtype, dst.dtype)
+    return dst, (spr._replace(sum=np.array(dst[0], dst.dtype)) if wrote else spr)
+
+
+def _reduce_sum(dst, src, args, method, is_set_mask, mask_state, config: Config):
+    """(the new dst, whether the call wrote it): ``reduce_sum``'s work."""
+    where = "reduce_sum"
     dst, src = np.array(dst, copy=True), np.asarray(src)
     _check_tensors(dst, src, where, (np.float16, np.float32, np.int32, np.uint32))
     lanes = VL_BYTES // src.itemsize
@@ -278,7 +308,7 @@ def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any,
         if not (0 if a2_a3 else 1) <= count <= src.size:
             raise ValueError(f"{where}: count {count} out of range")
         if count == 0:
-            return dst
+            return dst, False
         method = _method(method, config, count * src.itemsize)
         for r in range(-(-count // lanes)):
             active = [r * lanes + e < count for e in range(lanes)]
@@ -293,7 +323,7 @@ def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any,
         for r in range(repeat_time):
             registers.append(_read_repeat(src, r, active, 1, src_rep_stride, masked, where))
     if not registers:
-        return dst                      # repeat_time 0
+        return dst, False               # repeat_time 0
 
     def add_(x, y):
         return add(x, y, src.dtype, config)
@@ -308,10 +338,10 @@ def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any,
             for reg in registers[1:]:
                 merged = [add_(a, b) for a, b in zip(merged, reg, strict=True)]
         dst[0] = _tree(merged, add_)
-        return dst
+        return dst, True
     sums = [_tree(list(reg), add_) for reg in registers]
     if method == 1:
         dst[0] = sum_sequential(sums, src.dtype, config)
     else:
         dst[0] = _padded_tree(sums, zero, add_)
-    return dst
+    return dst, True

@@ -2,7 +2,9 @@
 
 Each active element is visited in index order with its index; the running best is replaced only
 by a strictly better element, so ties keep the smallest index (the pages). NaN, signed zeros,
-the level-0 index and repeat_time 0 follow ``Config`` (A19, A21, A22, A25, A26).
+the level-0 index and repeat_time 0 follow ``Config`` (A19, A21, A22, A25, A26). Both return
+(dst, ReduceSpr): the value written to dst[0] and the index found go to the max / min
+registers (GetReduceRepeatMaxMinSpr; A46, A47).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import numpy as np
 
 from ascjax._src.config import Config
 
-from ._reduce import _repeat_mask
+from ._reduce import _repeat_mask, spr_before
 from ._scalar import BLOCK_BYTES, CANONICAL_NAN_BITS, UINT, VL_BYTES, type_name
 
 _FLOATS = (np.float16, np.float32)
@@ -56,12 +58,13 @@ def _better(a, b, kind: str, zero: str) -> bool:
     return ka > kb if kind == "max" else ka < kb
 
 
-def _reduce(kind: str, dst, src, shared_tmp_buffer, args, cal_index, config):
+def _reduce(kind: str, dst, src, shared_tmp_buffer, args, cal_index, spr, config):
     config = config or Config()
     where = f"reduce_{kind}"
     dst, src = np.array(dst, copy=True), np.asarray(src)
     if src.dtype != dst.dtype or src.dtype.type not in _TYPES.get(config.product, _FLOATS):
         raise TypeError(f"{where}: T {src.dtype} not supported on {config.product}")
+    spr = spr_before(spr, src.dtype)
     lanes = VL_BYTES // src.itemsize
     epb = BLOCK_BYTES // src.itemsize
     if len(args) in (2, 4):
@@ -89,7 +92,7 @@ def _reduce(kind: str, dst, src, shared_tmp_buffer, args, cal_index, config):
             raise ValueError(f"{where}: count 0 is a NOP only on Atlas A2/A3")
         if config.reduce_empty == "raise" and config.product not in ("A2", "A3"):
             raise ValueError(f"{where}: repeat_time 0")
-        return dst
+        return dst, spr                 # the registers unchanged too
     if config.product != "950":
         tmp = np.asarray(shared_tmp_buffer)
         if tmp.size < _tmp_size(src.itemsize, first_max_repeat, cal_index):
@@ -114,17 +117,19 @@ def _reduce(kind: str, dst, src, shared_tmp_buffer, args, cal_index, config):
         dst.view(bits)[0] = CANONICAL_NAN_BITS[type_name(src.dtype)]
     if cal_index:
         dst.view(bits)[1] = index
-    return dst
+    # The registers: the value as written (its bits), the index found, calIndex or not (A46).
+    return dst, spr._replace(value=np.array(dst[0], src.dtype), index=np.uint32(index))
 
 
 def reduce_max(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any, cal_index: Any = None,
-               config: Config | None = None) -> np.ndarray:
+               spr: Any = None, config: Config | None = None) -> tuple:
     """Reference ``ReduceMax<T>``: ``(count[, cal_index])`` or ``(mask, repeat_time,
-    src_rep_stride[, cal_index])``; the max to ``dst[0]``, its index's bits to ``dst[1]``."""
-    return _reduce("max", dst, src, shared_tmp_buffer, args, cal_index, config)
+    src_rep_stride[, cal_index])``; the max to ``dst[0]``, its index's bits to ``dst[1]``;
+    returns (dst, ReduceSpr) with the max and its index in the registers."""
+    return _reduce("max", dst, src, shared_tmp_buffer, args, cal_index, spr, config)
 
 
 def reduce_min(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any, cal_index: Any = None,
-               config: Config | None = None) -> np.ndarray:
+               spr: Any = None, config: Config | None = None) -> tuple:
     """Reference ``ReduceMin<T>``: as ``reduce_max`` for the smallest element."""
-    return _reduce("min", dst, src, shared_tmp_buffer, args, cal_index, config)
+    return _reduce("min", dst, src, shared_tmp_buffer, args, cal_index, spr, config)

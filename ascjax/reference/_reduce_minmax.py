@@ -4,17 +4,19 @@ at a time, from the vendor pages."""
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from ascjax._src.config import Config
 
 from ._reduce import (
+    ReduceSpr,
     _check_tensors,
     _masked_value,
     _read_repeat,
     _repeat_mask,
+    _reset,
     _tree,
     _writes_empty,
     block_reduce_sum,
@@ -30,14 +32,6 @@ _ORDERS = ("value_index", "index_value", "only_value", "only_index")
 _PRODUCT_ORDERS = {"200I/500 A2": ("value_index", "only_value"),
                    "inference AI Core": ("value_index", "index_value"),
                    "training": ("value_index",)}
-
-
-class ReduceSpr(NamedTuple):
-    """The registers: the sum (T), the max / min over all repeats (T) and its index (uint32)."""
-
-    sum: Any
-    value: Any
-    index: Any
 
 
 def _uint(dtype) -> type:
@@ -192,10 +186,6 @@ def block_reduce_min(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_st
 
 
 # ---------------------------------------------------------------- ReduceRepeat and the SPRs
-
-def _reset(dtype, sum_dtype=None) -> ReduceSpr:
-    return ReduceSpr(np.zeros((), sum_dtype or dtype), np.zeros((), dtype), np.uint32(0))
-
 
 def _repeat(dst, src, actives: list, dst_rep_stride, src_blk_stride, src_rep_stride, kind,
             order, spr, config, where):

@@ -31,6 +31,8 @@ EXAMPLES = {
     "squeeze": squeeze_family.main,
     "reduce_register": reduce_register.main,
     "reduce_tensor_minmax": reduce_tensor_minmax.main,
+    "get_reduce_repeat_sum_spr": reduce_tensor_minmax.main_sum_spr,
+    "get_reduce_repeat_max_min_spr": reduce_tensor_minmax.main_max_min_spr,
     "reduce_max": reduce_max_min.main_max,
     "reduce_min": reduce_max_min.main_min,
     "vector_mask": vector_mask.main,

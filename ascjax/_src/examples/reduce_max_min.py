@@ -81,11 +81,12 @@ def _run(kind: str) -> bool:
     dst_local = np.zeros(16, np.float16)
     tmp = np.zeros(shared_tmp_size(HALF, 65, True), np.float16)
     mask = 128
-    outs = [f(dst_local, src_local, tmp, mask, 65, 8, True)]          # mask continuous mode
+    # each call returns (dst, spr): the new dst and the SPRs GetReduceRepeatMaxMinSpr reads
+    outs = [f(dst_local, src_local, tmp, mask, 65, 8, True)[0]]       # mask continuous mode
     mask = [0xFFFFFFFFFFFFFFFF, 0xFFFFFFFFFFFFFFFF]
-    outs.append(f(dst_local, src_local, tmp, mask, 65, 8, True))      # mask bit mode
-    outs.append(f(dst_local, src_local, tmp, 8320, True))             # first n
-    want = ref(dst_local, src_local, tmp, 8320, True)
+    outs.append(f(dst_local, src_local, tmp, mask, 65, 8, True)[0])   # mask bit mode
+    outs.append(f(dst_local, src_local, tmp, 8320, True)[0])          # first n
+    want, _ = ref(dst_local, src_local, tmp, 8320, True)
     for label, out in zip(("mask continuous", "mask bit", "first n"), outs, strict=True):
         out = np.asarray(out)
         _show(f"{name} 8320 halves, {label}", out)
@@ -104,7 +105,8 @@ def _run(kind: str) -> bool:
     repeat = src_data_size // mask
     src_local = _fill(rng, src_data_size, head, tail, extreme, at, kind)
     tmp = np.zeros(shared_tmp_size(HALF, repeat, True), np.float16)
-    out = np.asarray(f(np.zeros(16, np.float16), src_local, tmp, mask, repeat, rep_stride, True))
+    out = np.asarray(f(np.zeros(16, np.float16), src_local, tmp, mask, repeat, rep_stride,
+                       True)[0])
     index = _show(f"{name} level 0 (512 halves)", out)
     passed &= out[0] == np.float16(extreme) and index == at
 
@@ -113,7 +115,7 @@ def _run(kind: str) -> bool:
     src_data_size = 288
     src_local = _fill(rng, src_data_size, head, tail, extreme, at, kind)
     tmp = np.zeros(shared_tmp_size(HALF, src_data_size // 128, True), np.float16)
-    out = np.asarray(f(np.zeros(16, np.float16), src_local, tmp, src_data_size, True))
+    out = np.asarray(f(np.zeros(16, np.float16), src_local, tmp, src_data_size, True)[0])
     index = _show(f"{name} first n (288 halves)", out)
     passed &= out[0] == np.float16(extreme) and index == at
 

@@ -1,6 +1,11 @@
 """The example programs of the ReduceDataBlock, ReduceRepeat, ReducePairElem,
-GetReduceRepeatMaxMinSpr pages and of the C API pages asc_datablock_reduce_sum/max/min,
-asc_repeat_reduce_sum/max/min, asc_get_reduce_max/min_cnt and asc_pair_reduce_sum.
+GetReduceRepeatMaxMinSpr, GetReduceRepeatSumSpr pages and of the C API pages
+asc_datablock_reduce_sum/max/min, asc_repeat_reduce_sum/max/min, asc_get_reduce_max/min_cnt and
+asc_pair_reduce_sum.
+
+The two getter pages' calls after ReduceSum and ReduceMax (``main_sum_spr``,
+``main_max_min_spr``) are checked against values computed here without the emulator: the exact
+sum (``math.fsum``, inputs chosen so that every partial float sum is exact) and NumPy's max.
 
 The pages show some elements of the inputs and outputs and elide the rest ("..."); the elided
 elements are filled with a fixed pattern here, the shown outputs are checked as the pages print
@@ -8,10 +13,15 @@ them (hand-read from the pages), and every whole output against ``ascjax.referen
 page shows no output, the result is printed and checked against the reference model.
 """
 
+import math
+
 import numpy as np
 
 import ascjax as asc
 from ascjax import reference
+
+from ..formats import resolve
+from ..isa.reduce_tensor_index import shared_tmp_size
 
 A2 = asc.Config(product="A2")
 FULL_HALF = [2**64 - 1, 2**64 - 1]  # uint64_t mask[2] = { UINT64_MAX, UINT64_MAX }
@@ -196,3 +206,49 @@ def main() -> bool:
     print("[Success] reduce max/min samples reproduced." if passed
           else "[Failed] reduce max/min sample mismatch.")
     return bool(passed)
+
+
+def main_sum_spr() -> bool:
+    """GetReduceRepeatSumSpr's 调用示例: ReduceSum over the first 128 floats, then the getter
+    ("返回前128个数的和"). The inputs are multiples of 1/8 below 125 in magnitude, so every
+    partial sum is a float exactly and the sum is ``math.fsum``'s, whatever the order."""
+    src = (np.random.default_rng(5).integers(-1000, 1001, 256) / 8).astype(np.float32)
+    work = np.zeros(64, np.float32)
+    dst = np.zeros(8, np.float32)
+    # AscendC::ReduceSum(dst, src, work, 128);
+    dst, spr = asc.reduce_sum(dst, src, work, 128, config=A2)
+    # float res = AscendC::GetReduceRepeatSumSpr<float>(); // 返回前128个数的和
+    res = asc.get_reduce_repeat_sum_spr(spr, config=A2)
+    exact = math.fsum(src[:128].tolist())
+    print(f"GetReduceRepeatSumSpr<float>() after ReduceSum(dst, src, work, 128): {float(res)} "
+          f"(the exact sum of the first 128: {exact}; dst[0] {float(dst[0])})")
+    ok = _report("the sum of the first 128", float(res) == exact)
+    ok &= _report("the same bits as dst[0]", _same([res], [np.asarray(dst)[0]]))
+    print("[Success] GetReduceRepeatSumSpr sample reproduced." if ok
+          else "[Failed] GetReduceRepeatSumSpr sample mismatch.")
+    return bool(ok)
+
+
+def main_max_min_spr() -> bool:
+    """GetReduceRepeatMaxMinSpr's 调用示例 2 (Atlas A2/A3): ReduceMax in the continuous case
+    (mask 64, repeatTime 1, srcRepStride 8, calIndex true), then the getter: ``val`` is the
+    max (NumPy's); ``idx`` is printed, not checked: the page says it is not ReduceMax's
+    accurate index, which dst[1] holds (A46)."""
+    src = np.random.default_rng(9).standard_normal(64).astype(np.float32)
+    work = np.zeros(shared_tmp_size(resolve("float"), 1, True), np.float32)
+    dst = np.zeros(2, np.float32)
+    mask = 64
+    # AscendC::ReduceMax(dst, src, work, mask, 1, 8, true); // 连续场景，srcRepStride = 8
+    dst, spr = asc.reduce_max(dst, src, work, mask, 1, 8, True, config=A2)
+    # float val = 0; float idx = 0; AscendC::GetReduceRepeatMaxMinSpr<float>(val, idx);
+    val, idx = asc.get_reduce_repeat_max_min_spr(spr, config=A2)
+    top = int(np.argmax(src))
+    print(f"GetReduceRepeatMaxMinSpr<float>(val, idx) after ReduceMax: val {float(val)} "
+          f"(NumPy's max {float(src.max())}), idx bits {int(_bits(idx))} (dst[1]: "
+          f"{int(_bits(np.asarray(dst)[1:])[0])}; NumPy's argmax {top})")
+    ok = _report("val is the max", _same([val], [src[top]]))
+    ok &= _report("ReduceMax's own index (dst[1]) is the argmax",
+                  int(_bits(np.asarray(dst)[1:])[0]) == top)
+    print("[Success] GetReduceRepeatMaxMinSpr sample reproduced." if ok
+          else "[Failed] GetReduceRepeatMaxMinSpr sample mismatch.")
+    return bool(ok)

@@ -71,8 +71,8 @@ def main() -> bool:
     st, rs, ok2 = _state(asc.set_vector_mask, ref.set_vector_mask, st, rs, 128, dtype="half",
                          mode="counter", config=A2)  # 参与计算的元素个数为128
     # stand-in for Adds<half, false>(dstLocal, src0Local, num, 1): calCount 1 has no effect
-    out = asc.reduce_sum(dst, src0, None, 1, is_set_mask=False, mask_state=st, config=A2)
-    want = ref.reduce_sum(dst, src0, None, 1, is_set_mask=False, mask_state=rs, config=A2)
+    out, _ = asc.reduce_sum(dst, src0, None, 1, is_set_mask=False, mask_state=st, config=A2)
+    want, _ = ref.reduce_sum(dst, src0, None, 1, is_set_mask=False, mask_state=rs, config=A2)
     st, rs, ok3 = _state(asc.set_mask_norm, ref.set_mask_norm, st, rs, config=A2)
     st, rs, ok4 = _state(asc.reset_mask, ref.reset_mask, st, rs, config=A2)
     ok = ok1 and ok2 and ok3 and ok4 and _same(out, want) and float(out[0]) == src0[:128].sum()

@@ -255,8 +255,8 @@ def _tensor_probes() -> list[Probe]:
 
     def first_n(count):
         def run(x, c):
-            return {"dst": _np(ascjax.reduce_sum(x["dst"], x["src"], None, count, config=c),
-                               f32)}
+            dst, _ = ascjax.reduce_sum(x["dst"], x["src"], None, count, config=c)
+            return {"dst": _np(dst, f32)}
         return run
 
     a17 = np.zeros(65, np.float32)
@@ -267,13 +267,28 @@ def _tensor_probes() -> list[Probe]:
     def reduce_max(*args):
         def run(x, c):
             work = np.zeros(1024, np.float32)  # sharedTmpBuffer: its size only is checked
-            return {"dst": _np(ascjax.reduce_max(x["dst"], x["src"], work, *args,
-                                                 cal_index=True, config=c), f32)}
+            dst, _ = ascjax.reduce_max(x["dst"], x["src"], work, *args, cal_index=True,
+                                       config=c)
+            return {"dst": _np(dst, f32)}
         return run
+
+    def reduce_max_spr(x, c):  # A46: ReduceMax, then GetReduceRepeatMaxMinSpr
+        work = np.zeros(1024, np.float32)
+        dst, spr = ascjax.reduce_max(x["dst"], x["src"], work, 64, 2, 8, True, config=c)
+        value, index = ascjax.get_reduce_repeat_max_min_spr(spr, config=c)
+        return {"dst": _np(dst, f32), "spr": _np(value, f32), "spr_index": _np(index, f32)}
+
+    def reduce_sum_spr(x, c):  # A47: ReduceSum's level-0 form, then GetReduceRepeatSumSpr
+        dst, spr = ascjax.reduce_sum(x["dst"], x["src"], None, 64, 2, 16, config=c)
+        return {"dst": _np(dst, f32),
+                "spr": _np(ascjax.get_reduce_repeat_sum_spr(spr, config=c), f32)}
 
     a21 = np.array([1.0, np.nan, 3.0] + [0.0] * 61, np.float32)
     a25 = np.zeros(256, np.float32)
     a25[130] = 5.0  # repeat 1 (srcRepStride 16) lane 2: offset 130 or index 66
+    a46 = np.arange(128, dtype=np.float32) % 7  # distinct maximum 9 at element 69 (repeat 1)
+    a46[69] = 9.0
+    a47 = np.arange(256, dtype=np.float32) % 5  # small integers: every order sums exactly
 
     def repeat_sum(x, c):
         dst, spr = ascjax.reduce_repeat(x["dst"], x["src"], 1, 4, 1, 1, 8, reduce_type="sum",
@@ -395,6 +410,22 @@ def _tensor_probes() -> list[Probe]:
                 "input_dst.bin",
                 {"dst": (np.zeros(2, np.float32), f32), "src": (a25, f32)},
                 reduce_max(64, 2, 16)),
+        _tensor("A46_reduce_max_spr_index", ("A46",), None, "reduce_max",
+                "ReduceMax<float>(dst, src, sharedTmpBuffer, 64, 2, 8, true) (mask 64, "
+                "repeatTime 2, srcRepStride 8: the page's continuous case, the maximum at "
+                "element 69) with src input_src.bin, dst input_dst.bin; dst to output.bin, "
+                "GetReduceRepeatMaxMinSpr<float>(value, index) to output_spr.bin and "
+                "output_spr_index.bin (the index's bits in a float)",
+                {"dst": (np.zeros(2, np.float32), f32), "src": (a46, f32)}, reduce_max_spr,
+                (("dst", f32), ("spr", f32), ("spr_index", f32)), kind="check",
+                products=("A2", "A3")),
+        _tensor("A47_reduce_sum_spr_level0", ("A47",), None, "reduce_sum",
+                "ReduceSum<float>(dst, src, sharedTmpBuffer, 64, 2, 16) (the level-0 form: "
+                "mask 64, repeatTime 2, srcRepStride 16) with src input_src.bin, dst "
+                "input_dst.bin; dst to output.bin, GetReduceRepeatSumSpr<float>() to "
+                "output_spr.bin",
+                {"dst": (np.zeros(1, np.float32), f32), "src": (a47, f32)}, reduce_sum_spr,
+                (("dst", f32), ("spr", f32)), kind="check", products=("950", "A2", "A3")),
         _tensor("A29_zero_vector_mask", ("A29",), "zero_vector_mask", "set_vector_mask",
                 "SetVectorMask<float>(0, UINT64_MAX); SetVectorMask<float>(0, 0); then "
                 "BlockReduceSum<float, false>(dst, src, 1, MASK_PLACEHOLDER, 1, 1, 8) with src "
@@ -476,7 +507,8 @@ def _empty_call_probes() -> list[Probe]:
     seven = np.full(64, 7.0, np.float32)
 
     def reduce_empty(x, c):
-        return {"dst": _np(ascjax.reduce_sum(x["dst"], x["src"], None, 64, 0, 8, config=c), f32)}
+        dst, _ = ascjax.reduce_sum(x["dst"], x["src"], None, 64, 0, 8, config=c)
+        return {"dst": _np(dst, f32)}
 
     def gather_empty(x, c):
         return {"dst": _np(ascjax.gather(x["dst"], x["src"], x["offset"], 0, 0, config=c), f32)}
@@ -565,8 +597,9 @@ def _order_probes() -> list[Probe]:
 
     def tensor(function, *args, dtype="float", **keywords):
         def run(x, c):
-            return {"dst": _np(function(x["dst"], x["src"], *args, config=c, **keywords),
-                               dtype)}
+            out = function(x["dst"], x["src"], *args, config=c, **keywords)
+            # dst, or (dst, spr) from a call that also sets the SPRs (ReduceSum)
+            return {"dst": _np(out[0] if isinstance(out, tuple) else out, dtype)}
         return run
 
     def spr_sum(x, c):

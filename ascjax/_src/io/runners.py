@@ -504,7 +504,8 @@ _REGISTER, _UB = "register (950)", "UB (A2, A3)"
 
 # One line per instruction whose runner a family derives (``families``): the registry name, its
 # family, and what the signature cannot say (template choices, units, call forms, extra parts).
-# The C API on UB: its two overloads; ReduceRepeat's SPR parts, each to an optional file.
+# The C API on UB: its two overloads; the SPR parts (ReduceRepeat's, ReduceSum's, ReduceMax's,
+# ReduceMin's), each to an optional file.
 _C_FORMS = (("count",), ("repeat", "dst_repeat_stride", "src_block_stride", "src_repeat_stride"))
 _SPR = ("spr_sum", "spr_value", "spr_index")
 
@@ -518,7 +519,8 @@ FAMILIES = {
     "reduce_sum": Tensor(forms=(("count",), ("mask", "repeat_time", "src_rep_stride")),
                          templates={"method": Template(
                              (*REDUCE_SUM_METHODS.values(), *REDUCE_SUM_METHODS), int_or_name,
-                             "how the repeats are added (default: the product's)")}),
+                             "how the repeats are added (default: the product's)")},
+                         outputs=_SPR),
     **{name: Register() for name in (
         "asc_reduce_sum", "asc_reduce_max", "asc_reduce_min", "reduce_max_datablock",
         "reduce_min_datablock", "reg_pair_reduce_elem")},
@@ -542,7 +544,7 @@ FAMILIES = {
     **{name: Tensor(forms=_C_FORMS, templates={"order": ORDERS}, outputs=_SPR)
        for name in ("repeat_reduce_max", "repeat_reduce_min")},
     **{name: Tensor(forms=(("count",), ("mask", "repeat_time", "src_rep_stride")),
-                    templates={"cal_index": (False, True)})
+                    templates={"cal_index": (False, True)}, outputs=_SPR)
        for name in ("reduce_max", "reduce_min")},
 }
 

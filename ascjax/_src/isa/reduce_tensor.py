@@ -68,6 +68,44 @@ REDUCE_SUM_DEFAULTS = {p: (2, 2) for p in _ALL_PRODUCTS} | {"A3": (1, 2), "A2": 
 REDUCE_SUM_MERGE_BYTES = (256, 1024)
 
 
+# --- the special registers the reductions set ------------------------------------------------
+
+class ReduceSpr(NamedTuple):
+    """The special registers a reduction leaves: arrays over the call's batch shape.
+
+    ``sum`` (dst's type: int32 / uint32 for a 16-bit integer src): what GetReduceRepeatSumSpr
+    reads; ``value`` (T) and ``index`` (uint32): the max / min and where it is, what
+    GetReduceRepeatMaxMinSpr and asc_get_reduce_max_cnt / min_cnt read. ReduceRepeat and the C
+    API's asc_repeat_reduce_* set them, and so do ReduceSum (``sum``) and ReduceMax / ReduceMin
+    (``value``, ``index``). ``reduce_spr_reset`` gives the reset state (0s).
+    """
+
+    sum: Any
+    value: Any
+    index: Any
+
+
+def reduce_spr_reset(dtype: Any = jnp.float16, batch: tuple = (),
+                     sum_dtype: Any = None) -> ReduceSpr:
+    """The SPRs before any reduction: every field 0 (``sum`` in ``sum_dtype``, default
+    ``dtype``)."""
+    zeros = jnp.zeros(batch, dtype)
+    sums = zeros if sum_dtype is None else jnp.zeros(batch, sum_dtype)
+    return ReduceSpr(sums, zeros, jnp.zeros(batch, jnp.uint32))
+
+
+def spr_in(where: str, spr: Any, batch: tuple, dtype: Any, sum_dtype: Any) -> ReduceSpr:
+    """The SPRs a call starts from: ``spr`` (a ``ReduceSpr``) or, for None, the reset state;
+    each field an array of its type (``sum_dtype``, ``dtype``, uint32) over ``batch``."""
+    if spr is None:
+        return reduce_spr_reset(dtype, batch, sum_dtype)
+    if not isinstance(spr, ReduceSpr):
+        raise TypeError(f"{where}: spr must be a ReduceSpr (or None, the reset state), got "
+                        f"{type(spr).__name__}")
+    return ReduceSpr(*(jnp.broadcast_to(jnp.asarray(x, t), batch) for x, t in
+                       zip(spr, (sum_dtype, dtype, jnp.uint32), strict=True)))
+
+
 # --- the group reductions: one kernel for sum / max / min over pairs, blocks, repeats --------
 
 # ReduceRepeat's ReduceOrder values (snake_case): how a repeat's max/min value and its index
@@ -477,8 +515,9 @@ def _check_sum_tmp(where: str, call, tmp: Any, method: int) -> None:
 
 
 def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any,
-               method: int | str | None = None, is_set_mask: bool = True,
-               mask_state: MaskState | None = None, config: Config | None = None) -> jax.Array:
+               method: int | str | None = None, spr: ReduceSpr | None = None,
+               is_set_mask: bool = True, mask_state: MaskState | None = None,
+               config: Config | None = None) -> tuple[jax.Array, ReduceSpr]:
     """``ReduceSum<T>``: the sum of a tensor, written to ``dst[..., 0]``. Two call forms:
 
     * first n elements: ``reduce_sum(dst, src, shared_tmp_buffer, count)``; repeat r covers
@@ -489,7 +528,14 @@ def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any,
       [0, 65535].
 
     ``repeat.tensor_reduce_call`` checks both forms for ReduceSum, ReduceMax and ReduceMin.
-    ``repeat_time`` 0 leaves dst unchanged (A26).
+    ``repeat_time`` 0 leaves dst and the SPRs unchanged (A26).
+
+    The call also sets the sum register: returns ``(dst, spr)``, a ``ReduceSpr`` built on
+    ``spr`` (the registers before the call; None: reset) whose ``sum`` (T) is the sum written to
+    ``dst[..., 0]``, bit for bit; ``value`` and ``index`` keep their bits.
+    ``get_reduce_repeat_sum_spr`` reads it (GetReduceRepeatSumSpr: "the sum of the first n").
+    The page supports that getter after the first-n form only; the level-0 form sets the same
+    register here (A47).
 
     ``method`` is the vendor page's number (or its name) for how the repeats are added; every
     add is one IEEE add rounded to T (the 950's int32_t / uint32_t: an integer add that wraps,
@@ -523,14 +569,18 @@ def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any,
     form has no isSetMask and sets its own mask; it runs in Normal mode only (the page does not
     describe it under a Counter-mode ``mask_state``, which raises).
 
-    Differentiable in ``dst`` and ``src`` (half, float) as the exact operation.
+    Differentiable in ``dst`` and ``src`` (half, float) as the exact operation; the SPRs carry
+    no gradient.
 
     >>> import numpy as np, ascjax
     >>> x = np.ones(640, np.float16); x[0] = 2047; x[128::128] = 2  # repeat sums 2174, 129 x 4
     >>> dst = np.zeros(1, np.float16)
-    >>> [float(ascjax.reduce_sum(dst, x, None, 640, config=ascjax.Config(product=p))[0])
+    >>> [float(ascjax.reduce_sum(dst, x, None, 640, config=ascjax.Config(product=p))[0][0])
     ...  for p in ("950", "A2")]
     [2692.0, 2688.0]
+    >>> dst, spr = ascjax.reduce_sum(np.zeros(1, np.float32), np.ones(128, np.float32), None, 128)
+    >>> float(ascjax.get_reduce_repeat_sum_spr(spr))  # GetReduceRepeatSumSpr<float>()
+    128.0
     """
     where = "reduce_sum"
     call = tensor_reduce_call(where, dst, src, REDUCE_SUM_TYPES, config, args,
@@ -538,11 +588,14 @@ def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any,
     config, fmt, dst = call.config, call.fmt, call.dst
     method = reduce_sum_method(method, config, call.count, fmt)
     _check_sum_tmp(where, call, shared_tmp_buffer, method)
+    spr = spr_in(where, spr, dst.shape[:-1], fmt.storage_dtype, fmt.storage_dtype)
     if call.plan is None:
-        return dst
+        return dst, spr
     if dst.shape[-1] < 1:
         raise ValueError(f"{where}: dst has no element to write the sum to")
-    return _reduce_sum((Adder(fmt, fmt, config), call.plan, method), dst, call.src)
+    out = _reduce_sum((Adder(fmt, fmt, config), call.plan, method), dst, call.src)
+    # the sum register holds what dst[0] got (A47 for the level-0 form); no gradient
+    return out, spr._replace(sum=jax.lax.stop_gradient(out[..., 0]))
 
 
 def _reduce_sum_forward(spec, d, s):

@@ -12,6 +12,11 @@ Max and min are exact: no rounding, no order of comparison can change a bit, so 
 rounds over the repeats (the ``sharedTmpBuffer`` passes) are not replayed. Ties go to the
 smallest index (the pages); the value is moved, bits and all. The 950's int64_t / uint64_t rows
 are not emulated (JAX's x64 is off).
+
+Both also set the max / min SPRs GetReduceRepeatMaxMinSpr reads (``ReduceSpr.value`` and
+``.index``): they take and return a ``ReduceSpr``, as ``reduce_repeat`` does. The value is the
+one written to ``dst[0]``; the index, which the GetReduceRepeatMaxMinSpr page calls "not
+accurate" after ReduceMax / ReduceMin, is the index the call finds (A46), on every form (A47).
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from ..config import Config
 from ..formats import Format
 from ..numerics.bits import from_bits, to_bits, with_nan_as
 from .lanes import kernel, merge_last
-from .reduce_tensor import check_tmp_dtype, extreme_index
+from .reduce_tensor import ReduceSpr, check_tmp_dtype, extreme_index, spr_in
 from .repeat import RepeatPlan, tensor_reduce_call
 
 _HALF_FLOAT = ("half", "float")
@@ -70,7 +75,8 @@ def shared_tmp_size(fmt: Format, first_repeats: int, cal_index: bool) -> int:
 
 
 def reduce_max(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any, cal_index: Any = None,
-               config: Any = None) -> jax.Array:
+               spr: ReduceSpr | None = None,
+               config: Any = None) -> tuple[jax.Array, ReduceSpr]:
     """``ReduceMax<T>``: the largest element of a tensor to ``dst[0]``, its index to ``dst[1]``.
 
     Call forms (arguments in the page's order; ``cal_index``, the page's calIndex, may be given
@@ -86,12 +92,22 @@ def reduce_max(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any, cal_index
 
     ``dst``, ``src``: LocalTensors ``(..., n)`` of T (half or float; the 950 also int16_t,
     uint16_t, int32_t, uint32_t; the training series half only); leading axes are independent
-    tensors. Returns the new dst: ``dst[..., 0]`` is the maximum's bits; with ``cal_index``,
-    ``dst[..., 1]`` holds its index as a uint16 (16-bit T) or uint32 bit pattern; nothing else
-    changes. Several maxima: the smallest index (the page). -0 < +0 (A22); a NaN among the
-    active elements is the result, the first one by index (A21), written as the type's quiet
-    NaN (A19). repeat_time 0 leaves dst
-    unchanged (A26); so does count 0 on Atlas A2/A3 (the page), which other products reject.
+    tensors. Returns ``(dst, spr)``. The new dst: ``dst[..., 0]`` is the maximum's bits; with
+    ``cal_index``, ``dst[..., 1]`` holds its index as a uint16 (16-bit T) or uint32 bit pattern;
+    nothing else changes. Several maxima: the smallest index (the page). -0 < +0 (A22); a NaN
+    among the active elements is the result, the first one by index (A21), written as the
+    type's quiet NaN (A19). repeat_time 0 leaves dst and the SPRs unchanged (A26); so does
+    count 0 on Atlas A2/A3 (the page), which other products reject.
+
+    The call also sets the max / min registers: the ``spr`` returned is a ``ReduceSpr`` built
+    on the one passed (the registers before the call; None: reset), with ``value`` (T) the bits
+    written to ``dst[..., 0]`` and ``index`` (uint32) the index this call finds, the one
+    ``dst[..., 1]`` gets with ``cal_index`` (given or not; as ``config.reduce_max_index`` says,
+    A25); ``sum`` keeps its bits. ``get_reduce_repeat_max_min_spr`` reads them
+    (GetReduceRepeatMaxMinSpr). That page gives the exact value but says the index it reads
+    after ReduceMax / ReduceMin is "not accurate" (take the index from dst): the exact one here
+    is assumed (A46). It supports the continuous case only (srcRepStride 8, not Counter mode);
+    the other forms set the registers the same way here (A47).
 
     ``shared_tmp_buffer`` (a LocalTensor of T) is the vendor's work space: its contents are not
     emulated, but on every product but the 950 it must hold the page's minimum
@@ -100,24 +116,26 @@ def reduce_max(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any, cal_index
     half supports indices up to 65535).
 
     Differentiable in ``dst`` and ``src``: the cotangent of ``dst[0]`` goes to the selected
-    element of src; the index gets none.
+    element of src; the index and the SPRs get none.
 
     >>> import numpy as np, ascjax
     >>> x = np.array([1, 5, 3, 5] + [0] * 124, np.float16)
-    >>> out = ascjax.reduce_max(np.zeros(2, np.float16), x, x, 128, 1, 8, True)
-    >>> float(out[0]), int(out.view(np.uint16)[1])
-    (5.0, 1)
+    >>> out, spr = ascjax.reduce_max(np.zeros(2, np.float16), x, x, 128, 1, 8, True)
+    >>> float(out[0]), int(np.asarray(out).view(np.uint16)[1]), float(spr.value)
+    (5.0, 1, 5.0)
     """
     return _reduce_extreme("reduce_max", "max", REDUCE_MAX_TYPES, dst, src, shared_tmp_buffer,
-                           args, cal_index, config)
+                           args, cal_index, spr, config)
 
 
 def reduce_min(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any, cal_index: Any = None,
-               config: Any = None) -> jax.Array:
+               spr: ReduceSpr | None = None,
+               config: Any = None) -> tuple[jax.Array, ReduceSpr]:
     """``ReduceMin<T>``: ``reduce_max`` for the smallest element (-0 < +0, so the min of -0
-    and +0 is -0; A22), same forms, checks, index storage and ties (smallest index)."""
+    and +0 is -0; A22), same forms, checks, index storage and ties (smallest index); returns
+    ``(dst, spr)``, the min and its index in ``spr.value`` / ``spr.index`` (A46, A47)."""
     return _reduce_extreme("reduce_min", "min", REDUCE_MIN_TYPES, dst, src, shared_tmp_buffer,
-                           args, cal_index, config)
+                           args, cal_index, spr, config)
 
 
 def _check_cal_index(where: str, positional: Any, keyword: Any) -> bool:
@@ -177,11 +195,13 @@ def _check_tmp(where: str, call, tmp: Any, cal_index: bool) -> None:
                          f"{call.config.product!r}")
 
 
-def _reduce_extreme(where, kind, table, dst, src, tmp, args, cal_index, config):
+def _reduce_extreme(where, kind, table, dst, src, tmp, args, cal_index, spr, config):
     call = tensor_reduce_call(where, dst, src, table, config, args, optional=("cal_index",))
     cal_index = _check_cal_index(where, call.extra[0], cal_index)
+    dtype = call.fmt.storage_dtype
+    spr = spr_in(where, spr, call.dst.shape[:-1], dtype, dtype)
     if call.plan is None:
-        return call.dst
+        return call.dst, spr
     fmt, plan, config = call.fmt, call.plan, call.config
     if call.dst.shape[-1] < 1 + cal_index:
         raise ValueError(f"{where}: dst has {call.dst.shape[-1]} element(s); the "
@@ -192,7 +212,11 @@ def _reduce_extreme(where, kind, table, dst, src, tmp, args, cal_index, config):
     if cal_index and fmt.bits == 16 and top > INDEX_MAX_16:
         raise ValueError(f"{where}: with cal_index, a {fmt.name} tensor's index can reach {top}; "
                          f"the page supports indices up to {INDEX_MAX_16} (uint16_t) only")
-    return _extreme(_Spec(plan, kind, cal_index, config), call.dst, call.src, call.src)
+    spec = _Spec(plan, kind, cal_index, config)
+    out = _extreme(spec, call.dst, call.src, call.src)
+    # The SPRs: the value dst[0] got, the index found (A46); no gradient.
+    value = jax.lax.stop_gradient(out[..., 0])
+    return out, spr._replace(value=value, index=_spr_index(spec, jax.lax.stop_gradient(call.src)))
 
 
 def _candidates(spec: _Spec, x):
@@ -240,3 +264,12 @@ def _extreme_linear(spec: _Spec, td, ts, s):
 
 
 _extreme = kernel(_extreme_forward, _extreme_linear, num_diff=2)
+
+
+def _spr_index_forward(spec: _Spec, s):
+    """The index the SPR gets: the selected element's (``dst[1]``'s with calIndex), uint32."""
+    _, index, pos = _select(spec, s)
+    return jnp.asarray(index, jnp.uint32)[pos]
+
+
+_spr_index = kernel(_spr_index_forward)

@@ -1,14 +1,16 @@
 """LocalTensor reductions by DataBlock, repeat and pair with SUM / MAX / MIN (ReduceDataBlock,
 ReduceRepeat, ReducePairElem; the older BlockReduceMax/Min, WholeReduceMax/Min), the special
-registers ReduceRepeat leaves behind (GetReduceRepeatSumSpr, GetReduceRepeatMaxMinSpr,
-asc_get_reduce_max_cnt / asc_get_reduce_min_cnt), and the C API on UB memory
+registers ReduceRepeat (and ReduceSum, ReduceMax, ReduceMin) leave behind
+(GetReduceRepeatSumSpr, GetReduceRepeatMaxMinSpr, asc_get_reduce_max_cnt /
+asc_get_reduce_min_cnt), and the C API on UB memory
 (asc_datablock_reduce_*, asc_repeat_reduce_*, asc_pair_reduce_sum's UB form).
 
 Every call runs the one group kernel of ``reduce_tensor`` (``group_reduce``): sums are
 adjacent-pair trees, each add rounded to T; a max / min is exact (``lanes.select_extreme``: the
 first index among equal values, -0 < +0, the first NaN wins; A21, A22). A max/min index is stored
 in the dst element's bits (uint16 in a half, uint32 in a float; ``only_index`` a uint32 in any
-T). The SPRs are explicit: ``reduce_repeat`` takes and returns a ``ReduceSpr``.
+T). The SPRs are explicit: ``reduce_repeat`` takes and returns a ``ReduceSpr`` (the class
+lives in ``reduce_tensor``, where ``reduce_sum`` sets it too).
 
 The class-library calls take ``is_set_mask`` (isSetMask) and ``mask_state`` as
 ``block_reduce_sum`` does: False makes ``mask`` a placeholder and takes the mask from
@@ -23,7 +25,7 @@ adds wrap or saturate (``config.int_overflow``). The rest of the family is half 
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -48,12 +50,14 @@ from .reduce_tensor import (
     BLOCK_REDUCE_SUM_TYPES,
     ORDERS,
     PAIR_REDUCE_SUM_TYPES,
+    ReduceSpr,
     RepeatCall,
     _plan,
     extreme_index,
     group_reduce,
     order_slots,
     pair_reduce_sum_plan,
+    spr_in,
 )
 from .repeat import REPEAT_MAX, check_strides, mask_source, repeat_call, setup
 from .vector_mask import MaskState
@@ -83,29 +87,6 @@ REDUCE_ORDERS = {"950": ORDERS, "A3": ORDERS, "A2": ORDERS,
 SUM_SPR_PRODUCTS = ("950", "A3", "A2")                        # GetReduceRepeatSumSpr
 MAX_MIN_SPR_PRODUCTS = ("A3", "A2", "inference AI Core")      # GetReduceRepeatMaxMinSpr
 CNT_PRODUCTS = ("A3", "A2")                                   # asc_get_reduce_max/min_cnt
-
-
-class ReduceSpr(NamedTuple):
-    """The special registers a repeat reduction leaves: arrays over the call's batch shape.
-
-    ``sum`` (dst's type: int32 / uint32 for a 16-bit integer src): what GetReduceRepeatSumSpr
-    reads; ``value`` (T) and ``index`` (uint32): the
-    max / min over all repeats and where it is, what GetReduceRepeatMaxMinSpr and
-    asc_get_reduce_max_cnt / min_cnt read. ``reduce_spr_reset`` gives the reset state (0s).
-    """
-
-    sum: Any
-    value: Any
-    index: Any
-
-
-def reduce_spr_reset(dtype: Any = jnp.float16, batch: tuple = (),
-                     sum_dtype: Any = None) -> ReduceSpr:
-    """The SPRs before any reduction: every field 0 (``sum`` in ``sum_dtype``, default
-    ``dtype``)."""
-    zeros = jnp.zeros(batch, dtype)
-    sums = zeros if sum_dtype is None else jnp.zeros(batch, sum_dtype)
-    return ReduceSpr(sums, zeros, jnp.zeros(batch, jnp.uint32))
 
 
 def empty_fill(kind: str, fmt: Format, config: Config) -> int:
@@ -209,13 +190,7 @@ def _repeat(where: str, call: RepeatCall, kind: str, order: str | None, spr: Any
     dtype = call.fmt.storage_dtype
     # dst's type: src's, or a SUM's wider integer (checked by setup's pairs)
     dst_fmt = resolve_dtypes(call.dst, None, where=where, arg="dst")
-    if spr is None:
-        spr = reduce_spr_reset(dtype, batch, dst_fmt.storage_dtype)
-    if not isinstance(spr, ReduceSpr):
-        raise TypeError(f"{where}: spr must be a ReduceSpr (or None, the reset state), got "
-                        f"{type(spr).__name__}")
-    spr = ReduceSpr(*(jnp.broadcast_to(jnp.asarray(x, t), batch) for x, t in
-                      zip(spr, (dst_fmt.storage_dtype, dtype, jnp.uint32), strict=True)))
+    spr = spr_in(where, spr, batch, dtype, dst_fmt.storage_dtype)
     if call.repeats == 0:
         return call.dst, spr
     slots = order_slots(order, call.fmt) if kind != "sum" else 1
@@ -311,8 +286,9 @@ def _check_spr(spr: Any, where: str) -> ReduceSpr:
 
 
 def get_reduce_repeat_sum_spr(spr: ReduceSpr, *, config: Config | None = None) -> jax.Array:
-    """``GetReduceRepeatSumSpr<T>()``: the sum register (``spr.sum``, the SUM's dst type).
-    950, A2, A3."""
+    """``GetReduceRepeatSumSpr<T>()``: the sum register (``spr.sum``, the SUM's dst type) of
+    the last call that set it: ReduceSum (the sum it wrote to dst[0]; the page supports its
+    first-n form, A47 the others) or ReduceRepeat<SUM> (A23). 950, A2, A3."""
     where = "get_reduce_repeat_sum_spr"
     check_product(config, SUM_SPR_PRODUCTS, where)
     return _check_spr(spr, where).sum
@@ -321,9 +297,10 @@ def get_reduce_repeat_sum_spr(spr: ReduceSpr, *, config: Config | None = None) -
 def get_reduce_repeat_max_min_spr(spr: ReduceSpr, *,
                                   config: Config | None = None) -> tuple[jax.Array, jax.Array]:
     """``GetReduceRepeatMaxMinSpr<T>(maxMinValue, maxMinIndex)``: the max / min over all repeats
-    of the last ReduceRepeat<MAX/MIN> and its index, both T; the index is stored in T's bits
-    (``.view(np.uint16)`` for half, which keeps the low 16 bits). Atlas A2 / A3; inference AI
-    Core's one-argument form is the first element."""
+    of the last ReduceRepeat<MAX/MIN> and its index (A24), or the max / min of the last
+    ReduceMax / ReduceMin and the index it found (which the page calls not accurate: A46, A47),
+    both T; the index is stored in T's bits (``.view(np.uint16)`` for half, which keeps the low
+    16 bits). Atlas A2 / A3; inference AI Core's one-argument form is the first element."""
     where = "get_reduce_repeat_max_min_spr"
     config = check_product(config, MAX_MIN_SPR_PRODUCTS, where)
     spr = _check_spr(spr, where)
