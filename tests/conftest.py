@@ -21,11 +21,12 @@ with warnings.catch_warnings():
     except ImportError:
         pass
 
-# The default (CI) profile: 25 examples per property test, each a batch of registers. The deep
-# profile for occasional long fuzzing: ASCJAX_EXAMPLES=600 (tests/strategies.few_examples and the
-# registry harness scale with it too).
+# The default (CI) profile: 10 examples per property test, each a batch of registers (in CI
+# derandomized, so the same 10 every run; many examples draw a new shape and so compile a new
+# program: 25 made the suite a third slower). The deep profile for occasional long fuzzing:
+# ASCJAX_EXAMPLES=600 (tests/strategies.few_examples and the registry harness scale with it too).
 settings.register_profile(
-    "default", deadline=None, max_examples=int(os.environ.get("ASCJAX_EXAMPLES", "25")),
+    "default", deadline=None, max_examples=int(os.environ.get("ASCJAX_EXAMPLES", "10")),
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     derandomize=os.environ.get("CI") == "true")
 settings.load_profile("default")

@@ -125,7 +125,7 @@ def test_sum_takes_the_host_path_only_where_listed():
 
 
 @pytest.mark.parametrize("name", FLOATS)
-@few_examples(3)
+@few_examples(2)  # each n compiles the limb path anew (~1 s a program): the deep profile more
 @given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([5, 300, 4096]))
 def test_host_exact_sum_matches_the_limb_path(name, seed, n):
     x = _data(np.random.default_rng(seed), name, 6, n)
@@ -234,7 +234,7 @@ def _at_shift(x: np.ndarray, shift: int) -> np.ndarray:
 # (bfloat16 rows move as half's do: the column loops' formats are covered below)
 @pytest.mark.parametrize(("name", "order"), [("half", "sequential"), ("float", "sequential"),
                                              ("float", "kahan")])
-@few_examples(3)
+@few_examples(2)
 @given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([2, 300]),
        shift=st.integers(0, 31))
 def test_rows_read_in_place_give_the_jax_paths_bits(name, order, seed, n, shift):
@@ -320,7 +320,7 @@ def test_native_float_adds_are_the_carrier_adders(order, native, seed, size):
 
 
 @pytest.mark.parametrize("order", orders.NATIVE_TREE_ORDERS)
-@few_examples(4)
+@few_examples(2)  # ~20 programs an example
 @given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([2, 3, 63, 64, 65, 130, 300]))
 def test_native_tree_orders_are_the_carrier_adders(order, seed, n):
     """float32 tree orders under jit add natively (``orders.native_tree_sum``), the carrier
