@@ -713,6 +713,30 @@ def test_gather_runner_matches_the_function(tmp_path):
         ascjax.run_bin("gather", **common)
 
 
+def test_a_run_that_fails_says_how_the_data_was_read(tmp_path, capsys):
+    """half files run with --dtype float: the offsets fault (half the elements, misaligned),
+    and the error says how many elements of which type each data file held."""
+    rng = np.random.default_rng(3)
+    paths = _files(tmp_path, src=rng.standard_normal((2, 200)).astype(np.float16),
+                   off=(rng.integers(0, 190, (2, 256)) * 2 + 2).astype(np.uint32),
+                   dst=np.zeros((2, 300), np.float16))
+    args = ["run", "gather", "--src", paths["src"], "--src-offset", paths["off"], "--tensors",
+            "2", "--dst", paths["dst"], "--src-base-addr", "0", "--count", "150", "--out",
+            str(tmp_path / "o.bin")]
+    assert main(args + ["--dtype", "half"]) == 0
+    capsys.readouterr()
+    assert main(args + ["--dtype", "float"]) == 2
+    err = capsys.readouterr().err
+    assert "srcOffset" in err, err
+    assert ("(the data was read as --dtype float, 32 bits an element: --src 200 elements "
+            "(2 tensors of 100), --dst 300 elements (2 tensors of 150); if the files hold "
+            "another type, give its --dtype)") in err, err
+    with pytest.raises(IndexError) as raised:  # Python callers get it as the error's note
+        ascjax.run_bin("gather", **{k.removeprefix("--").replace("-", "_"): v for k, v in
+                                    zip(args[2::2], args[3::2], strict=True)}, dtype="float")
+    assert any("--src 200 elements" in note for note in raised.value.__notes__)
+
+
 def test_reg_gather_runner_matches_the_function(tmp_path):
     rng = np.random.default_rng(4)
     data = rng.standard_normal(500).astype(np.float32)

@@ -160,6 +160,8 @@ def _run_args(p: argparse.ArgumentParser) -> None:
 def _fail(name: str, error: BaseException) -> int:
     text = " ".join(str(error).split("\n"))  # one line, whatever raised it
     print(f"ascjax {name}: {text.removeprefix(name + ': ')}", file=sys.stderr)
+    for note in getattr(error, "__notes__", ()):
+        print(f"  {note}", file=sys.stderr)
     return 2
 
 

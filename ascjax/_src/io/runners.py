@@ -752,6 +752,16 @@ def run_bin(instruction: str, *, chunk: int = CHUNK, devices: Sequence[Any] | No
             _check_low(instruction, o, opts[name])
     check_int(chunk, 1, 1 << 30, where=f"run {instruction}", arg="chunk")
     begin = time.perf_counter()
+    try:
+        return _run_plan(instruction, runner, opts, chunk, devices, progress, allow_empty, begin)
+    except (ValueError, IndexError) as error:  # the instruction's checks: say how data was read
+        hint = _dtype_hint(opts, runner.inputs)
+        if hint:
+            error.add_note(hint)
+        raise
+
+
+def _run_plan(instruction, runner, opts, chunk, devices, progress, allow_empty, begin):
     plan = runner.plan(opts)
     if len(plan.batched[0]) == 0 and not allow_empty:
         files = ", ".join(f"--{n} {opts[n]}" for n in runner.inputs if opts.get(n))
@@ -765,6 +775,26 @@ def run_bin(instruction: str, *, chunk: int = CHUNK, devices: Sequence[Any] | No
                       len(devices), jax.process_count(), time.perf_counter() - begin,
                       tuple(_row_elements(o, rows) for o in plan.outputs),
                       exact_reason(instruction, opts), _notes(opts, rows))
+
+
+def _dtype_hint(opts: dict, inputs: tuple) -> str | None:
+    """How the data files were read (a wrong --dtype shows as a bad count or offset)."""
+    if not opts.get("dtype"):
+        return None
+    try:
+        bits = resolve(opts["dtype"], where="run").bits
+        sizes = {n: os.path.getsize(opts[n]) * 8 // bits for n in ("src", "dst")
+                 if n in inputs and opts.get(n)}
+    except (ValueError, OSError):
+        return None
+    if not sizes:
+        return None
+    tensors = opts.get("tensors") or 1
+    held = ", ".join(f"--{n} {size} elements" + (f" ({tensors} tensors of {size // tensors})"
+                                                 if tensors > 1 else "")
+                     for n, size in sizes.items())
+    return (f"(the data was read as --dtype {opts['dtype']}, {bits} bits an element: {held}; "
+            f"if the files hold another type, give its --dtype)")
 
 
 # Argument names of the LocalTensor calls: the first-n form's count, and the repeat count.

@@ -214,9 +214,14 @@ def _reduce_extreme(where, kind, table, dst, src, tmp, args, cal_index, spr, con
                          f"the page supports indices up to {INDEX_MAX_16} (uint16_t) only")
     spec = _Spec(plan, kind, cal_index, config)
     out = _extreme(spec, call.dst, call.src, call.src)
-    # The SPRs: the value dst[0] got, the index found (A46); no gradient.
+    # The SPRs: the value dst[0] got, the index found (A46); no gradient. With calIndex the
+    # index is dst[1]'s bits: no second pass over src.
     value = jax.lax.stop_gradient(out[..., 0])
-    return out, spr._replace(value=value, index=_spr_index(spec, jax.lax.stop_gradient(call.src)))
+    if cal_index:
+        index = to_bits(jax.lax.stop_gradient(out[..., 1]), fmt).astype(jnp.uint32)
+    else:
+        index = _spr_index(spec, jax.lax.stop_gradient(call.src))
+    return out, spr._replace(value=value, index=index)
 
 
 def _candidates(spec: _Spec, x):
