@@ -122,6 +122,13 @@ def test_reduce_sum_max_min_runs_write_the_sprs_they_set(tmp_path):
                               _bits(np.stack([np.asarray(p.value) for _, p in calls]))), name
         assert ascjax.read_bin(spr["index"], "uint32_t").tolist() == [
             int(p.index) for _, p in calls], name
+    # each offers the registers it sets, not the ones it passes through unchanged
+    with pytest.raises(TypeError, match=r"unknown option\(s\) \['spr_value_out'\]"):
+        ascjax.run_bin("ReduceSum", src=paths["src"], dtype="float", tensors=3, count=200,
+                       out=out, spr_value_out=spr["value"])
+    with pytest.raises(TypeError, match=r"unknown option\(s\) \['spr_sum_out'\]"):
+        ascjax.run_bin("ReduceMax", src=paths["src"], dtype="float", tensors=3, count=200,
+                       out=out, spr_sum_out=spr["sum"])
 
 
 def test_cli_runs_block_reduce_sum_and_reduce_sum_from_text(tmp_path):

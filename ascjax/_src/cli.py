@@ -160,8 +160,8 @@ def _run_args(p: argparse.ArgumentParser) -> None:
 def _fail(name: str, error: BaseException) -> int:
     text = " ".join(str(error).split("\n"))  # one line, whatever raised it
     print(f"ascjax {name}: {text.removeprefix(name + ': ')}", file=sys.stderr)
-    for note in getattr(error, "__notes__", ()):
-        print(f"  {note}", file=sys.stderr)
+    if getattr(error, "run_hint", None):  # how run read the data (runners.run_bin)
+        print(f"  {error.run_hint}", file=sys.stderr)
     return 2
 
 

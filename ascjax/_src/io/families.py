@@ -303,12 +303,12 @@ def _outputs(name: str, plan: Plan, extras: Sequence[str], opts: dict, fmt: Form
                         f"names dst and {list(extras)}")
     hints = (fmt.name, *(v for row in INSTRUCTIONS[name].types for v in row))
     outputs = []
-    for i, (part, label) in enumerate(zip(parts, ("out", *(f"{e}_out" for e in extras)),
-                                          strict=True)):
+    labels = ("out", *(e and f"{e}_out" for e in extras))  # None: a part not offered
+    for i, (part, label) in enumerate(zip(parts, labels, strict=True)):
         if not part.shape or part.shape[0] != 2:
             raise TypeError(f"run {name}: part {i} of the result has shape {part.shape}, not "
                             f"one row per input row")
-        if opts.get(label):
+        if label and opts.get(label):
             outputs.append(Output(opts[label], _format_of(part.dtype, hints),
                                   lambda out, i=i: out[i]))
     return outputs
@@ -316,7 +316,7 @@ def _outputs(name: str, plan: Plan, extras: Sequence[str], opts: dict, fmt: Form
 
 def _extra_options(extras: Sequence[str]) -> tuple[Option, ...]:
     return tuple(Option(f"{e}_out", f"file for {e} (optional; one entry per row)")
-                 for e in extras)
+                 for e in extras if e)
 
 
 OUT = Option("out", "output .bin file (dst registers / tensors)", required=True)
@@ -400,14 +400,15 @@ class Register:
     """``f(src, mask, *, dtype=None, config=None, **template)`` over a file of registers.
 
     ``templates``: keyword -> its choices (a tuple, or a ``Template``); ``outputs``: names of
-    the parts after dst (``--NAME-out`` files); ``adds``: a reduction (its integer adds read
-    ``Config.int_overflow``), False for data movement; ``form``: the call form it runs, where
-    the name has others (the registry's form column: its types and assumptions only);
+    the parts after dst (``--NAME-out`` files; None for a part not offered); ``adds``: a
+    reduction (its integer adds read ``Config.int_overflow``), False for data movement;
+    ``form``: the call form it runs, where the name has others (the registry's form column:
+    its types and assumptions only);
     ``function``: the form's own function, where the registry's tells the forms apart by their
     arguments (default: the registry's)."""
 
     templates: dict = dataclasses.field(default_factory=dict)
-    outputs: tuple[str, ...] = ()
+    outputs: tuple[str | None, ...] = ()
     adds: bool = True
     form: str | None = None
     function: Callable | None = None
@@ -476,7 +477,7 @@ class Tensor:
     UB form, ``pair_reduce_sum_ub``; its type rows and assumptions only)."""
 
     templates: dict = dataclasses.field(default_factory=dict)
-    outputs: tuple[str, ...] = ()
+    outputs: tuple[str | None, ...] = ()
     units: dict = dataclasses.field(default_factory=dict)
     forms: tuple[tuple[str, ...], ...] = ()
     src_column: int = 0

@@ -508,6 +508,7 @@ _REGISTER, _UB = "register (950)", "UB (A2, A3)"
 # ReduceMin's), each to an optional file.
 _C_FORMS = (("count",), ("repeat", "dst_repeat_stride", "src_block_stride", "src_repeat_stride"))
 _SPR = ("spr_sum", "spr_value", "spr_index")
+_SUM_SPR, _MAX_MIN_SPR = ("spr_sum", None, None), (None, "spr_value", "spr_index")  # what each sets
 
 FAMILIES = {
     "reduce_sum_datablock": Register(),
@@ -520,7 +521,7 @@ FAMILIES = {
                          templates={"method": Template(
                              (*REDUCE_SUM_METHODS.values(), *REDUCE_SUM_METHODS), int_or_name,
                              "how the repeats are added (default: the product's)")},
-                         outputs=_SPR),
+                         outputs=_SUM_SPR),
     **{name: Register() for name in (
         "asc_reduce_sum", "asc_reduce_max", "asc_reduce_min", "reduce_max_datablock",
         "reduce_min_datablock", "reg_pair_reduce_elem")},
@@ -544,7 +545,7 @@ FAMILIES = {
     **{name: Tensor(forms=_C_FORMS, templates={"order": ORDERS}, outputs=_SPR)
        for name in ("repeat_reduce_max", "repeat_reduce_min")},
     **{name: Tensor(forms=(("count",), ("mask", "repeat_time", "src_rep_stride")),
-                    templates={"cal_index": (False, True)}, outputs=_SPR)
+                    templates={"cal_index": (False, True)}, outputs=_MAX_MIN_SPR)
        for name in ("reduce_max", "reduce_min")},
 }
 
@@ -754,10 +755,11 @@ def run_bin(instruction: str, *, chunk: int = CHUNK, devices: Sequence[Any] | No
     begin = time.perf_counter()
     try:
         return _run_plan(instruction, runner, opts, chunk, devices, progress, allow_empty, begin)
-    except (ValueError, IndexError) as error:  # the instruction's checks: say how data was read
+    except IndexError as error:  # a fault (an offset or index): say how the data was read
         hint = _dtype_hint(opts, runner.inputs)
         if hint:
-            error.add_note(hint)
+            error.add_note(hint)  # Python shows it under the error; the CLI prints run_hint
+            error.run_hint = hint
         raise
 
 
