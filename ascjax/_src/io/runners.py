@@ -754,25 +754,22 @@ def run_bin(instruction: str, *, chunk: int = CHUNK, devices: Sequence[Any] | No
     check_int(chunk, 1, 1 << 30, where=f"run {instruction}", arg="chunk")
     begin = time.perf_counter()
     try:
-        return _run_plan(instruction, runner, opts, chunk, devices, progress, allow_empty, begin)
+        plan = runner.plan(opts)
+        if len(plan.batched[0]) == 0 and not allow_empty:
+            files = ", ".join(f"--{n} {opts[n]}" for n in runner.inputs if opts.get(n))
+            raise ValueError(f"run {instruction}: the input holds 0 {plan.unit} ({files}); "
+                             f"nothing to compute (give --allow-empty if an empty output is "
+                             f"expected)")
+        check_output_paths([o.path for o in plan.outputs],
+                           [opts[name] for name in runner.inputs if opts.get(name)])
+        devices = list(jax.local_devices() if devices is None else devices)
+        rows = execute(plan, chunk=chunk, devices=devices, progress=progress, label=instruction)
     except IndexError as error:  # a fault (an offset or index): say how the data was read
         hint = _dtype_hint(opts, runner.inputs)
         if hint:
             error.add_note(hint)  # Python shows it under the error; the CLI prints run_hint
             error.run_hint = hint
         raise
-
-
-def _run_plan(instruction, runner, opts, chunk, devices, progress, allow_empty, begin):
-    plan = runner.plan(opts)
-    if len(plan.batched[0]) == 0 and not allow_empty:
-        files = ", ".join(f"--{n} {opts[n]}" for n in runner.inputs if opts.get(n))
-        raise ValueError(f"run {instruction}: the input holds 0 {plan.unit} ({files}); nothing "
-                         f"to compute (give --allow-empty if an empty output is expected)")
-    check_output_paths([o.path for o in plan.outputs],
-                       [opts[name] for name in runner.inputs if opts.get(name)])
-    devices = list(jax.local_devices() if devices is None else devices)
-    rows = execute(plan, chunk=chunk, devices=devices, progress=progress, label=instruction)
     return RunSummary(instruction, rows, plan.unit, tuple(o.path for o in plan.outputs),
                       len(devices), jax.process_count(), time.perf_counter() - begin,
                       tuple(_row_elements(o, rows) for o in plan.outputs),
