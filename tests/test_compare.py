@@ -511,7 +511,7 @@ def test_bad_shapes_name_the_argument_the_value_and_the_count():
 
 def test_cli_locates_a_localtensor_run_output_by_tensor_and_element(tmp_path, capsys):
     """The user's case: ``ascjax run ReduceSum --tensors T --dst-len 16`` writes T tensors of 16
-    elements; ``compare --shape T,16`` (or ``--shape=-1,16``) says (tensor, element)."""
+    elements; ``compare --shape T,16`` (or ``--shape -1,16``) says (tensor, element)."""
     rng = np.random.default_rng(2)
     rng.uniform(1, 2, 8 * 128).astype(np.float16).tofile(tmp_path / "src.bin")
     summary = ascjax.run_bin("ReduceSum", src=str(tmp_path / "src.bin"), dtype="half",
@@ -526,7 +526,9 @@ def test_cli_locates_a_localtensor_run_output_by_tensor_and_element(tmp_path, ca
     want = [[int(i) for i in np.unravel_index(k, (8, 16))] for k in flat]
     base = ["compare", str(tmp_path / "npu_out.bin"), str(tmp_path / "golden.bin"), "--dtype",
             "half", "--rule", "bit-exact", "--json"]
-    for shape in (["--shape", "8,16"], ["--shape=-1,16"]):
+    # "--shape -1,16" as written: argparse alone took "-1,16" for an option and said --shape
+    # has no value
+    for shape in (["--shape", "8,16"], ["--shape=-1,16"], ["--shape", "-1,16"]):
         assert main(base + shape) == 1
         d = json.loads(capsys.readouterr().out)
         assert [m["position"] for m in d["first_mismatches"]] == want == [[6, 0], [7, 9]]

@@ -1220,6 +1220,12 @@ def test_a_one_tensor_run_that_reads_under_a_percent_of_src_notes_tensors(tmp_pa
         "one call reads at most 200 of them; if the file holds N tensors, give --tensors N")
     assert main(base + ["--tensors", "128"]) == 0  # the tensors given: nothing to say
     assert "note:" not in capsys.readouterr().err
+    # one tensor on purpose: --tensors 1 said explicitly is not forgotten (it was noted: the
+    # option's default and the value given could not be told apart)
+    assert main(base + ["--tensors", "1"]) == 0
+    assert "note:" not in capsys.readouterr().err
+    assert ascjax.run_bin("gather_mask", src=src, dtype="half", src1_pattern=2, repeat_times=2,
+                          tensors=1, out=out).notes == ()
     small = _files(tmp_path, small=_random("half", (1, 2560)))["small"]  # the call reads 10%
     summary = ascjax.run_bin("gather_mask", src=small, dtype="half", src1_pattern=2,
                              repeat_times=2, out=out)

@@ -55,14 +55,17 @@ def _conformance(args: argparse.Namespace) -> int:
 def _add_option(p: argparse.ArgumentParser, option) -> None:
     flag = "--" + option.name.replace("_", "-")
     text = option.help.replace("%", "%%")  # argparse %-formats help (docs say "addr % 32")
+    # Options left out stay out of the namespace (run_bin fills in their defaults), so that
+    # run_bin can tell an option given from a default (an explicit --tensors 1 gets no note).
     if option.flag:
-        p.add_argument(flag, dest=option.name, action="store_true", help=text)
+        p.add_argument(flag, dest=option.name, action="store_true", default=argparse.SUPPRESS,
+                       help=text)
         return
     from .cli_options import ascend_type
 
     choices = [c for c in option.choices if c is not None] if option.choices else None
     kind = _type_among(choices) if option.type is ascend_type and choices else option.type
-    p.add_argument(flag, dest=option.name, type=kind, default=option.default,
+    p.add_argument(flag, dest=option.name, type=kind, default=argparse.SUPPRESS,
                    choices=choices, required=option.required, help=text)
 
 
@@ -188,7 +191,7 @@ def _run(args: argparse.Namespace) -> int:
             devices = devices[: args.devices]
         summary = run_bin(args.instruction, chunk=args.chunk, devices=devices,
                           progress=progress, allow_empty=args.allow_empty,
-                          **{n: getattr(args, n) for n in names})
+                          **{n: getattr(args, n) for n in names if hasattr(args, n)})
     except BAD_INPUT as error:
         return _fail("run", error)
     print(summary, file=sys.stderr)
@@ -214,12 +217,12 @@ def _number(text: str) -> float:
 
 
 def _shape(text: str) -> tuple[int, ...]:
-    """``--shape 1024,16`` (one entry may be -1: ``--shape=-1,16``) as a tuple of ints."""
+    """``--shape 1024,16`` (one entry may be -1: ``--shape -1,16``) as a tuple of ints."""
     try:
         return tuple(int(n) for n in text.split(","))
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a shape: ints joined by commas, "
-                                         f"e.g. 1024,16 (one may be -1: --shape=-1,16)") from None
+                                         f"e.g. 1024,16 (one may be -1: --shape -1,16)") from None
 
 
 def _compare_args(p: argparse.ArgumentParser) -> None:
@@ -241,7 +244,7 @@ def _compare_args(p: argparse.ArgumentParser) -> None:
                 "\nwhere mismatches are (default: registers, for files of registers):\n"
                 "  --shape N,LEN   outputs of the LocalTensor instructions (`ascjax run` says\n"
                 "                  \"N tensors\"; LEN is the --dst-len, or --dst's length):\n"
-                "                  each mismatch as (tensor, element); --shape=-1,LEN works out\n"
+                "                  each mismatch as (tensor, element); --shape -1,LEN works out\n"
                 "                  N; any shape of the element count, e.g. --shape 256,8\n"
                 "  --layout flat   compacted outputs (squeeze, gather): the index only\n"
                 "which elements are compared (default: all):\n"
@@ -271,7 +274,7 @@ def _compare_args(p: argparse.ArgumentParser) -> None:
                         "gather results)")
     p.add_argument("--shape", type=_shape, metavar="N,LEN",
                    help="locate mismatches as index tuples in this shape (comma-separated, "
-                        "one may be -1: --shape=-1,16), e.g. 1024,16 for a file of 1024 "
+                        "one may be -1: --shape -1,16), e.g. 1024,16 for a file of 1024 "
                         "LocalTensors of 16 elements")
     p.add_argument("--valid-counts", metavar="FILE",
                    help="uint32 counts, one per row (the --cnt-out file of `ascjax run "
@@ -623,9 +626,22 @@ def _run_by_vendor_name(argv: list[str]) -> list[str]:
     return ["run", runner, *rest]
 
 
+def _negative_shapes_joined(argv: list[str]) -> list[str]:
+    """``--shape -1,16`` as ``--shape=-1,16``: argparse reads a value that starts with "-" and
+    is not a plain negative number as the next option, and would say --shape has no value."""
+    out = []
+    for arg in argv:
+        if out and out[-1] == "--shape" and arg[:2] in {f"-{d}" for d in "0123456789"}:
+            out[-1] = f"--shape={arg}"
+        else:
+            out.append(arg)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     argv = _run_by_vendor_name(list(sys.argv[1:] if argv is None else argv))
+    argv = _negative_shapes_joined(argv)
     leaf = _leaf(parser, argv)
     if leaf.unknown_flags(argv):  # before argparse's "required" check: the typo is the cause
         leaf.unrecognized(leaf.unknown_flags(argv))

@@ -773,7 +773,8 @@ def run_bin(instruction: str, *, chunk: int = CHUNK, devices: Sequence[Any] | No
     return RunSummary(instruction, rows, plan.unit, tuple(o.path for o in plan.outputs),
                       len(devices), jax.process_count(), time.perf_counter() - begin,
                       tuple(_row_elements(o, rows) for o in plan.outputs),
-                      exact_reason(instruction, opts), _notes(opts, rows))
+                      exact_reason(instruction, opts),
+                      _notes(opts, rows, tensors_given="tensors" in options))
 
 
 def _dtype_hint(opts: dict, inputs: tuple) -> str | None:
@@ -814,18 +815,18 @@ def _reads_per_call(opts: dict) -> int | None:
     return repeats * resolve(opts["dtype"], where="run").lanes
 
 
-def _notes(opts: dict, rows: int) -> tuple[str, ...]:
+def _notes(opts: dict, rows: int, *, tensors_given: bool) -> tuple[str, ...]:
     """Lines for the user: with ``--cnt-out``, how to compare dst with a dump; when a
-    LocalTensor run took --src as one tensor of which one call reads under 1%, that most
-    likely the file holds many tensors and --tensors was forgotten (not an error: a
-    LocalTensor may be longer than what a call reads)."""
+    LocalTensor run took --src as one tensor (--tensors not given) of which one call reads
+    under 1%, that most likely the file holds many tensors and --tensors was forgotten (not an
+    error: a LocalTensor may be longer than what a call reads)."""
     notes = ()
     if opts.get("cnt_out"):  # GatherMask: the NPU leaves dst past rsvdCnt undefined (the page)
         undefined = ("dst past each tensor's count is undefined on the NPU: compare a dump "
                      f"with --valid-counts {opts['cnt_out']}")
         notes = (undefined,)
     path = opts.get("src")
-    if "tensors" not in opts or opts["tensors"] != 1 or rows != 1 or not path:
+    if "tensors" not in opts or tensors_given or rows != 1 or not path:
         return notes
     reads = _reads_per_call(opts)
     st = os.stat(path)
