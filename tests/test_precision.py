@@ -280,10 +280,24 @@ def test_metrics():
     assert precision.tree_depth("repeat_sequential", 4096, "half") == 7 + 31
     assert precision.tree_depth("repeat_tree", 4096, "half") == 12
     assert precision.tree_depth("repeat_vector_merge", 4096, "half") == 31 + 7
-    for order in ("repeat_sequential", "repeat_tree", "repeat_vector_merge"):
-        for n in (1, 100, 128, 129, 300, 1000):
+    for order in ("repeat_sequential", "repeat_tree", "repeat_vector_merge", "numpy_pairwise"):
+        for n in (1, 7, 8, 100, 128, 129, 300, 1000, 1031):
             assert precision.tree_depth(order, n, "half") == \
                 orders.tree_depth(precision.order_tree(order, n, "half")), (order, n)
+
+
+def test_numpy_pairwise_depth_needs_no_tree():
+    """tree_depth of numpy_pairwise built the whole tree: n = 2^53 - 1 raised MemoryError and
+    2^22 took seconds. Its depth now follows NumPy's split; against the tree for every n to
+    2048 and a few larger, and at 2^53 - 1 within the bounds NumPy's split gives (below)."""
+    for n in [*range(1, 2049), 4095, 4096, 4097, 10007, 65536]:
+        assert precision.tree_depth("numpy_pairwise", n) == \
+            orders.tree_depth(precision.order_tree("numpy_pairwise", n)), n
+    # 2^53 - 1 halves 46 or 47 times (2^53 / 2^46 = 128) before a block holds 128 or fewer,
+    # one add each; a block adds at most 24 (127 elements: 15 adds in an accumulator, 3 in
+    # the pair tree of the 8, 7 one by one).
+    depth = precision.tree_depth("numpy_pairwise", 2**53 - 1)
+    assert 46 <= depth <= 47 + 24
 
 
 def test_hifloat8_is_tapered_no_unit_roundoff_and_its_own_ulp():

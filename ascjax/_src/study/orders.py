@@ -523,6 +523,18 @@ def numpy_plan(n: int, start: int = 0):
     return (numpy_plan(half, start), numpy_plan(n - half, start + half))
 
 
+@functools.lru_cache(maxsize=1024)
+def numpy_depth(n: int) -> int:
+    """``tree_depth`` of NumPy's pairwise tree over n elements (``_numpy_tree``), without
+    building it: a leaf block of s < 8 is a chain (s - 1 adds); of s >= 8, eight chains of
+    s // 8 values, their pair tree (3 adds), then the s % 8 left one by one."""
+    if n <= PW_BLOCKSIZE:
+        return n - 1 if n < 8 else n // 8 - 1 + 3 + n % 8
+    half = n // 2
+    half -= half % 8
+    return 1 + max(numpy_depth(half), numpy_depth(n - half))
+
+
 def _leaves(plan) -> list:
     out, stack = [], [plan]
     while stack:

@@ -517,6 +517,8 @@ def _tree_depth(order: str, n: int, fmt: Format) -> int:
         return depth
     if order == "float_acc_repeat_sequential":
         return _tree_depth("repeat_sequential", n, FORMATS["float"])
+    if order == "numpy_pairwise":
+        return orders.numpy_depth(n)
     if order == "kahan":
         raise ValueError("tree_depth: kahan is not a summation tree (it carries a compensation "
                          "term): it has no depth k; its bound is 2u sum|x| (higham_gamma)")
