@@ -631,7 +631,7 @@ def _negative_shapes_joined(argv: list[str]) -> list[str]:
     is not a plain negative number as the next option, and would say --shape has no value."""
     out = []
     for arg in argv:
-        if out and out[-1] == "--shape" and arg[:2] in {f"-{d}" for d in "0123456789"}:
+        if out and out[-1] == "--shape" and arg[:1] == "-" and arg[1:2].isdigit():
             out[-1] = f"--shape={arg}"
         else:
             out.append(arg)
