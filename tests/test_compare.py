@@ -231,6 +231,27 @@ def test_agreeing_nan_and_inf_are_counted_where_the_loss_rule_fails_them(tmp_pat
     assert "fail this rule even where both files agree" in str(report)
 
 
+def test_pairs_of_zeros_the_loss_rule_fails_in_half_are_counted(tmp_path):
+    """Identical half files with zeros reported "rtol_failures 960" and nothing more: the
+    script's float16 arithmetic makes 0 / (0 + 10e-10) a 0/0. The report counts those pairs
+    and says why; float, where 10e-10 survives, has none."""
+    a = np.zeros(1024, np.float16)
+    a[::16] = np.arange(1, 65)
+    a.tofile(tmp_path / "h.bin")
+    report = ascjax.compare(str(tmp_path / "h.bin"), str(tmp_path / "h.bin"), dtype="half")
+    loss = _criteria(report)["loss"]
+    assert loss.passed and loss.figures["rtol_failures"] == loss.figures["zeros_agreeing"] == 960
+    assert "a pair of exact zeros fails the relative test" in str(report)
+    b = a.astype(np.float32)
+    b[1] = 1.0                          # a zero against a one is no agreeing pair
+    b.tofile(tmp_path / "f.bin")
+    a.astype(np.float32).tofile(tmp_path / "g.bin")
+    report = ascjax.compare(str(tmp_path / "f.bin"), str(tmp_path / "g.bin"), dtype="float")
+    loss = _criteria(report)["loss"]
+    assert (loss.figures["rtol_failures"], loss.figures["zeros_agreeing"]) == (1, 0)
+    assert "exact zeros" not in str(report)
+
+
 # --- the samples' isclose rule ------------------------------------------------------------------
 
 def _vendor_verify_result(output, golden, relative_tol, absolute_tol, error_tol):

@@ -363,6 +363,10 @@ class CompareReport:
             if c.name == "loss" and not c.passed and c.figures["nan_inf_agreeing"]:
                 lines.append("               (as verify_result.py does, NaN and inf elements "
                              "fail this rule even where both files agree)")
+            if c.name == "loss" and c.figures["zeros_agreeing"]:
+                lines.append("               (as verify_result.py computes in float16, where its "
+                             "10e-10 rounds to 0, a pair of exact zeros fails the relative "
+                             "test: zeros_agreeing)")
         # the verdict: each deciding rule's line, then PASS / FAIL naming the rules
         deciding = [c for c in self.criteria if c.applied]
         lines += [f"  {_closing(c)}" for c in deciding]
@@ -475,7 +479,7 @@ class _Tally:
         self.nan_pairs = self.nan_payload = self.nan_vs_number = self.inf_mismatches = 0
         self.hist: dict[str, int] = {}
         self.found: list[Mismatch] = []
-        self.rtol_fail = self.atol_fail = self.nonfinite_agree = 0
+        self.rtol_fail = self.atol_fail = self.nonfinite_agree = self.zero_agree = 0
         self.rel_sum, self.rel_max = 0.0, 0.0
         self._rel_group = np.zeros(0, np.float64)  # differing elements' rel, not yet summed
 
@@ -597,6 +601,8 @@ class _Tally:
             rtol_ok = np.less_equal(result / np.add(deno, MINIMUM), LOSS)
         self.atol_fail += count(~atol_ok)
         self.rtol_fail += count(~rtol_ok)
+        # float16 rounds the script's 10e-10 to 0: a pair of exact zeros is 0/0, a failure
+        self.zero_agree += count(~rtol_ok & (a == 0) & (g == 0))
 
     def _relative(self, va, vg, both_nan, one_nan, differ_bits) -> None:
         """MERE's rel of the elements whose bits differ (the others have rel 0), summed in
@@ -627,7 +633,8 @@ class _Tally:
             "loss",
             not (self.rtol_fail > n * LOSS and self.atol_fail > n * LOSS),
             {"rtol_failures": self.rtol_fail, "atol_failures": self.atol_fail,
-             "limit": n * LOSS, "nan_inf_agreeing": self.nonfinite_agree},
+             "limit": n * LOSS, "nan_inf_agreeing": self.nonfinite_agree,
+             "zeros_agreeing": self.zero_agree},
             "Ascend samples verify_result.py: fail when both the relative and the absolute "
             "error exceed LOSS=1e-3 on more than n*LOSS elements")]
         if name in THRESHOLDS:
