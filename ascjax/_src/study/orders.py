@@ -518,20 +518,24 @@ def numpy_plan(n: int, start: int = 0):
     a pair ``(left, right)``. Split: n2 = n // 2 rounded down to a multiple of 8."""
     if n <= PW_BLOCKSIZE:
         return (start, n)
-    half = n // 2
-    half -= half % 8
+    half = _numpy_half(n)
     return (numpy_plan(half, start), numpy_plan(n - half, start + half))
 
 
-@functools.lru_cache(maxsize=1024)
+def _numpy_half(n: int) -> int:
+    """The size of the first half NumPy's pairwise_sum splits n > 128 elements into."""
+    half = n // 2
+    return half - half % 8
+
+
+@functools.lru_cache(maxsize=1024)  # the halves' sizes repeat: each level costs two calls
 def numpy_depth(n: int) -> int:
     """``tree_depth`` of NumPy's pairwise tree over n elements (``_numpy_tree``), without
     building it: a leaf block of s < 8 is a chain (s - 1 adds); of s >= 8, eight chains of
     s // 8 values, their pair tree (3 adds), then the s % 8 left one by one."""
     if n <= PW_BLOCKSIZE:
         return n - 1 if n < 8 else n // 8 - 1 + 3 + n % 8
-    half = n // 2
-    half -= half % 8
+    half = _numpy_half(n)
     return 1 + max(numpy_depth(half), numpy_depth(n - half))
 
 
