@@ -439,6 +439,29 @@ def test_a_misspelt_or_shortened_option_is_refused_with_the_nearest(tmp_path, ca
     assert sorted(p.name for p in tmp_path.iterdir()) == ["src.bin"]  # nothing ran
 
 
+@pytest.mark.parametrize("argv, prog, said", [
+    # a wrong or missing command word was reported as the options its parser lacks
+    # ("unrecognized arguments: --out"), or a file name as the wrong instruction
+    (["probe", "write", "--out", "x"], "ascjax probe",
+     "argument ACTION: invalid choice: 'write' (choose from 'plan', 'emulate', 'decide')"),
+    (["probe", "--out", "x"], "ascjax probe",
+     "the ACTION (plan, emulate, decide) comes first: ascjax probe ACTION --out ..."),
+    (["run", "--src", "a.bin", "--dtype", "half"], "ascjax run",
+     "the INSTRUCTION comes first: ascjax run INSTRUCTION --src ..."),
+    (["studdy", "--sizes", "16"], "ascjax", ("argument COMMAND: invalid choice: 'studdy' "
+     "(choose from 'examples', 'conformance', 'run', 'compare', 'study', 'probe')")),
+])
+def test_a_wrong_or_missing_command_word_is_the_error_named(tmp_path, monkeypatch, capsys, argv,
+                                                          prog, said):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as done:
+        main(argv)
+    assert done.value.code == 2
+    assert capsys.readouterr().err.splitlines() == [f"{prog}: error: {said}",
+                                                    f"(see {prog} --help)"]
+    assert not list(tmp_path.iterdir())
+
+
 def test_run_bin_takes_numpy_types_as_the_rest_of_the_api_does(tmp_path):
     """``dtype=np.float16`` was refused ("is not one of ['int16_t', ...]") while every
     instruction takes it; a NumPy type with no Ascend row is still refused, named."""

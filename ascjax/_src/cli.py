@@ -571,17 +571,35 @@ class _Parser(argparse.ArgumentParser):
         self.error(f"unrecognized arguments: {' '.join(extras)}{hint}")
 
 
-def _leaf(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.ArgumentParser:
-    """The (sub)parser ``argv``'s command words lead to: ``run block_reduce_sum`` -> its own,
-    whose options a misspelt one is matched against."""
-    words = iter(w for w in argv if not w.startswith("-"))
-    while (choices := next((a.choices for a in parser._actions
+def _leaf(parser: argparse.ArgumentParser, argv: list[str]):
+    """(the parser ``argv``'s command words lead to, its commands action or None, the word in
+    that command's place): ``run block_reduce_sum ...`` -> (its own parser, None, None), whose
+    options a misspelt one is matched against; ``probe write --out x`` -> (probe's parser, its
+    ACTION, "write"), where the wrong word, not the options, is the error."""
+    words = iter(argv)
+    while (command := next((a for a in parser._actions
                             if isinstance(a, argparse._SubParsersAction)), None)):
         word = next(words, None)
-        if word not in choices:
-            break
-        parser = choices[word]
-    return parser
+        if word not in command.choices:
+            return parser, command, word
+        parser = command.choices[word]
+    return parser, None, None
+
+
+def _check_words(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.ArgumentParser:
+    """Usage errors argparse would report by a symptom, by their cause: an option nothing
+    takes (with the nearest), before argparse's "required" check; a command that must come
+    first left out (``run --src a.bin``: argparse takes a.bin for the instruction). Returns
+    the parser whose options the leftovers are matched against."""
+    leaf, command, word = _leaf(parser, argv)
+    if command is not None and command.required and word and word.startswith("-") \
+            and word not in leaf._option_string_actions:
+        choices = f" ({', '.join(command.choices)})" if len(command.choices) <= 8 else ""
+        leaf.error(f"the {command.metavar}{choices} comes first: {leaf.prog} "
+                   f"{command.metavar} {word} ...")
+    if (command is None or word is None or word.startswith("-")) and leaf.unknown_flags(argv):
+        leaf.unrecognized(leaf.unknown_flags(argv))
+    return leaf
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -642,10 +660,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     argv = _run_by_vendor_name(list(sys.argv[1:] if argv is None else argv))
     argv = _negative_shapes_joined(argv)
-    leaf = _leaf(parser, argv)
-    if leaf.unknown_flags(argv):  # before argparse's "required" check: the typo is the cause
-        leaf.unrecognized(leaf.unknown_flags(argv))
-    args, extras = parser.parse_known_args(argv)
+    leaf = _check_words(parser, argv)
+    args, extras = parser.parse_known_args(argv)  # a wrong command word ends it here
     if extras:
         leaf.unrecognized(extras)
     if args.command is None:
