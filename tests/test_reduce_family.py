@@ -332,6 +332,13 @@ def test_errors_name_the_instruction_and_argument():
     with pytest.raises(TypeError, match="is not supported on product 'training'"):
         ascjax.block_reduce_sum(np.zeros(64, np.float32), np.zeros(64, np.float32), 1, 64, 1,
                                 1, 8, config=ascjax.Config(product="training"))
+    # ReduceSum's page: "Atlas 训练系列产品，支持half" (it summed float there, both forms)
+    f = np.ones(192, np.float32)
+    for args in ((64,), (64, 3, 8)):
+        with pytest.raises(TypeError, match=r"reduce_sum: T float is not supported on product "
+                                            r"'training'; supported: \['half'\]"):
+            ascjax.reduce_sum(np.zeros(1, np.float32), f, np.zeros(8, np.float32), *args,
+                              config=ascjax.Config(product="training"))
     with pytest.raises(ValueError, match="dst_rep_stride=0"):
         ascjax.whole_reduce_sum(h, h, 128, 1, 0, 1, 8,
                                 config=ascjax.Config(product="training"))

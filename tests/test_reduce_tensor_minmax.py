@@ -57,6 +57,25 @@ def test_the_sprs_pass_from_call_to_call():
         np.asarray(dst)[0]) == bits(low.min())
 
 
+def test_getters_read_half_and_float_sprs_alone():
+    """The getters' pages give T half and float: the int32 sum of ReduceSum or of a 16-bit
+    integer ReduceRepeat<SUM>, and an integer max, are refused by name (they were returned)."""
+    _, spr = ascjax.reduce_sum(np.zeros(1, np.int32), np.ones(64, np.int32), None, 64)
+    with pytest.raises(TypeError, match=r"get_reduce_repeat_sum_spr: T is half or float \(its "
+                                        r"page\); spr.sum holds int32"):
+        ascjax.get_reduce_repeat_sum_spr(spr)
+    _, spr = ascjax.reduce_repeat(np.zeros(2, np.int32), np.ones(128, np.int16), 128, 1, 1, 1,
+                                  8, reduce_type="sum")
+    with pytest.raises(TypeError, match="spr.sum holds int32"):
+        ascjax.get_reduce_repeat_sum_spr(spr)
+    _, spr = ascjax.reduce_max(np.zeros(2, np.int16), np.arange(128, dtype=np.int16), None,
+                               128, spr=None, config=Config())
+    with pytest.raises(TypeError, match="get_reduce_repeat_max_min_spr: .*spr.value holds int16"):
+        ascjax.get_reduce_repeat_max_min_spr(spr, config=A2)
+    _, spr = ascjax.reduce_sum(np.zeros(1, np.float16), np.ones(128, np.float16), None, 128)
+    assert float(ascjax.get_reduce_repeat_sum_spr(spr)) == 128
+
+
 def test_empty_data_block_per_product():
     """The ReduceDataBlock page: mask 32 on float leaves blocks 4..7 empty; A2 / A3 keep dst,
     the 950 writes -inf for MAX, 200I/500 A2 -65504 for half MAX and 65504 for MIN."""

@@ -39,6 +39,7 @@ from strategies import (
 
 import ascjax
 from ascjax import Config, reference
+from ascjax._src.config import PRODUCTS
 from ascjax._src.isa.gather_mask import PATTERN_MODES
 
 BATCH = 3
@@ -1385,6 +1386,52 @@ def test_no_instruction_carries_bfloat16_through_a_loop():
         text = jax.jit(lambda *a, f=f, record=record, static=static, config=config:
                        record.call(f, a, static, config)).lower(*arrays).as_text()
         assert not bfloat16_loops(text), (name, row, bfloat16_loops(text))
+
+
+# The products of a row with no products column: a register call's (every c-reg / cpp-reg
+# page lists the 950 alone), or the form's.
+_FORM_PRODUCTS = {"UB -> UB": ("A2", "A3")}
+
+
+def _row_products(name: str, row: tuple) -> tuple:
+    columns = ascjax.INSTRUCTIONS[name].columns
+    if "products" in columns:
+        return tuple(row[columns.index("products")].split(", "))
+    form = row[columns.index("form")] if "form" in columns else ""
+    if form in _FORM_PRODUCTS:
+        return _FORM_PRODUCTS[form]
+    return tuple(form[form.index("(") + 1:-1].split(", ")) if "(" in form else ("950",)
+
+
+@pytest.mark.parametrize("name", [n for n in RECORDS if "config" in inspect.signature(
+    ascjax.INSTRUCTIONS[n].function).parameters])  # loadalign, copy_*: no Config, no product
+def test_a_row_runs_on_its_products_alone(name):
+    """Each type row's call, drawn by the harness for a product the row lists, is refused on
+    every other product with a TypeError naming it: the register calls took any product (the
+    seed calls, the register reductions and asc_gather's UB -> register form ran on 'A2',
+    whose pages say 不支持), and ReduceSum took float on the training series (half only)."""
+    record = RECORDS[name]
+    f = _implementation(record, emulator=True)
+    for r, row in enumerate(record.rows):
+        allowed = _row_products(name, row)
+        for product in sorted(set(PRODUCTS) - set(allowed)):
+            # A draw may hold what only its own product takes (a mask of 0, a NOP on A2/A3),
+            # which another check refuses first: draw again, up to 8 times.
+            for attempt in range(8):
+                rng = np.random.default_rng(zlib.crc32(f"{name} {r} {product} {attempt}".encode()))
+                static, config = record.draw(rng, row, Config())
+                assert config.product in allowed, (name, row, config.product)
+                try:
+                    record.call(f, record.arrays(rng, row, static), static,
+                                config.replace(product=product))
+                except TypeError as error:
+                    assert repr(product) in str(error), (name, row, product, error)
+                    break
+                except ValueError:
+                    continue
+                pytest.fail(f"{name} {row} ran on product {product!r}; rows: {allowed}")
+            else:
+                pytest.fail(f"{name} {row}: no draw reached the product check of {product!r}")
 
 
 @pytest.mark.parametrize("name", [n for n, r in RECORDS.items() if "batched" in r.modes])

@@ -297,6 +297,8 @@ def _reduce_sum(dst, src, args, method, is_set_mask, mask_state, config: Config)
     where = "reduce_sum"
     dst, src = np.array(dst, copy=True), np.asarray(src)
     _check_tensors(dst, src, where, (np.float16, np.float32, np.int32, np.uint32))
+    if config.product == "training" and src.dtype != np.float16:
+        raise TypeError("reduce_sum: Atlas training series supports half only")
     lanes = VL_BYTES // src.itemsize
     masked = _masked_value(src.dtype, config)
     registers = []

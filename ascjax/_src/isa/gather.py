@@ -16,11 +16,12 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from ..config import Config, resolve_config
+from ..config import Config
 from ..formats import Format, resolve
 from ..numerics.bits import from_bits, to_bits
 from .gather_tensor import UB_FORMS, ub_gather
 from .lanes import (
+    REGISTER_PRODUCTS,
     as_array,
     check_batch,
     check_product,
@@ -62,7 +63,6 @@ REGISTER_GATHER_TYPES = {
     **{t: "uint16_t" for t in ("int16_t", "uint16_t", "half", "bfloat16_t")},
     **{t: "uint32_t" for t in ("int32_t", "uint32_t")},
 }
-REGISTER_PRODUCTS = ("950",)
 
 
 def _check_combination(dst: Format, src: Format, index: Format, where: str,
@@ -160,7 +160,7 @@ _gather = kernel(_forward, _linear, num_diff=1)
 def _from_ub(where: str, src: Any, index: Any, mask: Any, dst_dtype: Any, dtype: Any,
              config: Config | None, table: tuple = GATHER_TYPES,
              page: str = "seed table 1") -> jax.Array:
-    config = resolve_config(config)
+    config = check_product(config, REGISTER_PRODUCTS, where)
     src = as_array(src, where=where, arg="src")
     if src.ndim != 1:
         raise ValueError(f"{where}: src must be 1-D (the UB from the source address on), got "
@@ -283,6 +283,5 @@ def reg_gather(base_addr: Any, index: Any, mask: Any, *, dst_dtype: Any = None,
     16-bit data). 950 only.
     """
     where = "reg_gather"
-    check_product(config, REGISTER_PRODUCTS, where)
     return _from_ub(where, base_addr, index, mask, dst_dtype, dtype, config, REG_GATHER_TYPES,
                     "Reg::Gather table 3")

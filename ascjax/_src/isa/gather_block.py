@@ -25,6 +25,7 @@ from ..config import Config, resolve_config
 from ..formats import BLOCKS_PER_REGISTER, DATABLOCK_BYTES, FORMATS, Format
 from ..numerics.bits import from_bits, to_bits
 from .lanes import (
+    REGISTER_PRODUCTS,
     as_array,
     check_batch,
     check_int,
@@ -53,7 +54,6 @@ UB_TYPES = {"A3": ("uint16_t", "uint32_t"), "A2": ("uint16_t", "uint32_t")}
 REGISTER_TYPES = ("int4b_t", "int8_t", "uint8_t", "fp4x2_e2m1_t", "fp4x2_e1m2_t", "hifloat8_t",
                   "fp8_e8m0_t", "fp8_e5m2_t", "fp8_e4m3fn_t", "int16_t", "uint16_t", "half",
                   "bfloat16_t", "int32_t", "uint32_t", "float")
-REGISTER_PRODUCTS = ("950",)
 # Products whose Gatherb page calls repeatTime 0 a NOP.
 NOP_PRODUCTS = ("A2", "A3")
 DST_BLK_STRIDE_MAX, DST_REP_STRIDE_MAX = 255, 65535   # uint8_t / uint16_t fields

@@ -165,6 +165,11 @@ def check_supported(fmt: Format, table: Sequence[str], *, where: str, arg: str =
                         f"{list(table)}")
 
 
+# Every register call (a RegTensor / vector_T operand: the c-reg and cpp-reg pages, the seed
+# pages): each of those pages lists the Ascend 950PR/950DT alone as supported.
+REGISTER_PRODUCTS = ("950",)
+
+
 def check_product(config: Config | None, products: Sequence[str], where: str) -> Config:
     """The resolved Config, or a TypeError when the call is not on its product."""
     config = resolve_config(config)

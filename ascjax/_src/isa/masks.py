@@ -15,9 +15,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ..config import Config, resolve_config
+from ..config import Config
 from ..formats import VL_BYTES, Format, resolve
-from .lanes import as_array
+from .lanes import REGISTER_PRODUCTS, as_array, check_product
 
 
 class Pattern(enum.IntEnum):
@@ -103,7 +103,7 @@ def create_mask(pattern: Any, dtype: Any, *, config: Config | None = None) -> ja
     >>> int(create_mask("PAT_VL3", "float")[::4].sum())
     3
     """
-    config = resolve_config(config)
+    config = check_product(config, REGISTER_PRODUCTS, "create_mask")
     width = _width_of(dtype, "create_mask")
     elements = _pattern_elements(_pattern(pattern), VL_BYTES // width, config.vl_overflow)
     return _spread(elements, width, config.mask_layout)
@@ -117,7 +117,7 @@ def update_mask(count: Any, dtype: Any, *,
     ``count`` is a ``uint32_t``: a Python int in [0, 2^32) or an integer array (jittable).
     ``config.mask_layout`` as for ``create_mask``.
     """
-    layout = resolve_config(config).mask_layout
+    layout = check_product(config, REGISTER_PRODUCTS, "update_mask").mask_layout
     width = _width_of(dtype, "update_mask")
     n = VL_BYTES // width
     if isinstance(count, (int, np.integer)):

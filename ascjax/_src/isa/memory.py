@@ -15,7 +15,15 @@ import numpy as np
 from ..config import Config, resolve_config
 from ..formats import DATABLOCK_BYTES, VL_BYTES, Format, resolve
 from ..numerics.bits import from_bits, to_bits
-from .lanes import as_array, check_register, resolve_dtypes, split_last, traced_hint
+from .lanes import (
+    REGISTER_PRODUCTS,
+    as_array,
+    check_product,
+    check_register,
+    resolve_dtypes,
+    split_last,
+    traced_hint,
+)
 from .masks import element_mask
 
 
@@ -93,7 +101,7 @@ def storealign(ub: Any, addr: int, src: Any, mask: Any, *, dtype: Any = None,
     **assumed**, A4, SPEC 11.4) or are written as 0 (``"zero"``).
     """
     where = "storealign"
-    masked = resolve_config(config).store_masked
+    masked = check_product(config, REGISTER_PRODUCTS, where).store_masked
     ub = check_ub(ub, where)
     fmt = resolve_dtypes(src, dtype, where=where, arg="src")
     src = check_register(src, fmt, where=where, arg="src")

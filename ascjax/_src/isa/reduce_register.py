@@ -17,12 +17,14 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from ..config import Config, resolve_config
+from ..config import Config
 from ..formats import FORMATS
 from ..numerics.bits import from_bits, to_bits
 from .lanes import (
+    REGISTER_PRODUCTS,
     Adder,
     check_batch,
+    check_product,
     check_register,
     check_supported,
     kernel,
@@ -154,7 +156,7 @@ def reduce_sum_datablock_levels(src: Any, mask: Any, *, dtype: Any = None,
 
 def _checked(where: str, src, mask, dtype, config, table=REDUCE_SUM_DATABLOCK_TYPES):
     """``(adder, src, per-element mask)`` after the checks: ``table`` maps src -> dst type."""
-    config = resolve_config(config)
+    config = check_product(config, REGISTER_PRODUCTS, where)
     fmt = resolve_dtypes(src, dtype, where=where, arg="src")
     check_supported(fmt, table, where=where, arg="src dtype")
     src = check_register(src, fmt, where=where, arg="src")

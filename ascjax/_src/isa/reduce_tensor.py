@@ -54,7 +54,7 @@ BLOCK_REDUCE_SUM_TYPES = {p: _HALF_FLOAT for p in _ALL_PRODUCTS} | {"training": 
 WHOLE_REDUCE_SUM_TYPES = {p: _HALF_FLOAT for p in _ALL_PRODUCTS}
 REPEAT_REDUCE_SUM_TYPES = {p: _HALF_FLOAT for p in ("950", "A2", "inference AI Core", "training")}
 REDUCE_SUM_TYPES = {p: _HALF_FLOAT for p in _ALL_PRODUCTS} | {
-    "950": (*_HALF_FLOAT, "int32_t", "uint32_t")}
+    "950": (*_HALF_FLOAT, "int32_t", "uint32_t"), "training": ("half",)}
 
 # ReduceSum's methods, numbered as its vendor page numbers them (关键特性说明): how the repeats'
 # results are added, after a pair tree inside each repeat. 1: in order; 2: by an adjacent-pair

@@ -278,10 +278,17 @@ def reduce_repeat(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_strid
     return _repeat(where, call, kind, check_order(order, call.config, where, kind), spr)
 
 
-def _check_spr(spr: Any, where: str) -> ReduceSpr:
+def _check_spr(spr: Any, where: str, field: str) -> ReduceSpr:
+    """``spr``, whose ``field`` a getter reads, checked: a ReduceSpr of half or float (the
+    getters' pages give T half and float alone; an int32 sum of ReduceSum or ReduceRepeat is
+    not theirs to read)."""
     if not isinstance(spr, ReduceSpr):
         raise TypeError(f"{where}: spr must be the ReduceSpr a reduction returned, got "
                         f"{type(spr).__name__}")
+    dtype = jnp.asarray(getattr(spr, field)).dtype
+    if dtype not in (jnp.float16, jnp.float32):
+        raise TypeError(f"{where}: T is half or float (its page); spr.{field} holds {dtype}, "
+                        f"the SPR of an integer reduction, which it does not read")
     return spr
 
 
@@ -291,7 +298,7 @@ def get_reduce_repeat_sum_spr(spr: ReduceSpr, *, config: Config | None = None) -
     first-n form, A47 the others) or ReduceRepeat<SUM> (A23). 950, A2, A3."""
     where = "get_reduce_repeat_sum_spr"
     check_product(config, SUM_SPR_PRODUCTS, where)
-    return _check_spr(spr, where).sum
+    return _check_spr(spr, where, "sum").sum
 
 
 def get_reduce_repeat_max_min_spr(spr: ReduceSpr, *,
@@ -303,7 +310,7 @@ def get_reduce_repeat_max_min_spr(spr: ReduceSpr, *,
     16 bits). Atlas A2 / A3; inference AI Core's one-argument form is the first element."""
     where = "get_reduce_repeat_max_min_spr"
     config = check_product(config, MAX_MIN_SPR_PRODUCTS, where)
-    spr = _check_spr(spr, where)
+    spr = _check_spr(spr, where, "value")
     value = jnp.asarray(spr.value)
     bits = jnp.asarray(spr.index, U32).astype(np.dtype(f"uint{8 * value.dtype.itemsize}"))
     return value, jax.lax.bitcast_convert_type(bits, value.dtype)
@@ -311,7 +318,7 @@ def get_reduce_repeat_max_min_spr(spr: ReduceSpr, *,
 
 def _cnt(where: str, spr: Any, config: Config | None):
     check_product(config, CNT_PRODUCTS, where)
-    spr = _check_spr(spr, where)
+    spr = _check_spr(spr, where, "value")
     return jnp.asarray(spr.value), jnp.asarray(spr.index, U32)
 
 

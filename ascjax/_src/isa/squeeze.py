@@ -23,6 +23,7 @@ from ..config import Config, resolve_config
 from ..formats import DATABLOCK_BYTES, VL_BYTES, resolve
 from ..numerics.bits import U32, from_bits, to_bits
 from .lanes import (
+    REGISTER_PRODUCTS,
     as_array,
     check_batch,
     check_int,
@@ -306,7 +307,7 @@ def _squeeze_and_storeunalign(ub, dst_addr, state, src1, squeeze_mask, dtype, co
     """``squeeze_and_storeunalign``; a ``trusted`` state (one this module's own loop carries
     from init) skips the value checks."""
     where = "squeeze_and_storeunalign"
-    config = resolve_config(config)
+    config = check_product(config, REGISTER_PRODUCTS, where)
     state = check_state(state, where)
     ub = check_ub(ub, where)
     fmt = resolve_dtypes(src1, dtype, where=where, arg="src1")
@@ -356,7 +357,7 @@ def squeeze_register(src1: Any, squeeze_mask: Any, *, dtype: Any = None) -> jax.
 
 
 def _register_form(where: str, src: Any, mask: Any, dtype: Any, config: Config | None):
-    check_product(config, ("950",), where)
+    check_product(config, REGISTER_PRODUCTS, where)
     fmt = resolve_dtypes(src, dtype, where=where, arg="src")
     check_supported(fmt, REGISTER_SQUEEZE_TYPES, where=where, arg="src dtype")
     src = check_register(src, fmt, where=where, arg="src")
@@ -457,7 +458,7 @@ def unsqueeze(dst: Any, mask: Any, *, dtype: Any = None,
     register at these indices, masked by the same mask.
     """
     where = "unsqueeze"
-    check_product(config, ("950",), where)
+    check_product(config, REGISTER_PRODUCTS, where)
     fmt = resolve_dtypes(dst, dtype, where=where, arg="dst")
     check_supported(fmt, UNSQUEEZE_TYPES, where=where, arg="dst dtype")
     dst = check_register(dst, fmt, where=where, arg="dst")
@@ -479,7 +480,7 @@ def get_mask_spr(dtype: Any, *, state: MaskState | None = None,
     whatever the state's mode (a Counter-mode count is returned as its binary).
     """
     where = "get_mask_spr"
-    check_product(config, ("950",), where)
+    check_product(config, REGISTER_PRODUCTS, where)
     state = resolve_state(state, where, "state")
     width = int(dtype[1:]) // 8 if dtype in ("b8", "b16", "b32") else resolve(
         dtype, where=where).width
@@ -650,7 +651,7 @@ def squeeze_and_storeunalign_finalize(ub: Any, dst_addr: Any, state: SqueezeStat
 
 def _finalize_checked(ub, dst_addr, state, config, *, trusted: bool):
     where = "squeeze_and_storeunalign_finalize"
-    config = resolve_config(config)
+    config = check_product(config, REGISTER_PRODUCTS, where)
     state = check_state(state, where)
     ub = check_ub(ub, where)
     _check_dst_addr(dst_addr, 1, ub.shape[-1], where)
