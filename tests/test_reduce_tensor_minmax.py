@@ -76,6 +76,27 @@ def test_getters_read_half_and_float_sprs_alone():
     assert float(ascjax.get_reduce_repeat_sum_spr(spr)) == 128
 
 
+def test_c_api_pages_saturating_example_under_its_reading():
+    """asc_repeat_reduce_sum / asc_datablock_reduce_sum's pages (A2/A3): [60000, 60000, -30000,
+    100], a pair sum above 65504 stored as 65504, then 65504 - 29900 = 35604 (exact; in half
+    each add rounds: -29900 -> -29904, 65504 - 29904 = 35600 -> 35584). That is the saturate
+    reading; the default (A3) gives inf, as ReduceDataBlock's page says of half's default."""
+    src = np.zeros(128, np.float16)
+    src[:4] = [60000, 60000, -30000, 100]
+
+    def saturated(a, b):
+        return np.float16(np.clip(np.float32(a) + np.float32(b), -65504, 65504))
+
+    want = saturated(saturated(src[0], src[1]), saturated(src[2], src[3]))
+    assert float(want) == 35584
+    for call, dst in ((ascjax.asc_repeat_reduce_sum, np.zeros(1, np.float16)),
+                      (ascjax.datablock_reduce_sum, np.zeros(8, np.float16))):
+        sat = np.asarray(call(dst, src, 128, config=Config(product="A2",
+                                                           float_overflow="saturate")))
+        assert bits(sat[:1]) == bits(want), call.__name__
+        assert np.isposinf(np.asarray(call(dst, src, 128, config=A2))[0]), call.__name__
+
+
 def test_empty_data_block_per_product():
     """The ReduceDataBlock page: mask 32 on float leaves blocks 4..7 empty; A2 / A3 keep dst,
     the 950 writes -inf for MAX, 200I/500 A2 -65504 for half MAX and 65504 for MIN."""

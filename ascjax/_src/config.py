@@ -84,8 +84,9 @@ class Config:
         A2; elsewhere dst is unchanged. ``"keep"`` / ``"zero"`` force one reading (the 950
         implementation code writes 0; SPEC 11.5).
       int_overflow: ``"wrap"`` (default truncation mode) or ``"saturate"`` (CTRL[53]).
-      float_overflow: ``"ieee"`` (inf/NaN results, **assumed** default on 950, SPEC 11.3) or
-        ``"saturate"`` (half: +-inf -> +-65504, NaN -> 0).
+      float_overflow: ``"ieee"`` (inf/NaN results, **assumed** default on every product, SPEC
+        11.3, A3) or ``"saturate"`` (half: +-inf -> +-65504, NaN -> 0; what the A2/A3 C API
+        pages of asc_repeat_reduce_sum / asc_datablock_reduce_sum describe).
       masked_lanes: how a masked-off lane enters a floating sum. ``"zero"``: as +0, so a block
         of -0 values with one masked lane sums to +0 (**assumed**, SPEC 11.7). ``"skip"``: it
         takes no part (it enters as -0, the exact identity of IEEE addition); a block with no

@@ -510,7 +510,10 @@ ASSUMPTIONS = (
      'Config(mask_layout="replicated")'),
     ("A2", "PAT_VLn with n > lanes is clamped to all lanes",
      'Config(vl_overflow="empty")'),
-    ("A3", "Float overflow gives IEEE inf/NaN by default on 950",
+    ("A3", ("Float overflow gives IEEE inf/NaN by default, on every product (ReduceDataBlock's "
+            "page: half defaults to the non-saturating mode); the A2/A3 C API pages of "
+            "asc_repeat_reduce_sum and asc_datablock_reduce_sum say instead that a half pair sum "
+            "above 65504 is stored as 65504 ([60000, 60000, -30000, 100] -> 35604)"),
      'Config(float_overflow="saturate")'),
     ("A4", "A masked asc_storealign leaves masked-off UB bytes untouched",
      'Config(store_masked="zero")'),
