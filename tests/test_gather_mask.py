@@ -281,6 +281,17 @@ def test_config_readings():
                            config=Config(gather_mask_empty="raise"))
     dst, cnt = ascjax.gather_mask(src, src, 1, False, 0, (1, 0, 8, 0))
     assert int(cnt) == 0 and np.array_equal(np.asarray(dst), src)
+    # asc_reduce's first n past one repeat reads A40 too: by default on through src0 and src1's
+    # bits (every other element of 300: 150 kept), under "raise" refused, as GatherMask is
+    a2 = Config(product="A2")
+    words = np.arange(300, dtype=np.uint32)
+    odd = np.full(10, 0xAAAAAAAA, np.uint32)
+    out = np.asarray(ascjax.asc_reduce(np.zeros(300, np.uint32), words, odd, 300, config=a2))
+    assert out[:150].tolist() == list(range(1, 300, 2)) and not out[150:].any()
+    with pytest.raises(ValueError, match=r"asc_reduce: count=300 is more than the 64 uint32_t "
+                                         r"elements of 256 bytes; .*\(A40\)"):
+        ascjax.asc_reduce(np.zeros(300, np.uint32), words, odd, 300,
+                          config=a2.replace(gather_mask_counter="raise"))
 
 
 def test_gradients():

@@ -197,7 +197,8 @@ class Config:
         (the 950, Atlas A2/A3, 200I/500 A2: ``mask`` elements per repeat): ``"blocks"``, the
         repeat goes on through src0's block stride, element e at ``(r*src0RepeatStride +
         (e // epb)*src0BlockStride)*epb + e % epb`` and its bit e of the pattern string
-        (**assumed**, A40) or ``"raise"`` (a ValueError).
+        (**assumed**, A40) or ``"raise"`` (a ValueError); asc_reduce's first-n form with
+        ``count`` above one repeat's elements likewise runs on or raises.
       gather_mask_empty: GatherMask / asc_reduce with repeatTimes 0: ``"nop"`` (dst unchanged,
         count 0, **assumed**, A41) or ``"raise"`` (a ValueError).
       ub_bytes: usable Unified Buffer size in bytes, at most 256 KiB.

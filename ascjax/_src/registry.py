@@ -371,7 +371,7 @@ INSTRUCTIONS: dict[str, Instruction] = {
                      for t, *_ in _gather_mask_rows(_gmask.GATHER_MASK_TYPES)}),
         Instruction("asc_reduce", "asc_reduce", _gmask.asc_reduce, "-", "asc_reduce.md",
                     ("T", "products", "pattern"), _gather_mask_rows(_gmask.ASC_REDUCE_TYPES),
-                    {t: ("A39", "A41") for t in ("uint16_t", "uint32_t")},
+                    {t: ("A39", "A40", "A41") for t in ("uint16_t", "uint32_t")},
                     aliases=("asc_reduce_sync",)),
         Instruction("squeeze_and_storeunalign", "asc_squeeze_and_storeunalign",
                     _squeeze.squeeze_and_storeunalign, "7", "asc_squeeze_and_storeunalign.md",
@@ -655,7 +655,8 @@ ASSUMPTIONS = (
     ("A40", ("GatherMask in Counter mode (950, Atlas A2/A3, 200I/500 A2: mask elements per "
      "repeat) with mask above one repeat's 256 bytes: the repeat goes on through the block "
      "stride, element e at (r*src0RepeatStride + (e // epb)*src0BlockStride)*epb + e % epb, "
-     "its pattern bit e of the repeat's string"),
+     "its pattern bit e of the repeat's string; so also asc_reduce's first-n form, whose page "
+     "gives count alone: above 256 bytes its elements and src1's bits run on continuously"),
      'Config(gather_mask_counter="raise")'),
     ("A41", ("GatherMask / asc_reduce with repeatTimes 0 leave dst unchanged and report a count "
      "of 0 (the pages give no range)"),

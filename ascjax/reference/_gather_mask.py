@@ -99,6 +99,8 @@ def asc_reduce(dst: Any, src0: Any, src1: Any, *args: int, config: Config | None
     config = config or Config()
     lanes = VL_BYTES // np.asarray(src0).itemsize
     if len(args) == 1:
+        if int(args[0]) > lanes and config.gather_mask_counter == "raise":
+            raise ValueError("asc_reduce: count above one repeat (A40 read as raise)")
         return _compact("asc_reduce", dst, src0, src1, 0, 1, int(args[0]), None, 1, 0, 0,
                         config)[0]
     repeat, blk, mode, rep, src1_rep = (int(a) for a in args)

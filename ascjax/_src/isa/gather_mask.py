@@ -480,6 +480,10 @@ def asc_reduce(dst: Any, src0: Any, src1: Any, *args: int,
     config, fmt, dst, src0 = _tensors(where, dst, src0, ASC_REDUCE_TYPES, config)
     if len(args) == 1:
         count = check_int(args[0], 1, max(src0.shape[-1], 1), where=where, arg="count")
+        if count > fmt.lanes and config.gather_mask_counter == "raise":
+            raise ValueError(f"{where}: count={count} is more than the {fmt.lanes} {fmt.name} "
+                             f"elements of 256 bytes; Config(gather_mask_counter=\"raise\") "
+                             f"rejects it (A40)")
         plan = Plan(fmt, 1, count, 1, 0, 0, 0, None, config.gather_mask_tail,
                     config.out_of_range)
         pattern = _user_pattern(where, "src1", src1, fmt)
