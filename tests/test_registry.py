@@ -1231,7 +1231,7 @@ RECORDS = {r.name: r for r in (
     Record("unsqueeze",
            draw=lambda rng, row, c: (("register", row[0], bool(rng.integers(2))), c),
            arrays=_squeeze_family_arrays,
-           call=_squeeze_family_call, configs=_readings()),
+           call=_squeeze_family_call, configs=_readings({"unsqueeze_count": "through"})),
     Record("get_mask_spr", draw=_spr_draw, arrays=lambda rng, row, s: (),
            call=lambda f, a, s, c: (f(s[0], state=s[1], config=c),),
            configs=_readings(), modes=("eager", "jit")),

@@ -146,6 +146,22 @@ def test_unsqueeze_is_the_exclusive_prefix_count():
     assert full.view(np.uint8).tolist() == list(range(256))
 
 
+def test_unsqueeze_count_through_reads_the_pages_second_sentence():
+    """A48's other reading: "dst[i] = dst[i-1] + 1 where mask[i] is 1" read literally counts
+    lanes 1..i, so lane 0's bit is ignored and the top lane's counted (the default ignores the
+    top lane's, as the page's first sentence says)."""
+    m = np.zeros(64, bool)
+    m[[0, 2, 3, 63]] = True
+    through = ascjax.Config(unsqueeze_count="through")
+    got = np.asarray(ascjax.unsqueeze(np.full(64, 9, np.int32), m, config=through))
+    want = np.cumsum(m) - m[0]                  # 1s among lanes 1..i
+    assert got.tolist() == want.tolist() and got[[0, 1, 2, 3, 62, 63]].tolist() == [0, 0, 1, 2,
+                                                                                   2, 3]
+    default = np.asarray(ascjax.unsqueeze(np.full(64, 9, np.int32), m))
+    assert default.tolist() == (np.cumsum(m) - m).tolist()  # 1s among lanes 0..i-1
+    assert default[[0, 1, 63]].tolist() == [0, 1, 3]
+
+
 @pytest.mark.parametrize("name", [t for t in UNSQUEEZE_TYPES if lanes_of(t) < 256])
 def test_unsqueeze_then_gather_puts_squeezed_lanes_back(name):
     """dst = unsqueeze(mask) indexes the squeezed register: gathering it under the mask gives

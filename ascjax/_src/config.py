@@ -68,6 +68,7 @@ _CHOICES = {
     "gather_mask_tail": ("keep", "zero_block"),
     "gather_mask_counter": ("blocks", "raise"),
     "gather_mask_empty": ("nop", "raise"),
+    "unsqueeze_count": ("before", "through"),
 }
 
 
@@ -201,6 +202,10 @@ class Config:
         ``count`` above one repeat's elements likewise runs on or raises.
       gather_mask_empty: GatherMask / asc_reduce with repeatTimes 0: ``"nop"`` (dst unchanged,
         count 0, **assumed**, A41) or ``"raise"`` (a ValueError).
+      unsqueeze_count: what ``asc_unsqueeze`` writes to lane i: ``"before"``, the mask's 1s
+        among lanes 0..i-1, the top lane's bit counted nowhere (**assumed**, A48: the page's
+        first sentence and its "mask最高位被忽略"), or ``"through"``, ``dst[i] = dst[i-1] +
+        mask[i]`` as its next sentence reads literally (lanes 1..i: lane 0's bit ignored).
       ub_bytes: usable Unified Buffer size in bytes, at most 256 KiB.
     """
 
@@ -238,6 +243,7 @@ class Config:
     gather_mask_tail: str = "keep"
     gather_mask_counter: str = "blocks"
     gather_mask_empty: str = "nop"
+    unsqueeze_count: str = "before"
     ub_bytes: int = UB_BYTES
 
     def __post_init__(self):

@@ -387,7 +387,8 @@ INSTRUCTIONS: dict[str, Instruction] = {
                     {t: ("A42",) for t in _squeeze.REGISTER_SQUEEZE_TYPES},
                     aliases=("asc_squeeze_v2",)),
         Instruction("unsqueeze", "asc_unsqueeze", _squeeze.unsqueeze, "7", None, ("T",),
-                    tuple((t,) for t in _squeeze.UNSQUEEZE_TYPES)),
+                    tuple((t,) for t in _squeeze.UNSQUEEZE_TYPES),
+                    {t: ("A48",) for t in _squeeze.UNSQUEEZE_TYPES}),
         Instruction("get_mask_spr", "asc_get_mask_spr_b16/b32", _squeeze.get_mask_spr, "masks",
                     None, ("width",), (("b16/b32",),)),
         Instruction("create_mask", "asc_create_mask_b8/b16/b32", create_mask, "2", None,
@@ -690,6 +691,10 @@ ASSUMPTIONS = (
      "!= 8 (or in Counter mode) leave the value and index of A46 "
      "(GetReduceRepeatMaxMinSpr: srcRepStride 8, srcBlkStride 1, Normal mode only)"),
      "none (read dst: the pages leave the registers unspecified there)"),
+    ("A48", ("asc_unsqueeze writes to lane i the number of mask 1s among lanes 0..i-1, the top "
+     "lane's bit counted nowhere (the page's first sentence, \"mask最高位被忽略\"); its next "
+     "sentence, read literally, gives dst[i] = dst[i-1] + mask[i] (lane 0's bit ignored)"),
+     'Config(unsqueeze_count="through")'),
 )
 
 

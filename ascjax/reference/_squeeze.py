@@ -164,13 +164,15 @@ def squeeze_with_status(src: Any, mask: Any, *, dtype: Any = None,
 
 
 def unsqueeze(dst: Any, mask: Any, *, dtype: Any = None, config: Config | None = None):
-    """Reference ``asc_unsqueeze``: dst[0] = 0, dst[i] = dst[i-1] + mask[i-1] (page's figure),
-    modulo 2^bits in the lane type."""
-    del config
+    """Reference ``asc_unsqueeze``: dst[0] = 0, dst[i] = dst[i-1] + mask[i-1] (the page's first
+    sentence; ``unsqueeze_count="through"``: + mask[i], its second read literally), modulo
+    2^bits in the lane type."""
+    config = config or Config()
+    step = 0 if config.unsqueeze_count == "through" else 1
     dst, width, lanes, active = _register(dst, mask, dtype, "unsqueeze")
     out = np.zeros(lanes, UINT[width])
     for i in range(1, lanes):
-        out[i] = (int(out[i - 1]) + int(active[i - 1])) % 2 ** (8 * width)
+        out[i] = (int(out[i - 1]) + int(active[i - step])) % 2 ** (8 * width)
     return out.view(dst.dtype)
 
 

@@ -212,6 +212,14 @@ def _assumption_probes() -> list[Probe]:
             "vector_float of input_src.bin; store dst to output.bin and "
             "asc_get_squeeze_status() as one int32 to output_ar.bin",
             f32, np.arange(64, dtype=np.float32), _pattern("PAT_M4", f32), extra=("ar",)),
+        _register_probe(
+            # mask lanes 0 and 63: lanes 1.. read 1 if lane i counts lanes before it, 0 (and
+            # lane 63 1) if it counts lanes 1..i
+            "A48_unsqueeze_count", ("A48",), "unsqueeze_count", "unsqueeze",
+            "asc_unsqueeze(dst, mask) with dst a vector_int32_t (input_src.bin; its values are "
+            "not read) and mask the vector_bool of input_mask.bin (lanes 0 and 63 active); "
+            "store dst to output.bin",
+            "int32_t", np.zeros(64, np.int32), _hw_mask([0, 63], "int32_t")),
     ]
 
     def gather_block(x, config):

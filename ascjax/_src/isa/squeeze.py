@@ -424,9 +424,10 @@ def squeeze_with_status(src: Any, mask: Any, *, dtype: Any = None,
 
 
 def _unsqueeze_bits(spec, active):
-    fmt, shape = spec
+    fmt, shape, count = spec
     # dst[0] = 0, dst[i] = dst[i-1] + mask[i-1]: the exclusive prefix count; the last mask
-    # bit enters no lane. Counted on the mask as 32-bit words (the words before a lane's word,
+    # bit enters no lane ("through", A48: dst[i] = dst[i-1] + mask[i], that count plus lane
+    # i's bit less lane 0's). Counted on the mask as 32-bit words (the words before a lane's word,
     # then the lane's lower bits in it): elementwise popcounts, which XLA vectorizes, where a
     # cumsum is several times slower on CPU. Exact; narrowed modulo 2^bits to the lane type.
     lanes = active.shape[-1]
@@ -439,6 +440,9 @@ def _unsqueeze_bits(spec, active):
     below = (np.uint32(1) << np.arange(32, dtype=np.uint32)) - np.uint32(1)
     within = lax.population_count(words[..., None] & below).astype(jnp.int32)
     counts = (within + jnp.stack(before, axis=-1)[..., None]).reshape(active.shape)
+    if count == "through":
+        bit = active.astype(jnp.int32)
+        counts = counts + bit - bit[..., :1]
     counts = jnp.broadcast_to(counts, shape)
     return from_bits(counts.astype(U32).astype(f"uint{fmt.bits}"), fmt)
 
@@ -450,7 +454,8 @@ def unsqueeze(dst: Any, mask: Any, *, dtype: Any = None,
               config: Config | None = None) -> jax.Array:
     """``asc_unsqueeze(dst, mask)``: returns the new dst, the unsqueeze (decompression) indices
     of ``mask``: lane 0 is 0 and lane i the number of mask 1s among lanes 0..i-1
-    (``dst[i] = dst[i-1] + mask[i-1]``); the top lane's mask bit is counted nowhere. Every lane
+    (``dst[i] = dst[i-1] + mask[i-1]``); the top lane's mask bit is counted nowhere (A48;
+    ``config.unsqueeze_count="through"``: ``dst[i] = dst[i-1] + mask[i]``). Every lane
     is written, so dst's old bits only give the type (page c-reg/asc_unsqueeze; Ascend 950).
     Integer types ``UNSQUEEZE_TYPES``; an int8_t count past 127 wraps as the bits do.
 
@@ -458,13 +463,13 @@ def unsqueeze(dst: Any, mask: Any, *, dtype: Any = None,
     register at these indices, masked by the same mask.
     """
     where = "unsqueeze"
-    check_product(config, REGISTER_PRODUCTS, where)
+    config = check_product(config, REGISTER_PRODUCTS, where)
     fmt = resolve_dtypes(dst, dtype, where=where, arg="dst")
     check_supported(fmt, UNSQUEEZE_TYPES, where=where, arg="dst dtype")
     dst = check_register(dst, fmt, where=where, arg="dst")
     active = element_mask(mask, fmt, where=where, arg="mask")
     shape = check_batch(where, dst=dst, mask=mask) + dst.shape[-1:]
-    return _unsqueeze((fmt, shape), active)
+    return _unsqueeze((fmt, shape, config.unsqueeze_count), active)
 
 
 def get_mask_spr(dtype: Any, *, state: MaskState | None = None,
