@@ -537,7 +537,8 @@ def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any,
     The page supports that getter after the first-n form only; the level-0 form sets the same
     register here (A47).
 
-    ``method`` is the vendor page's number (or its name) for how the repeats are added; every
+    ``method`` is the vendor page's number (方式一/二/三; SPEC 10's "mode 1" / "mode 2" are
+    numbered the other way round) or its name for how the repeats are added; every
     add is one IEEE add rounded to T (the 950's int32_t / uint32_t: an integer add that wraps,
     or saturates under ``config.int_overflow``, where the order shows):
 
