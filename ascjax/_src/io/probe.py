@@ -291,6 +291,12 @@ def _tensor_probes() -> list[Probe]:
         return {"dst": _np(dst, f32),
                 "spr": _np(ascjax.get_reduce_repeat_sum_spr(spr, config=c), f32)}
 
+    def c_repeat_sum(x, c):  # A3 on A2/A3: the C API page's own example
+        return {"dst": _np(ascjax.asc_repeat_reduce_sum(x["dst"], x["src"], 128, config=c),
+                           "half")}
+
+    a3 = np.zeros(128, np.float16)
+    a3[:4] = [60000, 60000, -30000, 100]  # inf (IEEE) or 65504 - 29904 -> 35584 (saturating)
     a21 = np.array([1.0, np.nan, 3.0] + [0.0] * 61, np.float32)
     a25 = np.zeros(256, np.float32)
     a25[130] = 5.0  # repeat 1 (srcRepStride 16) lane 2: offset 130 or index 66
@@ -434,6 +440,12 @@ def _tensor_probes() -> list[Probe]:
                 "output_spr.bin",
                 {"dst": (np.zeros(1, np.float32), f32), "src": (a47, f32)}, reduce_sum_spr,
                 (("dst", f32), ("spr", f32)), kind="check", products=("950", "A2", "A3")),
+        _tensor("A3_float_overflow_c_api", ("A3",), "float_overflow", "asc_repeat_reduce_sum",
+                "asc_repeat_reduce_sum(dst, src, 128) (count 128: the page's example, whose "
+                "text says 35604) with src the half input_src.bin ([60000, 60000, -30000, "
+                "100], then 0), dst input_dst.bin; dst to output.bin",
+                {"dst": (np.zeros(1, np.float16), "half"), "src": (a3, "half")}, c_repeat_sum,
+                (("dst", "half"),), products=("A2", "A3")),
         _tensor("A29_zero_vector_mask", ("A29",), "zero_vector_mask", "set_vector_mask",
                 "SetVectorMask<float>(0, UINT64_MAX); SetVectorMask<float>(0, 0); then "
                 "BlockReduceSum<float, false>(dst, src, 1, MASK_PLACEHOLDER, 1, 1, 8) with src "
