@@ -197,12 +197,12 @@ INSTRUCTIONS: dict[str, Instruction] = {
         Instruction("asc_reduce_max", "asc_reduce_max", _rminmax.asc_reduce_max, "-",
                     "asc_reduce_max.md", ("src", "dst"),
                     tuple(_rminmax.REDUCE_EXTREME_TYPES.items()),
-                    {t: _EXTREME if t in ("half", "float") else ("A20",)
+                    {t: (_EXTREME if t in ("half", "float") else ("A20",)) + ("A49",)
                      for t in _rminmax.REDUCE_EXTREME_TYPES}),
         Instruction("asc_reduce_min", "asc_reduce_min", _rminmax.asc_reduce_min, "-",
                     "asc_reduce_min.md", ("src", "dst"),
                     tuple(_rminmax.REDUCE_EXTREME_TYPES.items()),
-                    {t: _EXTREME if t in ("half", "float") else ("A20",)
+                    {t: (_EXTREME if t in ("half", "float") else ("A20",)) + ("A49",)
                      for t in _rminmax.REDUCE_EXTREME_TYPES}),
         Instruction("reduce_max_datablock", "asc_reduce_max_datablock",
                     _rminmax.reduce_max_datablock, "-", "asc_reduce_max_datablock.md",
@@ -232,7 +232,9 @@ INSTRUCTIONS: dict[str, Instruction] = {
         Instruction("reg_reduce_data_block", "Reg::ReduceDataBlock", _rminmax.reg_reduce_data_block,
                     "-", "ReduceDataBlock.md", ("src", "dst", "reduce_type"),
                     _register_rows(_register.REDUCE_SUM_TYPES, _rminmax.REDUCE_EXTREME_TYPES),
-                    {"half": _FLOAT_SUM + ("A19",), "float": _FLOAT_SUM + ("A19",)}),
+                    {"half": _FLOAT_SUM + ("A19",), "float": _FLOAT_SUM + ("A19",),
+                     ("int16_t", "int32_t", "sum"): ("A50",),
+                     ("uint16_t", "uint32_t", "sum"): ("A50",)}),
         Instruction("reg_pair_reduce_elem", "Reg::PairReduceElem", _rminmax.reg_pair_reduce_elem,
                     "-", "PairReduceElem.md", ("T",),
                     tuple((t,) for t in _register.PAIR_REDUCE_SUM_TYPES),
@@ -695,6 +697,15 @@ ASSUMPTIONS = (
      "lane's bit counted nowhere (the page's first sentence, \"mask最高位被忽略\"); its next "
      "sentence, read literally, gives dst[i] = dst[i-1] + mask[i] (lane 0's bit ignored)"),
      'Config(unsqueeze_count="through")'),
+    ("A49", ("asc_reduce_max / asc_reduce_min write the max / min to dst lane 0, its index to "
+     "lane 1 and 0 to every other lane (the page's first paragraph, its constraints, its "
+     "all-masked rule and Reduce.md), not its sentence \"结果广播写入dst的所有有效元素\" (the "
+     "result broadcast to dst's active lanes)"),
+     "none (the broadcast sentence has no lane for the index and no all-masked value)"),
+    ("A50", ("Reg::ReduceDataBlock's SUM takes table 3's widening rows (int16_t -> int32_t, "
+     "uint16_t -> uint32_t, as asc_reduce_sum_datablock does), though its prototype gives "
+     "dstReg and srcReg one type U"),
+     "none (refusing them is not an output)"),
 )
 
 

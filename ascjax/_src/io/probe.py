@@ -220,6 +220,13 @@ def _assumption_probes() -> list[Probe]:
             "not read) and mask the vector_bool of input_mask.bin (lanes 0 and 63 active); "
             "store dst to output.bin",
             "int32_t", np.zeros(64, np.int32), _hw_mask([0, 63], "int32_t")),
+        _register_probe(
+            # one active lane, 5: the max in lane 0 and its index in lane 1, or broadcast
+            "A49_reduce_max_lanes", ("A49",), None, "asc_reduce_max",
+            "asc_reduce_max(dst, src, mask) with src a vector_float of input_src.bin (1..64) "
+            "and mask the vector_bool of input_mask.bin (lane 5 alone); store dst to "
+            "output.bin",
+            f32, np.arange(1, 65, dtype=np.float32), _hw_mask([5], f32), kind="check"),
     ]
 
     def gather_block(x, config):
@@ -725,6 +732,7 @@ UNDECIDABLE = {
            "output",
     "A33": "a misaligned offset is an error in the emulator: whether a call is accepted, not an "
            "output",
+    "A50": "a type row the emulator accepts (a compile-time question), not an output",
 }
 
 

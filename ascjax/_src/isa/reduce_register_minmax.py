@@ -130,7 +130,8 @@ _EXTREME_DOC = """``asc_reduce_{kind}(dst, src, mask)``: the {word} of the regis
     where the index points when the {word} equals it is A20 (``config.masked_extreme``).
 
     (The page's sentence "结果广播写入dst的所有有效元素" contradicts its own constraints and the
-    class-library page, which put the value in lane 0 and the index in lane 1: those are taken.)
+    class-library page, which put the value in lane 0 and the index in lane 1: those are taken,
+    A49.)
 
     Differentiable in ``src``: the cotangent of lane 0 goes to the selected lane.
     """
@@ -218,8 +219,9 @@ def reg_reduce_data_block(src: Any, mask: Any, *, reduce_type: str = "sum",
     """``AscendC::Reg::ReduceDataBlock<reduce_type, T, mode>(dstReg, srcReg, mask)``.
 
     ``reduce_type="sum"`` is ``asc_reduce_sum_datablock`` (table 3, with int16 -> int32 and
-    uint16 -> uint32); ``"max"`` / ``"min"`` are ``asc_reduce_max_datablock`` /
-    ``asc_reduce_min_datablock`` (table 4). ``mode``: only ``"zeroing"``.
+    uint16 -> uint32, though the prototype gives dstReg and srcReg one type U: A50);
+    ``"max"`` / ``"min"`` are ``asc_reduce_max_datablock`` / ``asc_reduce_min_datablock``
+    (table 4). ``mode``: only ``"zeroing"``.
     """
     kind = check_reduce_type(reduce_type, "reg_reduce_data_block")
     _check_mode(mode, "reg_reduce_data_block")
