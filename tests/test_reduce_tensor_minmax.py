@@ -97,6 +97,36 @@ def test_c_api_pages_saturating_example_under_its_reading():
         assert np.isposinf(np.asarray(call(dst, src, 128, config=A2))[0]), call.__name__
 
 
+@pytest.mark.parametrize("call", [
+    lambda d, s, c: ascjax.pair_reduce_sum(d, s, 0, 128, 1, 1, 8, config=c),
+    lambda d, s, c: ascjax.block_reduce_sum(d, s, 0, 128, 1, 1, 8, config=c),
+    lambda d, s, c: ascjax.whole_reduce_sum(d, s, 128, 0, 1, 1, 8, config=c),
+    lambda d, s, c: ascjax.repeat_reduce_sum(d, s, 0, 128, 0, 1, 1, 8, config=c),
+    lambda d, s, c: ascjax.block_reduce_max(d, s, 0, 128, 1, 1, 8, config=c),
+    lambda d, s, c: ascjax.reduce_data_block(d, s, 128, 0, 1, 1, 8, reduce_type="sum",
+                                             config=c),
+    lambda d, s, c: ascjax.reduce_repeat(d, s, 128, 0, 1, 1, 8, reduce_type="max", config=c),
+    lambda d, s, c: ascjax.reduce_pair_elem(d, s, 128, 0, 1, 1, 8, reduce_type="sum",
+                                            config=c)],
+    ids=["pair_reduce_sum", "block_reduce_sum", "whole_reduce_sum", "repeat_reduce_sum",
+         "block_reduce_max", "reduce_data_block", "reduce_repeat", "reduce_pair_elem"])
+def test_repeat_time_zero_is_a_nop_or_refused_as_reduce_empty_says(call):
+    """A26 for the whole repeat family (its pages: a NOP on Atlas A2/A3, not guaranteed on the
+    950): dst keeps its bits by default, on every product; Config(reduce_empty="raise")
+    refuses it off A2/A3, as it does ReduceSum's, and keeps the documented NOP there."""
+    dst, src = np.full(64, 3, np.float16), np.ones(256, np.float16)
+
+    def dst_of(out):
+        return np.asarray(out[0] if isinstance(out, tuple) else out)
+
+    for product in ("950", "A2"):
+        assert (dst_of(call(dst, src, Config(product=product))) == 3).all(), product
+    with pytest.raises(ValueError, match=r"repeat_time=0 is a NOP only on \['A3', 'A2'\] "
+                                         r"\(the page\); Config\(reduce_empty=\"raise\"\)"):
+        call(dst, src, Config(reduce_empty="raise"))
+    assert (dst_of(call(dst, src, Config(product="A2", reduce_empty="raise"))) == 3).all()
+
+
 def test_empty_data_block_per_product():
     """The ReduceDataBlock page: mask 32 on float leaves blocks 4..7 empty; A2 / A3 keep dst,
     the 950 writes -inf for MAX, 200I/500 A2 -65504 for half MAX and 65504 for MIN."""
@@ -304,7 +334,7 @@ def test_reduce_repeat_int16_sum_widens_to_int32(impl):
     """Hand-computed: repeat 0 sums 128 x 30000 = 3840000 (far past int16: the elements are
     widened before any add); repeat 1 holds -32768, -32768, 5, then 125 x 30000: masked to its
     first 3 lanes it sums to -65531, in full to 3750000 - 65531 = 3684469. The sum SPR (int32)
-    adds the repeat results."""
+    adds the repeat results; GetReduceRepeatSumSpr reads half and float alone (its page)."""
     src = np.full(256, 30000, np.int16)
     src[128:131] = [-32768, -32768, 5]
     dst = np.full(3, 7, np.int32)
@@ -314,7 +344,10 @@ def test_reduce_repeat_int16_sum_widens_to_int32(impl):
     assert np.asarray(spr.sum).dtype == np.int32 and int(spr.sum) == 3840000 + 3684469
     out, spr = impl.reduce_repeat(dst, src, 3, 2, 1, 1, 8, reduce_type="sum", config=N950)
     assert np.asarray(out).tolist() == [90000, -65531, 7]
-    assert int(impl.get_reduce_repeat_sum_spr(spr, config=N950)) == 90000 - 65531
+    assert int(spr.sum) == 90000 - 65531
+    if impl is ascjax:
+        with pytest.raises(TypeError, match="spr.sum holds int32"):
+            impl.get_reduce_repeat_sum_spr(spr, config=N950)
 
 
 @pytest.mark.parametrize("impl", [ascjax, reference])

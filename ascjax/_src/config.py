@@ -150,9 +150,11 @@ class Config:
         ``"skip"`` (**assumed**, A20: masked lanes take no part, so the index is the first
         *active* lane holding it) or ``"fill"`` (masked lanes hold that value and win the tie
         when they come first). Values are the same either way.
-      reduce_empty: the level-0 form of ReduceSum / ReduceMax / ReduceMin with repeatTime 0 on
-        a product whose page does not call it a NOP (all but Atlas A2/A3): ``"nop"`` (dst
-        unchanged, **assumed**, A26) or ``"raise"`` (a ValueError). count 0 is a NOP on Atlas
+      reduce_empty: a LocalTensor reduction with repeatTime 0 (ReduceSum / ReduceMax /
+        ReduceMin's level-0 form, ReduceRepeat, ReduceDataBlock, ReducePairElem, PairReduceSum,
+        BlockReduce*, WholeReduce*, RepeatReduceSum; Normal mode) on a product whose page does
+        not call it a NOP (all but Atlas A2/A3): ``"nop"`` (dst unchanged, **assumed**, A26) or
+        ``"raise"`` (a ValueError). count 0 is a NOP on Atlas
         A2/A3 and rejected elsewhere either way (``vector_mask.ZERO_MASK_NOP``).
       reduce_max_index: the index ReduceMax / ReduceMin's level-0 form reports for element e of
         repeat r: ``"offset"``, its element offset in src, ``r*srcRepStride*epb + e``

@@ -220,7 +220,7 @@ INSTRUCTIONS: dict[str, Instruction] = {
                     + tuple((t, "UB (A2, A3)") for t in _c_api_types()),
                     {**{(t, "register (950)"): _FLOAT_SUM
                         for t in _register.PAIR_REDUCE_SUM_TYPES},
-                     **{(t, "UB (A2, A3)"): _FLOAT_SUM + ("A5", "A9")
+                     **{(t, "UB (A2, A3)"): _FLOAT_SUM + ("A5", "A9", "A28")
                         for t in _c_api_types()}},
                     aliases=("asc_pair_reduce_sum_sync",)),
         Instruction("reg_reduce", "Reg::Reduce", _rminmax.reg_reduce, "-", "Reduce.md",
@@ -241,18 +241,20 @@ INSTRUCTIONS: dict[str, Instruction] = {
                     {"half": _FLOAT_SUM, "float": _FLOAT_SUM}, aliases=("PairReduceElem",)),
         Instruction("pair_reduce_sum", "PairReduceSum", _tensor.pair_reduce_sum, "5",
                     "PairReduceSum.md", ("T", "products"), _by_type(_tensor.PAIR_REDUCE_SUM_TYPES),
-                    {"half": _FLOAT_SUM + ("A5", "A9", "A28"),
-                     "float": _FLOAT_SUM + ("A5", "A9", "A28")}),
+                    {"half": _FLOAT_SUM + ("A5", "A9", "A26", "A28"),
+                     "float": _FLOAT_SUM + ("A5", "A9", "A26", "A28")}),
         Instruction("block_reduce_sum", "BlockReduceSum", _tensor.block_reduce_sum, "10", None,
                     ("T", "products"), _by_type(_tensor.BLOCK_REDUCE_SUM_TYPES),
-                    {"half": _FLOAT_SUM + ("A9", "A11", "A28"),
-                     "float": _FLOAT_SUM + ("A9", "A11", "A28")}),
+                    {"half": _FLOAT_SUM + ("A9", "A11", "A26", "A28"),
+                     "float": _FLOAT_SUM + ("A9", "A11", "A26", "A28")}),
         Instruction("whole_reduce_sum", "WholeReduceSum", _tensor.whole_reduce_sum, "10", None,
                     ("T", "products"), _by_type(_tensor.WHOLE_REDUCE_SUM_TYPES),
-                    {"half": _FLOAT_SUM + ("A9", "A28"), "float": _FLOAT_SUM + ("A9", "A28")}),
+                    {"half": _FLOAT_SUM + ("A9", "A26", "A28"),
+                     "float": _FLOAT_SUM + ("A9", "A26", "A28")}),
         Instruction("repeat_reduce_sum", "RepeatReduceSum", _tensor.repeat_reduce_sum, "10", None,
                     ("T", "products"), _by_type(_tensor.REPEAT_REDUCE_SUM_TYPES),
-                    {"half": _FLOAT_SUM + ("A9", "A28"), "float": _FLOAT_SUM + ("A9", "A28")}),
+                    {"half": _FLOAT_SUM + ("A9", "A26", "A28"),
+                     "float": _FLOAT_SUM + ("A9", "A26", "A28")}),
         Instruction("reduce_sum", "ReduceSum", _tensor.reduce_sum, "10", None,
                     ("T", "products"), _by_type(_tensor.REDUCE_SUM_TYPES),
                     {"half": _FLOAT_SUM + ("A9", "A12", "A17", "A18", "A26", "A47"),
@@ -262,23 +264,24 @@ INSTRUCTIONS: dict[str, Instruction] = {
                                                                "A26", "A47"))}),
         Instruction("reduce_data_block", "ReduceDataBlock", _tminmax.reduce_data_block, "10",
                     None, ("T", "products"), _by_type(_tminmax.REDUCE_DATA_BLOCK_TYPES),
-                    {t: _FLOAT_SUM + _MAX_MIN + ("A9", "A11") for t in ("half", "float")}),
+                    {t: _FLOAT_SUM + _MAX_MIN + ("A9", "A11", "A26", "A28")
+                     for t in ("half", "float")}),
         Instruction("block_reduce_max", "BlockReduceMax", _tminmax.block_reduce_max, "10", None,
                     ("T", "products"), _by_type(_tminmax.REDUCE_DATA_BLOCK_TYPES),
-                    {t: _MAX_MIN + ("A9", "A11") for t in ("half", "float")}),
+                    {t: _MAX_MIN + ("A9", "A11", "A26", "A28") for t in ("half", "float")}),
         Instruction("block_reduce_min", "BlockReduceMin", _tminmax.block_reduce_min, "10", None,
                     ("T", "products"), _by_type(_tminmax.REDUCE_DATA_BLOCK_TYPES),
-                    {t: _MAX_MIN + ("A9", "A11") for t in ("half", "float")}),
+                    {t: _MAX_MIN + ("A9", "A11", "A26", "A28") for t in ("half", "float")}),
         Instruction("reduce_repeat", "ReduceRepeat", _tminmax.reduce_repeat, "10", None,
                     ("T", "products", "SUM dst"),
                     _repeat_rows(_tminmax.REDUCE_REPEAT_TYPES, _tminmax.REDUCE_REPEAT_SUM_DST),
                     {t: (_FLOAT_SUM + _MAX_MIN if t in ("half", "float") else ())
-                     + ("A9", "A23", "A24") for t in _tminmax.REDUCE_REPEAT_SUM_DST},
+                     + ("A9", "A23", "A24", "A26", "A28") for t in _tminmax.REDUCE_REPEAT_SUM_DST},
                     variants={"WholeReduceMax": {"reduce_type": "max"},
                               "WholeReduceMin": {"reduce_type": "min"}}),
         Instruction("reduce_pair_elem", "ReducePairElem", _tminmax.reduce_pair_elem, "5", None,
                     ("T", "products"), _by_type(_tminmax.REDUCE_PAIR_ELEM_TYPES),
-                    {t: _FLOAT_SUM + ("A9",) for t in ("half", "float")}),
+                    {t: _FLOAT_SUM + ("A9", "A26", "A28") for t in ("half", "float")}),
         Instruction("get_reduce_repeat_sum_spr", "GetReduceRepeatSumSpr",
                     _tminmax.get_reduce_repeat_sum_spr, "10", None, ("T", "products"),
                     _by_type({p: ("half", "float") for p in _tminmax.SUM_SPR_PRODUCTS}),
@@ -296,19 +299,19 @@ INSTRUCTIONS: dict[str, Instruction] = {
         *(Instruction(f"datablock_reduce_{k}", f"asc_datablock_reduce_{k}",
                       getattr(_tminmax, f"datablock_reduce_{k}"), "10", None, ("T", "products"),
                       _by_type(_tminmax.C_API_TYPES),
-                      {t: (_FLOAT_SUM if k == "sum" else _MAX_MIN) + ("A9",)
+                      {t: (_FLOAT_SUM if k == "sum" else _MAX_MIN) + ("A9", "A28")
                        for t in ("half", "float")},
                       aliases=(f"asc_datablock_reduce_{k}_sync",))
           for k in ("sum", "max", "min")),
         Instruction("asc_repeat_reduce_sum", "asc_repeat_reduce_sum",
                     _tminmax.asc_repeat_reduce_sum, "10", None, ("T", "products"),
                     _by_type(_tminmax.C_API_TYPES),
-                    {t: _FLOAT_SUM + ("A9",) for t in ("half", "float")},
+                    {t: _FLOAT_SUM + ("A9", "A28") for t in ("half", "float")},
                     aliases=("asc_repeat_reduce_sum_sync",)),
         *(Instruction(f"repeat_reduce_{k}", f"asc_repeat_reduce_{k}",
                       getattr(_tminmax, f"repeat_reduce_{k}"), "10", None, ("T", "products"),
                       _by_type(_tminmax.C_API_TYPES),
-                      {t: _MAX_MIN + ("A9", "A24") for t in ("half", "float")},
+                      {t: _MAX_MIN + ("A9", "A24", "A28") for t in ("half", "float")},
                       variants={f"asc_repeat_reduce_{k}_{o}{sync}": {"order": o}
                                 for o in _tensor.ORDERS for sync in ("", "_sync")})
           for k in ("max", "min")),
@@ -595,10 +598,12 @@ ASSUMPTIONS = (
      "derived from the repeat and the in-repeat index); it differs from r*lanes + e only when "
      "srcRepStride != 8"),
      'Config(reduce_max_index="repeat")'),
-    ("A26", ("ReduceSum/ReduceMax/ReduceMin with repeatTime 0 leave dst (and the SPRs they "
-     "set) unchanged on every "
-     "product (a NOP on Atlas A2/A3, as the pages say of count 0 too; the 950 page says a NOP "
-     "is not guaranteed, the others are silent); count 0 is rejected off Atlas A2/A3"),
+    ("A26", ("A LocalTensor reduction with repeatTime 0 (ReduceSum/ReduceMax/ReduceMin's level-0 "
+     "form, ReduceRepeat, ReduceDataBlock, ReducePairElem and the older PairReduceSum, "
+     "BlockReduce*, WholeReduce*, RepeatReduceSum) leaves dst (and the SPRs it sets) unchanged "
+     "on every product (a NOP on Atlas A2/A3, as the pages say of count 0 too; the 950 pages "
+     "say a NOP is not guaranteed, the others are silent); count 0 is rejected off Atlas "
+     "A2/A3"),
      'Config(reduce_empty="raise")'),
     ("A27", ("ReduceMax/ReduceMin checks: sharedTmpBuffer holds the page's "
      "finalWorkLocalNeedSize elements of T (first-n form: firstMaxRepeat = count // lanes, at "

@@ -277,8 +277,20 @@ def repeat_call(where: str, dst: Any, src: Any, table: dict, config: Config | No
     config, fmt, dst, src = setup(where, dst, src, table, config, pairs)
     repeats, active, count = mask_source(where, fmt, config, repeat_time, mask, is_set_mask,
                                          mask_state)
+    if repeat_time == 0 and resolve_state(mask_state, where).mode == "normal":
+        refuse_empty(where, config)  # Counter mode reads no repeatTime
     checked = check_strides(where, config, **strides)
     return RepeatCall(config, fmt, dst, src, repeats, checked, active, count)
+
+
+def refuse_empty(where: str, config: Config) -> None:
+    """repeatTime 0: a NOP, documented on Atlas A2/A3 and **assumed** elsewhere (A26; the
+    950's pages say a NOP is not guaranteed), or a ValueError under
+    ``config.reduce_empty="raise"`` there."""
+    if config.reduce_empty == "raise" and config.product not in ZERO_MASK_NOP:
+        raise ValueError(f"{where}: repeat_time=0 is a NOP only on {list(ZERO_MASK_NOP)} "
+                         f"(the page); Config(reduce_empty=\"raise\") rejects it on product "
+                         f"{config.product!r}")
 
 
 class TensorReduce(NamedTuple):
@@ -357,10 +369,8 @@ def tensor_reduce_call(where: str, dst: Any, src: Any, table: dict, config: Conf
         plan = RepeatPlan(fmt, repeats, 1, st["src_rep_stride"], tuple(active.tolist()))
         if repeats:
             plan.check(src.shape[-1], dst.shape[-1], where)
-        elif config.reduce_empty == "raise" and not nop:
-            raise ValueError(f"{where}: repeat_time=0 is a NOP only on {list(ZERO_MASK_NOP)} "
-                             f"(the page); Config(reduce_empty=\"raise\") rejects it on product "
-                             f"{config.product!r}")
+        else:
+            refuse_empty(where, config)
     else:
         tail = "".join(f"[, {name}]" for name in optional)
         raise TypeError(f"{where}: expected (dst, src, shared_tmp_buffer, count{tail}) or (dst, "
