@@ -191,6 +191,9 @@ def c_api() -> bool:
                       (float(value), int(index)) == ((256.0, 255) if kind == "max" else
                                                      (1.0, 255)))
     # asc_pair_reduce_sum(dst, src, 2, 1, 1, 8);
+    # The page declares dst_length = 16, but its 2 repeats write 128 pair sums (its printed
+    # dst is [3 7 ... 511]); the emulator refuses a 16-element dst ("dst has 16 elements but
+    # the repeats write element 127"), so the port gives dst the 128 elements it prints.
     out = np.asarray(asc.pair_reduce_sum_ub(np.zeros(128, np.float16), ramp, 2, 1, 1, 8,
                                             config=A2))
     ok &= _report(f"asc_pair_reduce_sum -> [{out[0]}, {out[1]}, ..., {out[-1]}]",
