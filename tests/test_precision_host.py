@@ -319,6 +319,23 @@ def test_native_float_adds_are_the_carrier_adders(order, native, seed, size):
                       f"{order} with tiny inputs")
 
 
+@pytest.mark.parametrize("order", ["sequential", "kahan"])
+def test_float_host_sums_compile_the_carrier_adder_only_where_a_row_needs_it(order):
+    """A concrete float array runs the native loop alone; the carrier adder's program is
+    compiled and run only once a sum comes out NaN (a tiny input, a NaN): compiling both
+    into one program took 2-6x longer for a branch most data never takes. Same bits."""
+    rng = np.random.default_rng(7)
+    x = _at_shift(rng.standard_normal((6, 300)).astype(np.float32), 3)  # ShiftedColumns
+    want = [reference.SUMMATION_ORDERS[order](row, "float") for row in x]
+    with _column_loops(in_place=True):
+        assert_bits_equal(precision.sum(x, order=order), want, f"{order} native")
+        assert impl._stored_sum_host._cache_size() == 1
+        x[2, 7], x[4, 0] = np.float32(2.0 ** -110), np.nan
+        want = [reference.SUMMATION_ORDERS[order](row, "float") for row in x]
+        assert_bits_equal(precision.sum(x, order=order), want, f"{order} carrier adder")
+        assert impl._stored_sum_host._cache_size() == 2
+
+
 @pytest.mark.parametrize("order", orders.NATIVE_TREE_ORDERS)
 @few_examples(2)  # ~20 programs an example
 @given(seed=st.integers(0, 2**32 - 1), n=st.sampled_from([2, 3, 63, 64, 65, 130, 300]))

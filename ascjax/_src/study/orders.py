@@ -358,11 +358,16 @@ def native_column_sum(x, order: str, exact: Callable):
     (a tiny input, or a NaN or inf - inf of the data itself), ``exact()`` gives the sums
     instead, by the carrier adder (one pass instead of two for data without either).
     """
+    return _native_or_exact(native_column_fast(x, order), False, exact)
+
+
+def native_column_fast(x, order: str):
+    """``native_column_sum``'s native float32 sums alone (float32 values): right wherever none
+    is a NaN; a NaN says the carrier adder must give that call's sums."""
     kahan = order == "kahan"
-    fast = column_sum(x, order, NativeFloat32, tiny_to_nan, block=NATIVE_BLOCK,
+    return column_sum(x, order, NativeFloat32, tiny_to_nan, block=NATIVE_BLOCK,
                       neg=NativeFloat32.neg, chain=KAHAN_CHAIN if kahan else None,
                       loop_chain=KAHAN_LOOP_CHAIN if kahan else None)
-    return _native_or_exact(fast, False, exact)
 
 
 def _native_or_exact(fast, tiny, exact: Callable):
@@ -436,9 +441,14 @@ def stored_order(x, order: str, fmt: Format, config: Config):
     return exact()
 
 
-def stored_sum(x, order: str, fmt: Format, config: Config):
+def stored_sum(x, order: str, fmt: Format, config: Config, path: str = "checked"):
     """``sequential`` or ``kahan`` of ``x`` (..., n) held in ``fmt``'s storage dtype (an array
-    or ``Columns``), as carriers (columns are loaded inside the loop: no carriers array)."""
+    or ``Columns``), as carriers (columns are loaded inside the loop: no carriers array).
+
+    ``path`` for float under IEEE overflow: ``"checked"``, native adds and the carrier adder
+    where a sum comes out NaN, decided in the program (``native_column_sum``); ``"native"``,
+    the native sums alone (``native_column_fast``: the caller checks for a NaN); ``"exact"``,
+    the carrier adder alone. Other formats take the carrier adder whatever ``path`` says."""
     ar = Arith(fmt, config)
     array = not isinstance(x, Columns)
     if array:
@@ -458,7 +468,9 @@ def stored_sum(x, order: str, fmt: Format, config: Config):
         return column_sum(x, order, ar, lambda column: load(column, fmt),
                           block=1 if order == "kahan" else COLUMN_BLOCK)
 
-    if fmt.name == "float" and config.float_overflow == "ieee":
+    if fmt.name == "float" and config.float_overflow == "ieee" and path != "exact":
+        if path == "native":
+            return jax.lax.bitcast_convert_type(native_column_fast(x, order), U32)
         return native_column_sum(x, order, exact)
     return exact()
 

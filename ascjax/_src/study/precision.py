@@ -205,7 +205,16 @@ def sum(x: Any, *, dtype: Any = None, order: str = "sequential",
     if isinstance(x, np.ndarray) and x.size and (
             order == "sequential" or (order == "kahan" and fmt.name == "float")):
         rows = np.ascontiguousarray(x.reshape(-1, x.shape[-1]))
-        out = _stored_sum_host((fmt, order, config), *rows_in_place(rows))
+        parts = rows_in_place(rows)
+        if fmt.name == "float" and config.float_overflow == "ieee":
+            # The native float32 loop alone, and the carrier adder's program only where a sum
+            # came out NaN (a tiny input, or the data's own NaN or inf - inf): both in one
+            # program (a cond) took 2-6x longer to compile, for a branch most data never takes.
+            out = _stored_sum_host((fmt, order, config, "native"), *parts)
+            if np.isnan(np.asarray(out)).any():
+                out = _stored_sum_host((fmt, order, config, "exact"), *parts)
+        else:
+            out = _stored_sum_host((fmt, order, config, "checked"), *parts)
         # block: the rows may be read in place, and x is the caller's to change after return
         return out.block_until_ready().reshape(x.shape[:-1])
     if isinstance(x, np.ndarray) and order in orders.SCAN_ORDERS and x.shape[-1] > 1:
@@ -230,11 +239,12 @@ _sum_kernel = kernel(_sum_forward, _sum_linear)
 
 @functools.partial(jax.jit, static_argnums=0)
 def _stored_sum_host(spec, *parts):
-    """sequential or kahan of concrete rows handed over by ``binio.rows_in_place``."""
-    fmt, order, config = spec
+    """sequential or kahan of concrete rows handed over by ``binio.rows_in_place``, along
+    ``orders.stored_sum``'s ``path``."""
+    fmt, order, config, path = spec
     parts = [orders.stored_bits(part, fmt) for part in parts]
     x = parts[0] if len(parts) == 1 else orders.ShiftedColumns(*parts)  # an array may scan
-    return orders.store(orders.stored_sum(x, order, fmt, config), fmt)
+    return orders.store(orders.stored_sum(x, order, fmt, config, path), fmt)
 
 
 @jax.jit
