@@ -69,7 +69,7 @@ def test_recovers_the_instructions_trees():
     # 200 floats are 800 bytes: the 950's first-n form merges the repeats (method 3, A17).
     for product, n, order in (("950", 200, "repeat_vector_merge"), ("950", 300, "repeat_tree"),
                               ("A2", 200, "repeat_sequential"),
-                              ("training", 200, "repeat_tree")):
+                              ("inference AI Core", 200, "repeat_tree")):
         def reduce(x, product=product, n=n):
             dst = np.zeros((x.shape[0], 1), np.float32)
             dst, _ = ascjax.reduce_sum(dst, x, None, n, config=ascjax.Config(product=product))

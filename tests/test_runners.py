@@ -879,7 +879,7 @@ def test_a_runner_of_two_forms_labels_the_config_fields_each_reads():
     assert block.assumptions(("uint16_t", "UB (A2, A3)")) == ("A38",)
     pair = ascjax.INSTRUCTIONS["asc_pair_reduce_sum"]
     assert pair.assumptions(("half", "register (950)")) == ("A3", "A7", "A8")
-    assert pair.assumptions(("float", "UB (A2, A3)")) == ("A3", "A7", "A8", "A5", "A9")
+    assert pair.assumptions(("float", "UB (A2, A3)")) == ("A3", "A7", "A8", "A5", "A9", "A28")
 
 
 # --- issue 13: the UB forms of asc_squeeze and asc_gather_datablock ----------------------------
