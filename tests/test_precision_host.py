@@ -325,7 +325,7 @@ def test_float_host_sums_compile_the_carrier_adder_only_where_a_row_needs_it(ord
     compiled and run only once a sum comes out NaN (a tiny input, a NaN): compiling both
     into one program took 2-6x longer for a branch most data never takes. Same bits."""
     rng = np.random.default_rng(7)
-    x = _at_shift(rng.standard_normal((6, 300)).astype(np.float32), 3)  # ShiftedColumns
+    x = _at_shift(rng.standard_normal((6, 100)).astype(np.float32), 3)  # ShiftedColumns
     want = [reference.SUMMATION_ORDERS[order](row, "float") for row in x]
     with _column_loops(in_place=True):
         assert_bits_equal(precision.sum(x, order=order), want, f"{order} native")
