@@ -1390,21 +1390,6 @@ def test_no_instruction_carries_bfloat16_through_a_loop():
         assert not bfloat16_loops(text), (name, row, bfloat16_loops(text))
 
 
-# The products of a row with no products column: a register call's (every c-reg / cpp-reg
-# page lists the 950 alone), or the form's.
-_FORM_PRODUCTS = {"UB -> UB": ("A2", "A3")}
-
-
-def _row_products(name: str, row: tuple) -> tuple:
-    columns = ascjax.INSTRUCTIONS[name].columns
-    if "products" in columns:
-        return tuple(row[columns.index("products")].split(", "))
-    form = row[columns.index("form")] if "form" in columns else ""
-    if form in _FORM_PRODUCTS:
-        return _FORM_PRODUCTS[form]
-    return tuple(form[form.index("(") + 1:-1].split(", ")) if "(" in form else ("950",)
-
-
 @pytest.mark.parametrize("name", [n for n in RECORDS if "config" in inspect.signature(
     ascjax.INSTRUCTIONS[n].function).parameters])  # loadalign, copy_*: no Config, no product
 def test_a_row_runs_on_its_products_alone(name):
@@ -1415,7 +1400,7 @@ def test_a_row_runs_on_its_products_alone(name):
     record = RECORDS[name]
     f = _implementation(record, emulator=True)
     for r, row in enumerate(record.rows):
-        allowed = _row_products(name, row)
+        allowed = ascjax.INSTRUCTIONS[name].products(row)
         for product in sorted(set(PRODUCTS) - set(allowed)):
             # A draw may hold what only its own product takes (a mask of 0, a NOP on A2/A3),
             # which another check refuses first: draw again, up to 8 times.

@@ -393,8 +393,6 @@ def test_bad_options_name_the_option_and_the_range(tmp_path, capsys):
         ("block_reduce_sum", ["--repeat-time", "1", "--mask", "128", "--product", "training",
                               "--dst-rep-stride", "0"],
          "dst_rep_stride=0 is outside the valid range [1, 65535]"),
-        ("repeat_reduce_sum", ["--repeat-time", "1", "--mask", "8", "--product", "A3"],
-         "ascjax run: repeat_reduce_sum: not available on product 'A3'"),
         # the Gatherb / Scatter / GatherMask / asc_reduce runners once took 0 here (review)
         ("gatherb", ["--tensors", "0", "--offset", paths["src"], "--repeat-time", "1"],
          "ascjax run: gatherb: --tensors 0 must be an integer >= 1"),
@@ -1124,11 +1122,11 @@ def test_pair_reduce_sum_mixing_forms_is_exit_2_naming_both(tmp_path, capsys):
                                         r"form: --count or --repeat --dst-repeat-stride"):
         ascjax.run_bin("asc_pair_reduce_sum", src=paths["src"], dtype="half", count=64,
                        repeat=1, product="A2", out=out)
-    # The UB form off Atlas A2 / A3 fails as the function does.
+    # The UB form runs on A3 by default; off Atlas A2 / A3 it is refused, naming its products.
     assert main(["run", "asc_pair_reduce_sum", "--src", paths["src"], "--dtype", "half",
-                 "--count", "64", "--out", out]) == 2
-    assert "asc_pair_reduce_sum: not available on product '950'; available on ['A3', 'A2']" \
-        in capsys.readouterr().err
+                 "--count", "64", "--product", "950", "--out", out]) == 2
+    assert "asc_pair_reduce_sum: product='950' is not one of ['A3', 'A2'] (the UB (A2, A3) " \
+           "form)" in capsys.readouterr().err
 
 
 def test_pair_reduce_sum_help_lists_each_forms_options(capsys):
@@ -1327,3 +1325,46 @@ def test_product_option_takes_the_pages_chip_tags(tmp_path, capsys):
         main(["run", "ReduceSum", "--src", src, "--dtype", "half", "--count", "640",
               "--product", "310", "--out", str(tmp_path / "x.bin")])
     assert "invalid choice: '310'" in capsys.readouterr().err
+
+
+def test_product_choices_are_the_products_the_runners_rows_run_on(tmp_path, capsys):
+    """``--product`` offered every product, so a register runner listed six it refuses; now it
+    offers those of the runner's type rows (registry ``products``), by default the 950 where it
+    is one, and a runner of two call forms takes its form's default and checks its own."""
+    for name, runner in runners.RUNNERS.items():
+        option = next((o for o in runner.config_options if o.name == "product"), None)
+        rows = INSTRUCTIONS[runner.name].types
+        listed = {p for row in rows for p in INSTRUCTIONS[runner.name].products(row)}
+        # asc_gather's runner runs the seed's UB -> register form alone
+        listed = {"950"} if runner.name == "asc_gather" else listed
+        assert option is not None and set(option.choices) == listed, (name, option, listed)
+        if option.default is not None:
+            assert option.default == ("950" if "950" in listed else option.choices[0]), name
+    assert next(o for o in runners.RUNNERS["reduce_sum_datablock"].config_options
+                if o.name == "product").choices == ("950",)
+    _random("half", (2, 128)).tofile(tmp_path / "src.bin")
+    with pytest.raises(SystemExit):
+        main(["run", "reduce_sum_datablock", "--src", str(tmp_path / "src.bin"), "--dtype",
+              "half", "--product", "A2", "--out", str(tmp_path / "out.bin")])
+    assert "invalid choice: 'A2' (choose from '950')" in capsys.readouterr().err
+    with pytest.raises(ValueError, match=r"repeat_reduce_sum: product='A3' is not one of "
+                                         r"\['950', 'A2', 'inference AI Core', 'training'\]"):
+        ascjax.run_bin("repeat_reduce_sum", src=str(tmp_path / "src.bin"), dtype="half",
+                       repeat_time=1, mask=8, product="A3", out=str(tmp_path / "out.bin"))
+    # gather_datablock's UB form without --product: its form's default (A3), as the function
+    src, dst = _random("uint16_t", (2, 256)), _random("uint16_t", (2, 300))
+    offset = (RNG.integers(0, 16, (2, 16)) * 32).astype(np.uint32)
+    paths = _files(tmp_path, src=src, dst=dst, offset=offset)
+    out = str(tmp_path / "out.bin")
+    options = {"src_offset": paths["offset"], "dst_repeat_stride": 9, "dst_block_stride": 1,
+               "repeat": 2}
+    ascjax.run_bin("gather_datablock", src=paths["src"], dst=paths["dst"], dtype="uint16_t",
+                   tensors=2, out=out, **options)
+    a3 = ascjax.Config(product="A3")
+    want = _loop(lambda d, s, o: ascjax.gather_datablock(d, s, o, 9, 1, 2, config=a3),
+                 dst, src, offset)
+    assert np.array_equal(_bits(np.fromfile(out, np.uint16).reshape(2, -1)), _bits(want))
+    with pytest.raises(ValueError, match=r"product='950' is not one of \['A3', 'A2'\] "
+                                         r"\(the UB \(A2, A3\) form\)"):
+        ascjax.run_bin("gather_datablock", src=paths["src"], dst=paths["dst"],
+                       dtype="uint16_t", tensors=2, product="950", out=out, **options)

@@ -45,12 +45,18 @@ def byte_address(text: str) -> int:
     return int(text, 0)
 
 
+def product_option(choices: tuple[str, ...] = tuple(PRODUCTS), default: str = "950") -> Option:
+    """``--product``, offering ``choices`` (``PRODUCTS`` keys) by key or chip tag."""
+    tags = ", ".join(f"{tag} = {key}" for tag, key in PRODUCT_ALIASES.items() if key in choices)
+    tags = f", or the pages' chip tag ({tags})" if tags else ""
+    return Option("product", f"Ascend product (Config.product){tags}; default {default}",
+                  product_key, default=default, choices=choices)
+
+
 def _config_options() -> tuple[Option, ...]:
     """One option per ``Config`` field (out-of-range faults always raise ``IndexError`` in a
     bulk run, checked per chunk)."""
-    tags = ", ".join(f"{tag} = {key}" for tag, key in PRODUCT_ALIASES.items())
-    opts = [Option("product", f"Ascend product (Config.product), or the pages' chip tag ({tags})",
-                   product_key, default="950", choices=tuple(PRODUCTS))]
+    opts = [product_option()]
     for field, choices in _CHOICES.items():
         if field != "out_of_range":
             default = getattr(Config(), field)

@@ -24,6 +24,10 @@ from .isa import squeeze as _squeeze
 from .isa import vector_mask as _vmask
 from .isa.masks import create_mask, update_mask
 
+# The products of a call form whose name does not list them (asc_gather's UB -> UB form: the
+# C API's memory pages are the A2/A3 ones).
+FORM_PRODUCTS = {"UB -> UB": ("A2", "A3")}
+
 
 @dataclasses.dataclass(frozen=True)
 class Instruction:
@@ -53,6 +57,17 @@ class Instruction:
     def assumptions(self, row: tuple) -> tuple[str, ...]:
         """The assumption keys a type row rests on: its own entry, else its key's."""
         return self.assumed.get(tuple(row)) or self.assumed.get(row[0]) or ()
+
+    def products(self, row: tuple) -> tuple[str, ...]:
+        """The products a type row runs on: its products column, else its form's (a form
+        names them, "UB (A2, A3)", or is in ``FORM_PRODUCTS``), else the 950 (every c-reg and
+        cpp-reg page lists it alone)."""
+        if "products" in self.columns:
+            return tuple(row[self.columns.index("products")].split(", "))
+        form = row[self.columns.index("form")] if "form" in self.columns else ""
+        if form in FORM_PRODUCTS:
+            return FORM_PRODUCTS[form]
+        return tuple(form[form.index("(") + 1:-1].split(", ")) if "(" in form else ("950",)
 
     @property
     def vendor_names(self) -> tuple[str, ...]:

@@ -35,7 +35,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.experimental import checkify
 
-from ..cli_options import CONFIG_OPTIONS, Option, ascend_type, config_from_options
+from ..cli_options import CONFIG_OPTIONS, Option, ascend_type, config_from_options, product_option
+from ..config import PRODUCTS
 from ..formats import DATABLOCK_BYTES, FORMATS, Format, resolve
 from ..isa.lanes import check_int
 from ..isa.masks import Pattern, create_mask
@@ -104,7 +105,16 @@ def config_options(name: str, options: Sequence[Option], adds: bool = False,
         fields.add("int_overflow")
     if any(o.name == "pattern" for o in options):
         fields.update(("mask_layout", "vl_overflow"))
-    return tuple(o for o in CONFIG_OPTIONS if o.name in fields)
+    return tuple(_product_option(ins, rows) if o.name == "product" else o
+                 for o in CONFIG_OPTIONS if o.name in fields)
+
+
+def _product_option(ins, rows: list[tuple]) -> Option:
+    """``--product`` offering the products the rows run on (a register call's is the 950
+    alone), by default the 950 where it is one, else the first of them in ``PRODUCTS``."""
+    listed = {product for row in rows for product in ins.products(row)}
+    choices = tuple(product for product in PRODUCTS if product in listed)
+    return product_option(choices, "950" if "950" in choices else choices[0])
 
 
 # --- option types -----------------------------------------------------------------------------
@@ -644,9 +654,17 @@ def call_forms(name: str, forms: dict[str, Runner]) -> Runner:
     for label, runner in forms.items():
         for o in runner.config_options:
             readers.setdefault(o.name, []).append(label)
-    config = tuple(o if len(readers[o.name]) == len(forms) else dataclasses.replace(
-        o, help=f"{o.help}; read by the {' and '.join(readers[o.name])} form")
-        for o in CONFIG_OPTIONS if o.name in readers)
+    # --product: any form's products; by default the chosen form's (checked against its own)
+    products = {label: next(o for o in r.config_options if o.name == "product")
+                for label, r in forms.items()}
+    offered = tuple(p for p in PRODUCTS if any(p in o.choices for o in products.values()))
+    defaults = "; ".join(f"{label}: {o.default}" for label, o in products.items())
+    product = dataclasses.replace(product_option(offered, "the call form's"), default=None)
+    product = dataclasses.replace(product, help=f"{product.help} ({defaults})")
+    config = tuple(product if o.name == "product" else o if len(readers[o.name]) == len(forms)
+                   else dataclasses.replace(
+                       o, help=f"{o.help}; read by the {' and '.join(readers[o.name])} form")
+                   for o in CONFIG_OPTIONS if o.name in readers)
 
     def describe(label: str) -> str:
         picks = forms[label].picks
@@ -667,7 +685,7 @@ def call_forms(name: str, forms: dict[str, Runner]) -> Runner:
                             f"{' or '.join(map(describe, forms))} (given: {shown})")
         runner = forms[fits[0]]
         opts = dict(opts)
-        for o in runner.options:
+        for o in (*runner.options, products[fits[0]]):
             if opts.get(o.name) is None:
                 opts[o.name] = o.default
             if o.required and opts[o.name] is None:  # a shared option only this form needs

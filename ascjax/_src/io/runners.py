@@ -204,8 +204,11 @@ def _plan_tensor_gather(opts: dict) -> Plan:
                 unit="tensors", row_registers=rows)
 
 
-def _gather_runner(name: str, table: tuple, function, what: str) -> Runner:
-    return Runner(name, (
+def _gather_runner(name: str, table: tuple, function, what: str,
+                   form: str | None = None) -> Runner:
+    """A register gather's runner; ``form``: the registry form it runs (asc_gather: the seed's
+    UB -> register), whose rows give the Config options (--product 950 alone)."""
+    options = (
         Option("src", "UB data from the source address on (.bin)", required=True),
         Option("dtype", "src type", ascend_type, required=True, choices=_column(table, 1)),
         Option("index", "index registers (.bin)", required=True),
@@ -213,8 +216,9 @@ def _gather_runner(name: str, table: tuple, function, what: str) -> Runner:
                ascend_type, choices=_column(table, 2)),
         Option("dst_dtype", "dst type (default: the src type)", ascend_type,
                choices=_column(table, 0)),
-        *MASK_OPTIONS, OUT),
-        lambda opts: _plan_gather(opts, table, function, name), inputs=("src", "index", "mask"))
+        *MASK_OPTIONS, OUT)
+    return Runner(name, options, lambda opts: _plan_gather(opts, table, function, name),
+                  config_options(name, options, form=form), inputs=("src", "index", "mask"))
 
 
 def _plan_squeeze(opts: dict) -> Plan:
@@ -551,7 +555,8 @@ FAMILIES = {
 
 RUNNERS: dict[str, Runner] = {name: family.runner(name) for name, family in FAMILIES.items()}
 RUNNERS |= {r.name: r for r in (
-    _gather_runner("asc_gather", GATHER_TYPES, asc_gather, "the seed's table"),
+    _gather_runner("asc_gather", GATHER_TYPES, asc_gather, "the seed's table",
+                   form="UB -> register"),
     _gather_runner("reg_gather", REG_GATHER_TYPES, reg_gather, "Reg::Gather's table"),
     Runner("gather", (
         Option("src", "src LocalTensor(s) (.bin)", required=True),
