@@ -50,8 +50,9 @@ def to_format(x: Any, dtype: Any) -> np.ndarray:
 
     A value that is not already float32 (or half, bfloat16, exact in float32) goes to float32
     rounded to odd, which leaves the one rounding to the narrow format correct (float32 has at
-    least two bits more); ml_dtypes' own float64 cast goes through float32 and can round twice
-    (1 + 2^-8 + 2^-30 becomes 1 in bfloat16). NaN becomes the format's canonical NaN, sign kept.
+    least two bits more), whichever way the installed ml_dtypes casts float64: a cast through
+    float32 rounded to nearest rounds twice (1 + 2^-8 + 2^-30 -> 1 + 2^-8, a tie in bfloat16,
+    -> 1). NaN becomes the format's canonical NaN, sign kept.
     """
     fmt = _sum_format(dtype, "to_format")
     x = np.asarray(x)

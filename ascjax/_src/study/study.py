@@ -47,6 +47,14 @@ DISTRIBUTIONS = {
 # Where Higham & Mary's model (independent, mean-zero rounding errors) cannot hold: constant
 # inputs make every rounding error a fixed function of the step, not a random draw.
 NOT_RANDOM = {"ones": "constant inputs: each rounding error is determined, not random"}
+# A sequential sum on one-signed data stagnates where at least this share of its addends is each
+# at most half an ULP of the running sum before it (``lost_addends``): those adds return the running
+# sum unchanged, every one erring the same way, which the probabilistic model excludes.
+STAGNATION_SHARE = 0.1
+# Kahan's bound is Higham's (4.8), (2u + O(n u^2)) sum|x|: the study holds trials against its
+# first-order term 2u alone, which is no bound once n u is not small (and Higham & Mary give no
+# probabilistic bound for compensated summation): trials above it are counted, not flagged.
+FIRST_ORDER_ORDERS = ("kahan",)
 DEFAULT_FORMATS = ("half", "bfloat16_t", "float")
 DEFAULT_SIZES = (16, 256, 4096, 65536)
 DEFAULT_DISTRIBUTIONS = tuple(DISTRIBUTIONS)
@@ -464,6 +472,21 @@ def _returned(values: np.ndarray, fmt: str) -> str:
     return "; ".join(value_text(distinct[:3], fmt) + ["..."] * (distinct.size > 3))
 
 
+def lost_addends(x: Any, dtype: Any) -> np.ndarray:
+    """Per trial of ``x`` (trials, n): the share of the addends x_1 .. x_{n-1} whose magnitude
+    is at most half an ULP of ``dtype`` at the exact running sum before them. Where a
+    sequential sum's running sum has reached that value, round to nearest returns it unchanged
+    (below half an ULP; at half an ULP, a tie, whenever the running sum is even, as 2048 + 1 in
+    half): the addend is lost, and on one-signed data every lost addend errs the same way
+    (stagnation)."""
+    fmt = resolve(dtype, where="lost_addends")
+    x = np.asarray(x, np.float64).reshape(-1, np.shape(x)[-1])
+    if x.shape[-1] < 2:
+        return np.zeros(x.shape[0])
+    running = np.cumsum(x, axis=-1)[:, :-1]
+    return np.mean(np.abs(x[:, 1:]) <= precision.ulp(running, fmt.name) / 2, axis=-1)
+
+
 def _cells(fmt: str, n: int, distributions: Sequence[str], trials: int, seed: int,
            orders: Sequence[str], failure: float, sweep: str) -> tuple[list, list]:
     """The rows and trial rows of one (format, n) over every distribution and order.
@@ -481,6 +504,9 @@ def _cells(fmt: str, n: int, distributions: Sequence[str], trials: int, seed: in
         sum_abs, exact, beyond = m["sum_abs"][part], m["exact"][part], m["overflow"][part]
         with np.errstate(divide="ignore", invalid="ignore"):
             kappa = np.where(sum_abs == 0, 1.0, sum_abs / np.abs(exact))
+        one_sign = _quantile(kappa, 0.5) <= 1 + 1e-9
+        lost = (_quantile(lost_addends(x[part], fmt), 0.5) if "sequential" in orders
+                else math.nan)
         for order in orders:
             r = {key: v[part] for key, v in m[order].items()}
             with np.errstate(invalid="ignore", divide="ignore"):
@@ -488,6 +514,7 @@ def _cells(fmt: str, n: int, distributions: Sequence[str], trials: int, seed: in
             det, prob, lam = order_gammas(order, n, fmt, failure)
             checked = ~beyond & np.isfinite(r["abs"])
             over_bound = int(np.sum(checked & (r["abs"] > r["bound"])))
+            first_order = order in FIRST_ORDER_ORDERS
             rows.append({
                 "format": fmt, "distribution": dist, "n": n, "order": order,
                 "trials": trials, "sweep": sweep,
@@ -499,13 +526,20 @@ def _cells(fmt: str, n: int, distributions: Sequence[str], trials: int, seed: in
                 "failure": failure,
                 "over_bound": over_bound,
                 "over_prob_bound": int(np.sum(checked & (r["abs"] > r["prob_bound"]))),
-                "within_bound": over_bound == 0,
+                "within_bound": over_bound == 0 or first_order,
+                "first_order_bound": first_order,
                 "median_kappa": _quantile(kappa, 0.5),
                 "random_model": dist not in NOT_RANDOM,
                 "correctly_rounded": (float(np.mean(r["correctly_rounded"][~beyond]))
                                       if not beyond.all() else math.nan),
                 "mean_exact": float(np.mean(exact)),
                 "exact_is_zero": bool(np.all(exact == 0)),
+                # kappa undefined: the exact sum of values not all zero is 0 (a kappa(K)
+                # workload whose one-signed part rounded to 0 in a narrow format)
+                "zero_exact_trials": int(np.sum((exact == 0) & (sum_abs > 0))),
+                "lost_addends": lost if order == "sequential" else math.nan,
+                "stagnates": bool(order == "sequential" and one_sign
+                                  and lost >= STAGNATION_SHARE),
                 "overflow_trials": int(beyond.sum()),
                 "overflow_results": _returned(r["value"][beyond], fmt),
                 "checked_trials": int(checked.sum()),
@@ -618,10 +652,12 @@ COLUMNS = (
     "over the trials divided by sum|x| (so cells of different n compare), then, in brackets, "
     "the two bounds in the same unit: Higham's deterministic gamma_k = k u / (1 - k u) and "
     "Higham & Mary's probabilistic gamma~_k(lambda) (see Bounds), with u the format's unit "
-    "roundoff and k the most adds on one path of the order's tree (kahan: 2u, first order "
-    "only, for both). A bound of 1 or more is vacuous: it allows an error as large as sum|x| "
-    "itself, which says nothing; `inf` as a bound means k u >= 1 (sequential sums of 2048 or "
-    "more halves). The probabilistic one stays finite, but is vacuous too where lambda "
+    "roundoff and k the most adds on one path of the order's tree (kahan: 2u for both, the "
+    "first-order term of Higham's (4.8), (2u + O(n u^2)) sum|x|: no bound once n u is not "
+    "small, so trials above it are counted but not flagged). A bound of 1 or more is "
+    "vacuous: it allows an error as large as sum|x| itself, which says nothing; `inf` as a "
+    "bound means k u >= 1 (sequential sums of 2049 or more halves, k = n - 1). The "
+    "probabilistic one stays finite, but is vacuous too where lambda "
     "sqrt(k) u reaches about 1 (as in fp8). `overflow (returned R)` is a cell where every "
     "trial's exact sum is beyond the format's largest finite value, so its correctly rounded "
     "value is inf (NaN in a format without inf, such as fp8_e4m3fn_t): R is what the order "
@@ -639,7 +675,9 @@ COLUMNS = (
     ("**relative error vs kappa**: per kappa(K) workload, the median measured kappa = "
     "sum|x| / |exact sum|, then per order the median and largest relative error |computed - "
     "exact| / |exact| over the trials and, in brackets, kappa times the probabilistic bound "
-    "(the relative error it allows at the median kappa)."),
+    "(the relative error it allows at the median kappa); `degenerate` where the exact sum is "
+    "0 in most trials (the one-signed part rounded to 0 in a narrow format), so that kappa "
+    "is undefined."),
     ("The CSV files hold every row with p50, p90, p99 and max of the relative error and of the "
     "error / sum|x|, the depth k, both bounds, lambda, the failure probability, the number of "
     "trials above each bound and the median kappa, the trials whose exact sum overflowed "
@@ -676,8 +714,12 @@ def bounds_text(failure: float = precision.DEFAULT_FAILURE) -> list[str]:
         "independent mean-zero draws on random data whose partial sums keep many bits below "
         "the addends. It does not cover constant inputs (`ones`: every rounding error is the "
         "same function of the step) nor a running sum whose ULP has outgrown its addends "
-        "(stagnation: every error has the same sign). Cells where the measured error exceeds "
-        "the probabilistic bound are flagged (`?`) and listed in the findings."),
+        f"(stagnation: a sequential sum of one-signed data where at least "
+        f"{STAGNATION_SHARE:.0%} of the addends are each at most half an ULP of the exact "
+        "running sum before them, so that adding them changes nothing and every such error "
+        "has the same sign; its error has reached its ceiling, and the growth fits leave it "
+        "out). Cells where the measured error exceeds the probabilistic bound are flagged (`?`) "
+        "and listed in the findings, with the reason where the model does not cover them."),
     ]
 
 
@@ -710,7 +752,8 @@ def findings(study: Study) -> list[str]:
         for dist in study.distributions:
             if "sequential" not in study.orders or "adjacent_tree" not in study.orders:
                 continue
-            seq = by_key[fmt, dist, n_max, "sequential"]["max_err_over_sum_abs"]
+            seq_row = by_key[fmt, dist, n_max, "sequential"]
+            seq = seq_row["max_err_over_sum_abs"]
             tree = by_key[fmt, dist, n_max, "adjacent_tree"]["max_err_over_sum_abs"]
             if seq == tree == 0:
                 continue
@@ -721,9 +764,10 @@ def findings(study: Study) -> list[str]:
             else:
                 better = "tree" if tree < seq else "sequential sum"
                 verdict = f"the {better} is {_rel(max(seq, tree), min(seq, tree))} more accurate"
-            if seq > 0.1:  # a running sum whose ULP outgrew the addends: adds are lost
-                verdict += (" (the sequential sum stagnates: once its running sum's ULP exceeds "
-                            "twice an addend, adding it changes nothing)")
+            if seq_row["stagnates"]:
+                verdict += (f" (the sequential sum stagnates: {_percent(seq_row)} of the "
+                            "addends are at most half an ULP of the running sum before them, "
+                            "and adding one changes nothing)")
             lines.append(f"- **{fmt}, {dist}, n = {n_max}:** the hardware's adjacent-pair "
                          f"tree's largest error is {_fmt(tree)} of sum|x|, the sequential "
                          f"sum's {_fmt(seq)}: {verdict}.")
@@ -732,10 +776,10 @@ def findings(study: Study) -> list[str]:
                      for o in study.orders}
             finite = {o: e for o, e in cells.items() if math.isfinite(e)}
             if len(finite) > 1 and len(set(finite.values())) > 1:
-                best = min(finite, key=finite.get)
-                worst = max(finite, key=finite.get)
-                lines.append(f"- {fmt}, {dist}, n = {n_max}: most accurate {best} "
-                             f"({_fmt(finite[best])}), least {worst} ({_fmt(finite[worst])}).")
+                best, worst = min(finite.values()), max(finite.values())
+                lines.append(f"- {fmt}, {dist}, n = {n_max}: most accurate "
+                             f"{_those(finite, best)} ({_fmt(best)}), least "
+                             f"{_those(finite, worst)} ({_fmt(worst)}).")
         broken = [r for r in rows if not r["within_bound"]]  # counted without overflows
         if broken:
             listed = "; ".join(f"{r['order']} on {r['distribution']}, n = {r['n']}"
@@ -750,6 +794,17 @@ def findings(study: Study) -> list[str]:
     return lines
 
 
+def _those(errors: dict, value: float) -> str:
+    """The orders whose error is ``value``, in words (every one of a tie)."""
+    tied = [order for order, error in errors.items() if error == value]
+    return tied[0] if len(tied) == 1 else ", ".join(tied[:-1]) + " and " + tied[-1]
+
+
+def _percent(row: dict) -> str:
+    """The median share of lost addends of a sequential row, in percent."""
+    return f"{100 * row['lost_addends']:.0f}%"
+
+
 def _overflow_cell(study: Study, fmt: str, dist: str, n: int) -> str | None:
     """The finding of one cell whose exact sum overflowed in some trial, or None."""
     cell = [r for r in study.rows if (r["format"], r["distribution"], r["n"]) == (fmt, dist, n)]
@@ -760,8 +815,8 @@ def _overflow_cell(study: Study, fmt: str, dist: str, n: int) -> str | None:
     groups: dict[str, list] = {}
     for r in sorted(cell, key=lambda r: r["overflow_results"] != word):  # the format's first
         groups.setdefault(r["overflow_results"], []).append(r["order"])
-    returned = "; ".join(f"{', '.join(orders)} returned {what}" for what, orders in
-                         groups.items())
+    returned = "; ".join(f"{', '.join(orders)} returned {what.replace('; ', ' or ')}"
+                         for what, orders in groups.items())
     rounds_to = f"NaN ({fmt} has no inf)" if word == "NaN" else "inf"
     top = value_text([finfo(fmt).max], fmt)[0]
     finite = [r["order"] for r in cell  # np.unique puts finite values before inf and NaN
@@ -794,28 +849,32 @@ def overflow_findings(study: Study, fmt: str) -> list[str]:
     return lines
 
 
-def _growth(study: Study, fmt: str, order: str) -> tuple[float, list, float] | None:
+def _growth(study: Study, fmt: str, order: str) -> tuple[float, list, float, list] | None:
     """The log-log slope of the median error / sum|x| against the depth k (n for kahan) over
     the sizes, averaged over the random-model distributions of one sign (median kappa 1, so
     that sum|x| is |sum x| and the partial sums grow with k, as the bounds assume) with a
-    nonzero finite median at two or more depths; those distributions; and the ratio of the
-    largest to the smallest k fitted. None without such data."""
+    nonzero finite median at two or more depths; those distributions; the ratio of the
+    largest to the smallest k fitted; and the sizes left out because the sum stagnates there
+    (its error has reached its ceiling: no rate). None without such data."""
     by_key = {(r["distribution"], r["n"]): r for r in study.rows
               if r["format"] == fmt and r["order"] == order}
-    slopes, used, spans = [], [], []
+    slopes, used, spans, stagnant = [], [], [], set()
     for dist in study.distributions:
         if dist in NOT_RANDOM or any(by_key[dist, n]["median_kappa"] > 1 + 1e-9
                                      for n in study.sizes):
             continue
+        stagnant |= {n for n in study.sizes if by_key[dist, n]["stagnates"]}
         pts = [((by_key[dist, n]["depth"] or n), by_key[dist, n]["p50_err_over_sum_abs"])
-               for n in study.sizes]
+               for n in study.sizes if not by_key[dist, n]["stagnates"]]
         pts = [(k, e) for k, e in pts if k > 0 and 0 < e < math.inf]
         if len({k for k, _ in pts}) >= 2:
             k, e = np.log(np.array(pts, float)).T
             slopes.append(float(np.polyfit(k, e, 1)[0]))
             used.append(dist)
             spans.append(float(np.exp(k.max() - k.min())))
-    return (float(np.mean(slopes)), used, min(spans)) if slopes else None
+    if not slopes:
+        return None
+    return float(np.mean(slopes)), used, min(spans), sorted(stagnant)
 
 
 def order_findings(study: Study, fmt: str) -> list[str]:
@@ -836,8 +895,12 @@ def order_findings(study: Study, fmt: str) -> list[str]:
         text = f"- {fmt}, `{order}`"
         text += f" (k = {depth} at n = {n_max}): " if depth is not None else ": "
         growth = _growth(study, fmt, order)
+        stagnant = sorted({r["n"] for r in mine if r["stagnates"]})
+        if growth is None and stagnant:
+            text += (f"the sum stagnates on same-sign data from n = {stagnant[0]} on, leaving "
+                     f"too few sizes to fit a growth rate. ")
         if growth is not None:
-            slope, used, span = growth
+            slope, used, span, left_out = growth
             if order == "kahan":
                 verdict = ("does not grow with n like either bound's k: the first-order "
                            "2u term rules" if slope < 0.25 else "grows with n")
@@ -855,10 +918,14 @@ def order_findings(study: Study, fmt: str) -> list[str]:
                 else:
                     follows = ("it follows the deterministic bound's k u (errors of one sign "
                                "add up)")
+                fitted = [n for n in study.sizes if n not in left_out]
                 text += (f"on same-sign data ({', '.join(used)}) the median error / sum|x| "
-                         f"grows like k^{slope:.2f} over n = {min(study.sizes)}..{n_max}: "
-                         f"{follows}")
+                         f"grows like k^{slope:.2f} over n = {min(fitted)}..{max(fitted)}"
+                         + (f" (n = {', '.join(map(str, left_out))} left out: the sum "
+                            f"stagnates there, its error at its ceiling)" if left_out else "")
+                         + f": {follows}")
                 typical = [r for r in mine if r["n"] == n_max and r["distribution"] in used
+                           and not r["stagnates"]
                            and math.isfinite(r["p50_err_over_sum_abs"])]
                 if depth and typical:
                     r = max(typical, key=lambda r: r["p50_err_over_sum_abs"])
@@ -867,18 +934,37 @@ def order_findings(study: Study, fmt: str) -> list[str]:
                              f"{r['p50_err_over_sum_abs'] / r['prob_bound_over_sum_abs']:.2g} "
                              f"of the probabilistic bound")
                 text += ". "
+        if order in FIRST_ORDER_ORDERS:
+            over = [r for r in mine if r["over_bound"]]
+            text += (f"Trials above the first-order term 2u of Higham's (4.8), (2u + O(n u^2)) "
+                     f"sum|x|: {det} of {total}"
+                     + (" (" + "; ".join(f"{r['distribution']}, n = {r['n']}: "
+                                         f"{r['over_bound']}, n u = {r['n'] * u:.2g}"
+                                         for r in over) + ")" if over else "")
+                     + "; 2u is no bound once n u is not small, and Higham & Mary give no "
+                       "probabilistic bound for compensated summation, so none is flagged")
+            lines.append(text + ".")
+            continue
         text += (f"Trials above the deterministic bound: {det} of {total}; above the "
                  f"probabilistic bound: {prob} of {total}")
         over = [r for r in mine if r["over_prob_bound"]]
         if over:
             text += " (" + "; ".join(
-                f"{r['distribution']}, n = {r['n']}: {r['over_prob_bound']}"
-                + (" - not covered by the model, " + NOT_RANDOM[r["distribution"]]
-                   if r["distribution"] in NOT_RANDOM else " - model violated")
+                f"{r['distribution']}, n = {r['n']}: {r['over_prob_bound']}" + _uncovered(r)
                 for r in over) + ")"
         text += _vacuity(mine)
         lines.append(text + ".")
     return lines
+
+
+def _uncovered(row: dict) -> str:
+    """Why the probabilistic model does not cover a cell above its bound, or that it fails."""
+    if row["distribution"] in NOT_RANDOM:
+        return " - not covered by the model, " + NOT_RANDOM[row["distribution"]]
+    if row["stagnates"]:
+        return (f" - not covered by the model, the sum stagnates ({_percent(row)} of the "
+                f"addends lost, each rounding the same way)")
+    return " - model violated"
 
 
 # A bound of sum|x| or more allows an error as large as sum|x| itself (a sum of 0 for one-signed
@@ -910,30 +996,56 @@ def _vacuity(rows: list) -> str:
     return text + f"is vacuous too from n = {min(prob)} on: {value}"
 
 
+def _degenerate(row: dict) -> bool:
+    """A kappa cell whose exact sum is 0 in most trials (kappa undefined, a relative error of
+    inf or 0): the workload's one-signed part rounded to 0 in the format."""
+    return 2 * row["zero_exact_trials"] > row["trials"]
+
+
 def conditioning_findings(cond: Study) -> list[str]:
     """Per format: how the relative error follows kappa (Markdown bullets)."""
     lines = []
     for fmt in cond.formats:
-        rows = [r for r in cond.rows if r["format"] == fmt]
-        lo, hi = cond.distributions[0], cond.distributions[-1]
-        by_key = {(r["distribution"], r["order"]): r for r in rows}
-        parts = []
-        for order in cond.orders:
-            a, b = by_key[lo, order], by_key[hi, order]
-            parts.append(f"{order} {_fmt(a['p50_rel_err'])} -> {_fmt(b['p50_rel_err'])}")
+        by_key = {(r["distribution"], r["order"]): r for r in cond.rows if r["format"] == fmt}
+        first = cond.orders[0]
+        degenerate = [d for d in cond.distributions if _degenerate(by_key[d, first])]
+        if degenerate:
+            counts = ", ".join(f"{d} in {by_key[d, first]['zero_exact_trials']} of "
+                               f"{by_key[d, first]['trials']} trials" for d in degenerate)
+            lines.append(f"- **{fmt}, kappa sweep: degenerate workloads** ({counts}): the "
+                         f"one-signed part rounds to 0 in {fmt}, so the exact sum is 0, kappa "
+                         f"is undefined and a relative error is inf or 0; they are left out "
+                         f"of the kappa findings.")
+        kept = [d for d in cond.distributions if d not in degenerate]
+        if not kept:
+            continue
+        # held against kappa gamma~: the orders with a bound (not kahan's first-order 2u)
+        rows = [r for r in cond.rows if r["format"] == fmt and r["distribution"] in kept
+                and not r["first_order_bound"]]
+        lo, hi = kept[0], kept[-1]
+        k_lo, k_hi = by_key[lo, first]["median_kappa"], by_key[hi, first]["median_kappa"]
+        if lo == hi:
+            parts = [f"{o} {_fmt(by_key[lo, o]['p50_rel_err'])}" for o in cond.orders]
+            trend = f"at kappa {k_lo:.2g} (measured median) the median relative error is"
+        else:
+            parts = [f"{o} {_fmt(by_key[lo, o]['p50_rel_err'])} -> "
+                     f"{_fmt(by_key[hi, o]['p50_rel_err'])}" for o in cond.orders]
+            trend = (f"from kappa {k_lo:.2g} to {k_hi:.2g} (measured medians) the median "
+                     f"relative error goes")
         over = sum(r["over_prob_bound"] for r in rows)
         total = sum(r["checked_trials"] for r in rows)
-        k_lo, k_hi = by_key[lo, cond.orders[0]]["median_kappa"], \
-            by_key[hi, cond.orders[0]]["median_kappa"]
-        lines.append(f"- **{fmt}, relative error against kappa (n = {cond.sizes[0]}):** from "
-                     f"kappa {k_lo:.2g} to {k_hi:.2g} (measured medians) the median relative "
-                     f"error goes {'; '.join(parts)}: it grows with kappa, as kappa times "
-                     f"the bound per sum|x| predicts (relative error <= kappa gamma). Trials "
-                     f"above kappa gamma~: {over} of {total}.")
+        lines.append(f"- **{fmt}, relative error against kappa (n = {cond.sizes[0]}):** "
+                     f"{trend} {'; '.join(parts)}"
+                     + (": it grows with kappa, as kappa times the bound per sum|x| predicts "
+                        "(relative error <= kappa gamma)" if lo != hi else "")
+                     + f". Trials above kappa gamma~ (every order but kahan): {over} of "
+                       f"{total}.")
     return lines
 
 
 def _marks(r: dict) -> str:
+    if r["first_order_bound"]:  # no bound to exceed
+        return ""
     return ("" if r["over_bound"] == 0 or math.isinf(r["bound_over_sum_abs"]) else " !") + \
         ("" if r["over_prob_bound"] == 0 else " ?")
 
@@ -942,12 +1054,14 @@ def _cell(r: dict, measured: Callable[[dict], str]) -> str:
     """A table cell: ``measured(r)`` over the trials whose exact sum is in range, or where
     every trial's overflowed, what the order returned there."""
     if r["overflow_trials"] == r["trials"]:
-        return f"overflow (returned {r['overflow_results']})"
+        return f"overflow (returned {r['overflow_results'].replace('; ', ' or ')})"
     some = r["overflow_trials"]
     return measured(r) + (f" [{some} of {r['trials']} overflow]" if some else "")
 
 
 def _kappa_cell(r: dict, kappa: float) -> str:
+    if _degenerate(r):
+        return f"degenerate (exact sum 0 in {r['zero_exact_trials']} of {r['trials']})"
     return (f"{_fmt(r['p50_rel_err'])} / {_fmt(r['max_rel_err'])} "
             f"({_fmt(kappa * r['prob_bound_over_sum_abs'])}){_marks(r)}")
 
