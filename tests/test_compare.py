@@ -92,12 +92,15 @@ def test_nan_and_inf_are_compared_explicitly():
     a = np.array([0x7E00, 0x7D01, 0x7E00, 0x7C00, 0xFC00, 0x3C00], np.uint16)
     r = ascjax.compare(a, g, dtype="half")
     assert (r.nan_pairs, r.nan_payload_differs, r.nan_vs_number) == (2, 1, 1)
-    assert (r.mismatches, r.inf_mismatches, r.max_ulp) == (2, 1, math.inf)
-    assert r.ulp_histogram == {"32769-65536": 1, "inf": 1}  # +inf vs -inf: 2 * 0x7C00 apart
-    d = json.loads(r.to_json())
-    assert d["max_ulp"] is None and d["first_mismatches"][0]["ulp"] is None
-    assert d["first_mismatches"][0]["actual"] == "nan"
-    assert d["first_mismatches"][1]["actual"] == "-inf"
+    # the NaN of another payload is a bit mismatch, located (a data movement keeps payloads)
+    assert (r.mismatches, r.inf_mismatches, r.max_ulp) == (3, 1, math.inf)
+    assert r.ulp_histogram == {"32769-65536": 1, "inf": 1, "NaN payload": 1}  # +-inf: 2 * 0x7C00
+    assert [m.index for m in r.first_mismatches] == [1, 2, 4]
+    assert math.isnan(r.first_mismatches[0].ulp) and "payload" in str(r)
+    d = json.loads(r.to_json())  # non-finite distances as strings, as values are
+    assert d["max_ulp"] == "inf" and d["first_mismatches"][0]["ulp"] == "nan"
+    assert d["first_mismatches"][1]["ulp"] == "inf" and d["first_mismatches"][1]["actual"] == "nan"
+    assert d["first_mismatches"][2]["actual"] == "-inf"
     assert d["criteria"]["mere_mare"]["figures"]["mare"] == "inf" and not d["pass"]
 
 
@@ -863,3 +866,18 @@ def test_mismatch_rows_give_the_absolute_difference():
                           layout="flat")
     assert ints.first_mismatches[0].abs_diff == 8.0
     assert str(ints).split("isclose\n", 1)[1].split()[5] == "8"
+
+
+def test_bit_exact_fails_a_nan_of_another_payload(tmp_path):
+    """A review: asc_gather moved a NaN 0x7e00, the dump held 0xfe01; --bit-exact said
+    "0 bit mismatches ... PASS", though data movement keeps every bit (NaN payloads too)."""
+    golden = np.array([0x3C00, 0x7E00, 0x0001], np.uint16)
+    npu = np.array([0x3C00, 0xFE01, 0x0001], np.uint16)
+    r = ascjax.compare(npu, golden, dtype="half", bit_exact=True)
+    assert not r.passed and r.mismatches == 1 and r.nan_payload_differs == 1
+    assert r.criteria[-1].name == "bit_exact" and not r.criteria[-1].passed
+    assert r.first_mismatches[0].index == 1 and r.first_mismatches[0].actual_bits == "0xfe01"
+    assert ascjax.compare(npu, golden, dtype="half").passed  # isclose: NaN pairs are equal
+    golden.tofile(tmp_path / "g.bin"), npu.tofile(tmp_path / "a.bin")
+    assert main(["compare", str(tmp_path / "a.bin"), str(tmp_path / "g.bin"), "--dtype",
+                 "half", "--bit-exact"]) == 1

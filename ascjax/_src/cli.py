@@ -236,7 +236,7 @@ def _compare_args(p: argparse.ArgumentParser) -> None:
                 "samples' verify_result.py)\n"
                 "  loss        the samples' LOSS = 1e-3 rule (4 of their scripts)\n"
                 "  mere-mare   CANN precision standard: MERE < T and MARE < 10T\n"
-                "  bit-exact   every element's bits equal (NaN pairs equal)\n"
+                "  bit-exact   every element's bits equal, NaN payloads included\n"
                 "presets (rtol, atol, error ratio):\n" + "\n".join(
                     f"  {name}  {r:g}, {a:g}, {e:g}" + ("  (default)" if name == DEFAULT_PRESET
                                                         else "")

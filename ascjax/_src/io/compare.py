@@ -82,6 +82,7 @@ THRESHOLDS = {  # CANN precision standard, threshold T per output type
 CHUNK_ELEMENTS = 1 << 22  # elements compared per step: bounded memory for any file size
 SUM_BLOCK = 1 << 12  # MERE's rel is summed this many at a time: same bits for any chunk size
 _INF_ULP = -1  # the integer stand-in for "a NaN against a number" inside the arrays
+_PAYLOAD_ULP = -2  # ... for two NaNs of different payloads: no distance, but not the same bits
 
 # The (rtol, atol, error ratio) settings of the samples' np.isclose scripts, named after their
 # values; the default is the loosest in all three (a FAIL under it fails every common script).
@@ -176,8 +177,10 @@ def _json_value(x: Any) -> Any:
     return x
 
 
-def _json_ulp(x: float) -> int | None:
-    return None if x == math.inf else int(x)
+def _json_ulp(x: float) -> int | str:
+    """An ULP distance for JSON: an int, or "inf" (a NaN against a number) or "nan" (two NaNs
+    of different payloads), as ``_json_value`` writes non-finite values."""
+    return int(x) if math.isfinite(x) else _json_value(float(x))
 
 
 def _plural(n: int, word: str) -> str:
@@ -295,9 +298,11 @@ class Criterion:
 class CompareReport:
     """What ``compare`` found (see the module doc for every rule).
 
-    ``mismatches`` counts elements whose bits differ (NaN pairs excluded); ``max_ulp`` is their
-    largest ULP distance (``math.inf`` if a NaN meets a number); ``ulp_histogram`` maps bins
-    ("0", "1", "2", "3-4", "5-8", ..., "inf") to counts of mismatches; ``passed`` is True when
+    ``mismatches`` counts elements whose bits differ, two NaNs of different payloads included
+    (``nan_payload_differs`` of them: a data movement keeps payloads); ``max_ulp`` is their
+    largest ULP distance (``math.inf`` if a NaN meets a number; a payload pair has none, its
+    ``Mismatch.ulp`` is NaN); ``ulp_histogram`` maps bins ("0", "1", "2", "3-4", "5-8", ...,
+    "inf", "NaN payload") to counts of mismatches; ``passed`` is True when
     every applied criterion (the ``rules`` asked for) passes; ``layout`` is how mismatches are
     located (``"registers"``, ``"flat"`` or ``"shape"``, in ``shape``); ``excluded`` counts the
     elements left out past each row's valid count (``valid_counts=``; None without it), which
@@ -403,7 +408,7 @@ class CompareReport:
         for m in self.first_mismatches:
             a = f"{shortest(m.actual, self.dtype)} ({m.actual_bits})"
             g = f"{shortest(m.golden, self.dtype)} ({m.golden_bits})"
-            u = "inf" if m.ulp == math.inf else str(m.ulp)
+            u = str(m.ulp) if math.isfinite(m.ulp) else "inf" if m.ulp == math.inf else "payload"
             lines.append(f"    {m.index:>10} {where(m)} {a:>24}  {g:>24}  "
                          f"{_diff_text(m.abs_diff, self.dtype):>12}  {u:>6}  "
                          f"{'yes' if m.close else 'no'}")
@@ -445,14 +450,17 @@ def _fmt(v: Any) -> str:
 def _bin_label(ulp: int) -> str:
     if ulp == _INF_ULP:
         return "inf"
+    if ulp == _PAYLOAD_ULP:
+        return "NaN payload"
     if ulp <= 2:
         return str(ulp)
     hi = 1 << (ulp - 1).bit_length()
     return f"{hi // 2 + 1}-{hi}"
 
 
-def _bin_key(label: str) -> float:
-    return math.inf if label == "inf" else int(label.split("-")[0])
+def _bin_key(label: str) -> tuple[int, int]:
+    """Bins in order: the distances, then "inf", then "NaN payload"."""
+    return {"inf": (1, 0), "NaN payload": (2, 0)}.get(label) or (0, int(label.split("-")[0]))
 
 
 # --- the comparison -------------------------------------------------------------------------
@@ -549,14 +557,14 @@ class _Tally:
         self.nan_vs_number += count(one_nan)
         self.inf_mismatches += count(differ & ~one_nan & (inf_a | inf_g))
         self._relative(va, vg, both_nan, one_nan, a != g)
-        where = np.flatnonzero(differ)
+        where = np.flatnonzero(a != g)  # NaN payloads too: a data movement keeps them
         self.mismatches += where.size
         if not where.size:
             return
         d = np.abs(_order(a[where], fmt) - _order(g[where], fmt))
-        d = np.where(one_nan[where], _INF_ULP, d)
+        d = np.where(one_nan[where], _INF_ULP, np.where(both_nan[where], _PAYLOAD_ULP, d))
         self.max_ulp = math.inf if (d == _INF_ULP).any() or self.max_ulp == math.inf \
-            else max(self.max_ulp, int(d.max()))
+            else max(self.max_ulp, int(d.max(initial=0)))
         labels, counts = np.unique(d, return_counts=True)
         for value, n in zip(labels.tolist(), counts.tolist(), strict=True):
             key = _bin_label(value)
@@ -579,7 +587,8 @@ class _Tally:
         kind = float if fmt.is_float else int
         va, vg = (kind(_values(np.array([x]), fmt)[0]) for x in (a, g))
         return Mismatch(index, *at, va, vg, f"0x{int(a):0{digits}x}", f"0x{int(g):0{digits}x}",
-                        math.inf if ulp == _INF_ULP else ulp, close, byte, position)
+                        {_INF_ULP: math.inf, _PAYLOAD_ULP: math.nan}.get(ulp, ulp), close, byte,
+                        position)
 
     def _isclose(self, a: np.ndarray, g: np.ndarray) -> np.ndarray:
         """The scripts' np.isclose, on the arrays np.fromfile would give them."""
@@ -647,7 +656,7 @@ class _Tally:
                 "rel = |a-g|/(|g|+1e-7)"))
         criteria.append(Criterion("bit_exact", self.mismatches == 0,
                                   {"mismatches": self.mismatches},
-                                  "every element's bits equal (NaN pairs equal)"))
+                                  "every element's bits equal, NaN payloads included"))
         criteria = [dataclasses.replace(c, applied=c.name in rules) for c in criteria]
         hist = dict(sorted(self.hist.items(), key=lambda kv: _bin_key(kv[0])))
         return CompareReport(name, n, self.mismatches, self.max_ulp, hist, self.nan_pairs,
