@@ -1161,8 +1161,8 @@ def test_a_tensor_run_says_the_shape_compare_locates_its_rows_by(tmp_path):
     summary = ascjax.run_bin("ReduceSum", src=paths["src"], dtype="half", tensors=6, count=128,
                              dst_len=16, out=out)
     assert summary.row_elements == (16,)
-    assert str(summary).splitlines()[1] == (f"  (compare {out} with --shape 6,16: mismatches by "
-                                            f"(tensor, element))")
+    assert str(summary).splitlines()[1] == (f"  (compare {out} with --dtype half --shape 6,16: "
+                                            f"mismatches by (tensor, element))")
     golden = ascjax.read_bin(out, "half")
     assert golden.size == 6 * 16
     npu = golden.copy()
@@ -1171,7 +1171,26 @@ def test_a_tensor_run_says_the_shape_compare_locates_its_rows_by(tmp_path):
     assert report.first_mismatches[0].position == (4, 3)
     registers = ascjax.run_bin("reduce_sum_datablock", src=paths["src"], dtype="half",
                                out=str(tmp_path / "r.bin"))
-    assert "\n" not in str(registers)  # files of registers: compare's default layout
+    # files of registers: compare's default layout, in the output's type
+    assert str(registers).splitlines()[1] == f"  (compare {tmp_path / 'r.bin'} with --dtype half)"
+
+
+def test_the_summary_names_each_outputs_type_for_compare(tmp_path):
+    """A review: int16 sums are int32 (the page's widening row), but the summary named no type,
+    so `compare --dtype int16_t` (the run's --dtype) misplaced a mismatch (lane 11 for 5) and
+    sized it 1 for 65536. Each output's compare hint now says its --dtype."""
+    src = np.arange(-512, 512, dtype=np.int16).reshape(8, 128)
+    paths = _files(tmp_path, src=src)
+    out = str(tmp_path / "sums.bin")
+    summary = ascjax.run_bin("reduce_sum_datablock", src=paths["src"], dtype="int16_t", out=out)
+    assert summary.output_types == ("int32_t",)
+    assert f"(compare {out} with --dtype int32_t)" in str(summary)
+    golden = ascjax.read_bin(out, "int32_t").reshape(8, -1)
+    npu = golden.copy()
+    npu[6, 5] += 65536
+    report = ascjax.compare(npu.reshape(-1), out, dtype="int32_t")  # a file of registers
+    assert (report.first_mismatches[0].register, report.first_mismatches[0].lane) == (6, 5)
+    assert report.first_mismatches[0].abs_diff == 65536
 
 
 # --- what the summary says of data movement, a forgotten --tensors; Counter mode; help -------
@@ -1189,8 +1208,9 @@ def test_a_data_movement_run_says_compare_bit_exact_and_a_reduction_does_not(tmp
     summary = ascjax.run_bin("gather_mask", src=paths["src"], dtype="half", tensors=4,
                              src1_pattern=2, repeat_times=2, out=out, cnt_out=cnt)
     assert str(summary).splitlines()[1:] == [
-        (f"  (compare {out} with --shape 4,256 --bit-exact, {cnt} with --bit-exact: mismatches "
-         f"by (tensor, element); data movement, any difference is a bug)"),
+        (f"  (compare {out} with --dtype half --shape 4,256 --bit-exact, {cnt} with --dtype "
+         f"uint32_t --bit-exact: mismatches by (tensor, element); data movement, any "
+         f"difference is a bug)"),
         # the page shows dst past rsvdCnt as undefined: a dump holds stale data there
         (f"  note: dst past each tensor's count is undefined on the NPU: compare a dump with "
          f"--valid-counts {cnt}")]
@@ -1198,7 +1218,8 @@ def test_a_data_movement_run_says_compare_bit_exact_and_a_reduction_does_not(tmp
     summary = ascjax.run_bin("unsqueeze", src=paths["u"], dtype="uint32_t", pattern="PAT_M4",
                              out=out)
     assert str(summary).splitlines()[1:] == [
-        f"  (compare {out} with --bit-exact: data movement, any difference is a bug)"]
+        (f"  (compare {out} with --dtype uint32_t --bit-exact: data movement, any difference "
+         f"is a bug)")]
     # a sum keeps its hint (test_a_tensor_run_says_the_shape_compare_locates_its_rows_by)
     summary = ascjax.run_bin("ReduceSum", src=paths["src"], dtype="half", tensors=4,
                              count=256, dst_len=16, out=out)

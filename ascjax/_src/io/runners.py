@@ -76,6 +76,7 @@ class RunSummary:
     row_elements: tuple[int | None, ...] = ()  # per output: elements in one row of it
     exact: str | None = None  # why any difference is a bug, where it is (``exact_reason``)
     notes: tuple[str, ...] = ()  # lines for the user (``_notes``)
+    output_types: tuple[str, ...] = ()  # per output: its Ascend type (compare's --dtype)
 
     def __str__(self) -> str:
         rate = self.rows / self.seconds if self.seconds else float("inf")
@@ -83,12 +84,14 @@ class RunSummary:
         line = (f"{self.instruction}: {self.rows} {rows} -> {', '.join(self.outputs)} "
                 f"on {self.devices} device(s) x {self.processes} process(es) in "
                 f"{self.seconds:.2f} s ({rate:,.0f} {self.unit}/s)")
-        # how `ascjax compare` should read each output: rows that are not registers located by
-        # (row, element); data movement held to every bit (compare's default, isclose, passes
-        # a NaN or a sign flip among enough elements)
+        # how `ascjax compare` should read each output: in its own type (a sum of int16 is
+        # int32, a count uint32: read as --src's type, a mismatch is misplaced and mis-sized);
+        # rows that are not registers located by (row, element); data movement held to every
+        # bit (compare's default, isclose, passes a NaN or a sign flip among enough elements)
         compares, shaped = [], False
-        for path, n in zip(self.outputs, self.row_elements, strict=False):
-            flags = []
+        types = self.output_types or (None,) * len(self.outputs)
+        for path, n, dtype in zip(self.outputs, self.row_elements, types, strict=False):
+            flags = [f"--dtype {dtype}"] if dtype else []
             if self.unit != "registers" and n and n > 1:
                 flags.append(f"--shape {self.rows},{n}")
                 shaped = True
@@ -99,7 +102,8 @@ class RunSummary:
         why = ([f"mismatches by ({rows.removesuffix('s')}, element)"] if shaped else []) + (
             [f"{self.exact}, any difference is a bug"] if self.exact else [])
         if compares:
-            line += f"\n  (compare {', '.join(compares)}: {'; '.join(why)})"
+            line += f"\n  (compare {', '.join(compares)}" + (f": {'; '.join(why)})" if why
+                                                             else ")")
         return "\n".join([line, *(f"  note: {note}" for note in self.notes)])
 
 
@@ -779,7 +783,8 @@ def run_bin(instruction: str, *, chunk: int = CHUNK, devices: Sequence[Any] | No
                       len(devices), jax.process_count(), time.perf_counter() - begin,
                       tuple(_row_elements(o, rows) for o in plan.outputs),
                       exact_reason(instruction, opts),
-                      _notes(opts, rows, tensors_given="tensors" in options))
+                      _notes(opts, rows, tensors_given="tensors" in options),
+                      tuple(o.fmt.name for o in plan.outputs))
 
 
 def _dtype_hint(opts: dict, inputs: tuple) -> str | None:
