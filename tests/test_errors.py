@@ -101,6 +101,22 @@ def test_gather_errors():
     big[0] = 2**32 - 1  # far past the end: no wrap-around to a valid element
     with pytest.raises(IndexError, match="reads element 4294967295"):
         ascjax.asc_gather(src, big, ALL32)
+    # a review: 200000 halves (400 KB) and an index of 150000 ran; SPEC 6 faults an address
+    # past the UB, and src is the UB from the source address on
+    ub = np.zeros(131072, np.float16)  # 256 KiB: the whole UB
+    far = np.zeros(128, np.uint16)
+    assert float(ascjax.asc_gather(ub, far, ascjax.create_mask("PAT_ALL", "uint16_t"))[0]) == 0
+    with pytest.raises(ValueError, match="asc_gather: src holds 262146 bytes, more than the "
+                       "262144-byte Unified Buffer"):
+        ascjax.asc_gather(np.zeros(131073, np.float16), far,
+                          ascjax.create_mask("PAT_ALL", "uint16_t"))
+    with pytest.raises(ValueError, match="reg_gather: src holds 400000 bytes, more than the "
+                       "262144-byte"):
+        ascjax.reg_gather(np.zeros(200000, np.float16), far,
+                          ascjax.create_mask("PAT_ALL", "uint16_t"))
+    small = ascjax.Config(ub_bytes=1024)  # the usable UB: Config.ub_bytes
+    with pytest.raises(ValueError, match="src holds 1028 bytes, more than the 1024-byte"):
+        ascjax.asc_gather(src.repeat(103)[:257], idx, ALL32, config=small)
 
 
 def test_gather_out_of_range_under_jit():

@@ -166,6 +166,11 @@ def _from_ub(where: str, src: Any, index: Any, mask: Any, dst_dtype: Any, dtype:
         raise ValueError(f"{where}: src must be 1-D (the UB from the source address on), got "
                          f"shape {src.shape}")
     src_fmt = resolve_dtypes(src, dtype, where=where, arg="src")
+    if src.shape[0] * src_fmt.bits > 8 * config.ub_bytes:  # SPEC 6: an address past the UB
+        raise ValueError(f"{where}: src holds {src.shape[0] * src_fmt.bits // 8} bytes, more "
+                         f"than the {config.ub_bytes}-byte Unified Buffer (Config.ub_bytes): "
+                         f"src is the UB from the source address on, and an index past its "
+                         f"end faults on the hardware")
     index = as_array(index, where=where, arg="index", accepts=sorted(
         {i for _, s, i in table if s == src_fmt.name}))
     idx_fmt = resolve(index.dtype, where=where, arg="index.dtype")
