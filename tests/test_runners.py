@@ -1389,3 +1389,34 @@ def test_product_choices_are_the_products_the_runners_rows_run_on(tmp_path, caps
                                          r"\(the UB \(A2, A3\) form\)"):
         ascjax.run_bin("gather_datablock", src=paths["src"], dst=paths["dst"],
                        dtype="uint16_t", tensors=2, product="950", out=out, **options)
+
+
+def test_options_another_given_option_would_leave_unread_are_refused(tmp_path, capsys):
+    """A review: --mask with --pattern ran with the mask file (the pattern ignored),
+    --pattern with --mask-bits ran, and --dst with --dst-len wrote dst's length: nothing given
+    may be ignored silently."""
+    paths = _files(tmp_path, src=_random("half", (2, 128)), mask=np.ones(128, np.uint8),
+                   dst=_random("half", (2, 64)))
+    out = str(tmp_path / "o.bin")
+    cases = [
+        ("reduce_sum_datablock", {"mask": paths["mask"], "pattern": "PAT_VL4"},
+         "give --mask or --pattern, not both (--pattern builds the mask when no --mask"),
+        ("reduce_sum_datablock", {"pattern": "PAT_VL4", "mask_bits": True},
+         "--mask-bits without --mask (--mask-bits says how the --mask file is laid out)"),
+        ("PairReduceSum", {"tensors": 2, "repeat_time": 1, "mask": 128, "dst": paths["dst"],
+                           "dst_len": 16},
+         "give --dst or --dst-len, not both (--dst-len sizes the zero dst"),
+    ]
+    for name, options, message in cases:
+        with pytest.raises(TypeError, match=re.escape(message)):
+            ascjax.run_bin(name, src=paths["src"], dtype="half", out=out, **options)
+    assert main(["run", "reduce_sum_datablock", "--src", paths["src"], "--dtype", "half",
+                 "--mask", paths["mask"], "--pattern", "PAT_VL4", "--out", out]) == 2
+    assert "give --mask or --pattern, not both" in capsys.readouterr().err
+    assert not Path(out).exists()
+    # each alone still runs; no --pattern is PAT_ALL
+    ascjax.run_bin("reduce_sum_datablock", src=paths["src"], dtype="half", out=out)
+    everything = ascjax.read_bin(out, "half").copy()
+    ascjax.run_bin("reduce_sum_datablock", src=paths["src"], dtype="half", pattern="PAT_ALL",
+                   out=out)
+    assert np.array_equal(_bits(ascjax.read_bin(out, "half")), _bits(everything))

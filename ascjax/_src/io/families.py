@@ -346,8 +346,9 @@ MASK_OPTIONS = (
            "bit j%8, LSB first)"),
     Option("mask_bits", "the mask file holds the 32-byte hardware form", flag=True),
     Option("pattern", "mask pattern when no --mask is given (asc_create_mask_bW): "
-           f"{', '.join(Pattern.__members__)} (default PAT_ALL)", default="PAT_ALL"),
+           f"{', '.join(Pattern.__members__)} (default PAT_ALL)"),
 )
+DEFAULT_PATTERN = "PAT_ALL"  # --pattern's default, applied where no option says otherwise
 
 
 def registers(path: str, fmt: Format, arg: str) -> np.ndarray:
@@ -358,7 +359,8 @@ def mask_input(opts: dict, fmt: Format, count: int, dtype: Any) -> tuple[list, l
     """(batched, shared, to_mask) for the mask options: a per-register or a common mask."""
     path = opts.get("mask")
     if path is None:
-        mask = create_mask(opts["pattern"], dtype, config=config_from_options(opts))
+        mask = create_mask(opts.get("pattern") or DEFAULT_PATTERN, dtype,
+                           config=config_from_options(opts))
         return [], [mask], lambda m: m
     units = count_units(path, FORMATS["uint8_t"], arg="--mask")
     lanes = DATABLOCK_BYTES if opts.get("mask_bits") else fmt.lanes

@@ -760,6 +760,7 @@ def run_bin(instruction: str, *, chunk: int = CHUNK, devices: Sequence[Any] | No
                              f"{list(o.choices)}")
         if o.low is not None and opts[name] is not None:
             _check_low(instruction, o, opts[name])
+    _check_conflicts(instruction, opts)
     check_int(chunk, 1, 1 << 30, where=f"run {instruction}", arg="chunk")
     begin = time.perf_counter()
     try:
@@ -785,6 +786,29 @@ def run_bin(instruction: str, *, chunk: int = CHUNK, devices: Sequence[Any] | No
                       exact_reason(instruction, opts),
                       _notes(opts, rows, tensors_given="tensors" in options),
                       tuple(o.fmt.name for o in plan.outputs))
+
+
+# Options of which one makes the other meaningless: given together, one would be ignored.
+_CONFLICTS = (("mask", "pattern", "--pattern builds the mask when no --mask file is given"),
+              ("dst", "dst_len", "--dst-len sizes the zero dst made when no --dst is given"))
+# Options that only describe another one's input.
+_NEEDS = (("mask_bits", "mask", "--mask-bits says how the --mask file is laid out"),)
+
+
+def _given(value: Any) -> bool:
+    return value is not None and value is not False
+
+
+def _check_conflicts(instruction: str, opts: dict) -> None:
+    """Refuse options that another given option would leave unread (nothing is ignored)."""
+    for a, b, why in _CONFLICTS:
+        if _given(opts.get(a)) and _given(opts.get(b)):
+            raise TypeError(f"{instruction}: give --{a.replace('_', '-')} or "
+                            f"--{b.replace('_', '-')}, not both ({why})")
+    for a, b, why in _NEEDS:
+        if _given(opts.get(a)) and not _given(opts.get(b)):
+            raise TypeError(f"{instruction}: --{a.replace('_', '-')} without --"
+                            f"{b.replace('_', '-')} ({why})")
 
 
 def _dtype_hint(opts: dict, inputs: tuple) -> str | None:
