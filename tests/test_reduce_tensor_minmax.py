@@ -5,6 +5,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from strategies import assert_bits_equal
 
 import ascjax
 from ascjax import Config, reference
@@ -420,3 +421,31 @@ def test_reduce_repeat_int_errors():
     with pytest.raises(TypeError, match="dst dtype float with src dtype half is not a supported"):
         ascjax.reduce_repeat(np.zeros(2, np.float32), src16.view(np.float16), 128, 1, 1, 1, 8,
                              reduce_type="sum", config=N950)
+
+
+def test_reduce_order_is_the_pages_eighth_argument_in_its_spelling():
+    """A review: ReduceRepeat(dst, src, mask, repeatTime, dstRepStride, srcBlkStride,
+    srcRepStride, ReduceOrder order) took order as a keyword only, and not as the page writes
+    it; and instruction("WholeReduceMax") ran a min when given reduce_type="min"."""
+    rng = np.random.default_rng(5)
+    src = rng.standard_normal(512).astype(np.float16)
+    dst = np.zeros(16, np.float16)
+    want = ascjax.reduce_repeat(dst, src, 128, 4, 1, 1, 8, reduce_type="max",
+                                order="index_value")
+    for order in ("index_value", "ORDER_INDEX_VALUE", "ReduceOrder::ORDER_INDEX_VALUE",
+                  "AscendC::ReduceOrder::ORDER_INDEX_VALUE"):
+        got = ascjax.reduce_repeat(dst, src, 128, 4, 1, 1, 8, order, reduce_type="MAX")
+        assert_bits_equal(got[0], want[0], order)
+        ref = reference.reduce_repeat(dst, src, 128, 4, 1, 1, 8, "index_value",
+                                      reduce_type="max")
+        assert_bits_equal(got[0], ref[0], order)
+    whole_max = ascjax.instruction("WholeReduceMax")
+    assert_bits_equal(whole_max(dst, src, 128, 4, 1, 1, 8, "ORDER_INDEX_VALUE")[0], want[0], "")
+    assert_bits_equal(whole_max(dst, src, 128, 4, 1, 1, 8, "index_value",
+                                reduce_type="MAX")[0], want[0], "same value, other case")
+    with pytest.raises(TypeError, match=r"WholeReduceMax fixes reduce_type='max'; got "
+                                        r"reduce_type='min' \(call ascjax.reduce_repeat"):
+        whole_max(dst, src, 128, 4, 1, 1, 8, reduce_type="min")
+    with pytest.raises(ValueError, match=r"order='ORDER_SIDEWAYS' is not one of .* \(or the "
+                                         r"page's ReduceOrder::ORDER_\.\.\. names\)"):
+        ascjax.reduce_repeat(dst, src, 128, 4, 1, 1, 8, "ORDER_SIDEWAYS", reduce_type="max")

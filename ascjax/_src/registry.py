@@ -464,8 +464,16 @@ def _bound(name: str) -> Callable:
         return ins
     if not fixed:
         return ins.function
-    bound = functools.partial(ins.function, **fixed)
-    functools.update_wrapper(bound, ins.function)
+
+    @functools.wraps(ins.function)
+    def bound(*args, **kwargs):
+        for key, value in fixed.items():  # the name fixes it: another value is a mistake
+            given = kwargs.get(key, value)
+            if str(given).lower() != str(value).lower():
+                raise TypeError(f"{name} fixes {key}={value!r}; got {key}={given!r} (call "
+                                f"ascjax.{ins.name} to choose {key})")
+        return ins.function(*args, **(kwargs | fixed))
+
     keywords = ", ".join(f"{k}={v!r}" for k, v in fixed.items())
     bound.__doc__ = f"``{name}``: ``{ins.name}`` with {keywords}.\n\n{ins.function.__doc__}"
     return bound

@@ -277,8 +277,8 @@ def _check_repeat_types(dst, src, kind, config, where):
 
 
 def reduce_repeat(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_stride: int,
-                  src_blk_stride: int, src_rep_stride: int, *, reduce_type: str,
-                  order: str = "value_index", spr: Any = None, is_set_mask: bool = True,
+                  src_blk_stride: int, src_rep_stride: int, order: str = "value_index", *,
+                  reduce_type: str, spr: Any = None, is_set_mask: bool = True,
                   mask_state: Any = None, config: Config | None = None) -> tuple:
     """Reference ``ReduceRepeat<reduceType, T, U>``: returns (dst, ReduceSpr). The 950's
     integer rows: MAX / MIN on the type itself, SUM into int32 / uint32, each element widened

@@ -722,10 +722,12 @@ REDUCE_TYPES = ("sum", "max", "min")
 
 
 def check_reduce_type(reduce_type: Any, where: str, allowed: Sequence[str] = REDUCE_TYPES) -> str:
-    """``reduce_type`` (the pages' ReduceType, lower case) as one of ``allowed``."""
-    if not isinstance(reduce_type, str) or reduce_type.lower() not in allowed:
+    """``reduce_type`` (the pages' ReduceType, any case, with or without its namespace:
+    ``"ReduceType::MAX"``) as one of ``allowed``."""
+    name = reduce_type.rsplit("::", 1)[-1].lower() if isinstance(reduce_type, str) else None
+    if name not in allowed:
         raise ValueError(f"{where}: reduce_type={reduce_type!r} is not one of {list(allowed)}")
-    return reduce_type.lower()
+    return name
 
 
 def order_key(bits, fmt: Format):

@@ -172,9 +172,15 @@ def block_reduce_min(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_st
 # --- ReduceRepeat and its SPRs ---------------------------------------------------------------
 
 def check_order(order: Any, config: Config, where: str, kind: str) -> str | None:
-    """ReduceOrder (snake_case) on this product; None for SUM (the page: no effect)."""
-    if not isinstance(order, str) or order not in ORDERS:
-        raise ValueError(f"{where}: order={order!r} is not one of {list(ORDERS)}")
+    """ReduceOrder on this product, as snake_case; None for SUM (the page: no effect). The
+    page's spelling, with or without its namespace (``AscendC::ReduceOrder::ORDER_ONLY_INDEX``),
+    names the same order."""
+    name = (order.rsplit("::", 1)[-1].lower().removeprefix("order_")
+            if isinstance(order, str) else None)
+    if name not in ORDERS:
+        raise ValueError(f"{where}: order={order!r} is not one of {list(ORDERS)} (or the "
+                         f"page's ReduceOrder::ORDER_... names)")
+    order = name
     if kind == "sum":
         return None
     allowed = REDUCE_ORDERS[config.product]
@@ -234,8 +240,8 @@ _spr = kernel(_spr_forward)
 
 
 def reduce_repeat(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_stride: int,
-                  src_blk_stride: int, src_rep_stride: int, *, reduce_type: str,
-                  order: str = "value_index", spr: ReduceSpr | None = None,
+                  src_blk_stride: int, src_rep_stride: int, order: str = "value_index", *,
+                  reduce_type: str, spr: ReduceSpr | None = None,
                   is_set_mask: bool = True, mask_state: MaskState | None = None,
                   config: Config | None = None) -> tuple[jax.Array, ReduceSpr]:
     """``ReduceRepeat<reduceType, T>(dst, src, mask, repeatTime, dstRepStride, srcBlkStride,
@@ -254,7 +260,8 @@ def reduce_repeat(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_strid
     ``r*dst_rep_stride*slots`` as ``order`` says (ReduceOrder in snake_case):
     ``"value_index"`` [value, index] (default), ``"index_value"`` [index, value],
     ``"only_value"`` [value], ``"only_index"`` [index as a uint32: two half elements or one
-    float]. An index is stored in T's bits (read it with ``.view(np.uint16)`` for half,
+    float]; the page's spelling (``"ORDER_INDEX_VALUE"``, ``"ReduceOrder::ORDER_INDEX_VALUE"``)
+    reads the same. As on the page, ``order`` is the argument after ``src_rep_stride``. An index is stored in T's bits (read it with ``.view(np.uint16)`` for half,
     int16_t and uint16_t, ``np.uint32`` for float and the 32-bit integers). The 950, A3 and A2
     support every order; 200I/500 A2 value_index and only_value, inference AI Core
     value_index and index_value, training value_index only.
