@@ -474,6 +474,7 @@ def _bound(name: str) -> Callable:
                                 f"ascjax.{ins.name} to choose {key})")
         return ins.function(*args, **(kwargs | fixed))
 
+    bound.func, bound.keywords = ins.function, dict(fixed)  # as functools.partial has them
     keywords = ", ".join(f"{k}={v!r}" for k, v in fixed.items())
     bound.__doc__ = f"``{name}``: ``{ins.name}`` with {keywords}.\n\n{ins.function.__doc__}"
     return bound
