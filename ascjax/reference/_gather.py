@@ -176,8 +176,13 @@ def reg_gather(base_addr: Any, index: Any, mask: Any, *, dst_dtype: Any = None,
     if config.product != "950":
         raise TypeError("reg_gather: 950 only")
     src_name = format_name(np.asarray(base_addr), dtype)
-    dst_name = str(dst_dtype) if dst_dtype is not None else src_name
-    if _REG_ROWS.get((dst_name, src_name)) != type_name(np.asarray(index).dtype):
+    index_name = type_name(np.asarray(index).dtype)
+    # no dst_dtype: the table's one dst type for src and index (int8 -> int16_t), else src's
+    dsts = [d for (d, s), i in _REG_ROWS.items() if (s, i) == (src_name, index_name)]
+    dst_name = str(dst_dtype) if dst_dtype is not None else (
+        dsts[0] if len(dsts) == 1 else src_name)
+    dst_dtype = dst_name
+    if _REG_ROWS.get((dst_name, src_name)) != index_name:
         raise TypeError(f"reg_gather: ({dst_name}, {src_name}, {np.asarray(index).dtype}) is "
                         f"not in Reg::Gather's table")
     return _from_ub(base_addr, index, mask, dst_dtype, dtype)

@@ -174,7 +174,10 @@ def _from_ub(where: str, src: Any, index: Any, mask: Any, dst_dtype: Any, dtype:
     index = as_array(index, where=where, arg="index", accepts=sorted(
         {i for _, s, i in table if s == src_fmt.name}))
     idx_fmt = resolve(index.dtype, where=where, arg="index.dtype")
-    dst_fmt = src_fmt if dst_dtype is None else resolve(dst_dtype, where=where, arg="dst_dtype")
+    if dst_dtype is None:  # src's type, or the one dst type the table gives (Reg::Gather int8)
+        dsts = [d for d, s, i in table if (s, i) == (src_fmt.name, idx_fmt.name)]
+        dst_dtype = dsts[0] if len(dsts) == 1 else src_fmt.name
+    dst_fmt = resolve(dst_dtype, where=where, arg="dst_dtype")
     if dst_fmt.name == src_fmt.name:  # src's type in src's storage (fp8 bits given as uint8)
         dst_fmt = src_fmt
     _check_combination(dst_fmt, src_fmt, idx_fmt, where, table, page)

@@ -261,8 +261,9 @@ def reduce_repeat(dst: Any, src: Any, mask: Any, repeat_time: int, dst_rep_strid
     ``"value_index"`` [value, index] (default), ``"index_value"`` [index, value],
     ``"only_value"`` [value], ``"only_index"`` [index as a uint32: two half elements or one
     float]; the page's spelling (``"ORDER_INDEX_VALUE"``, ``"ReduceOrder::ORDER_INDEX_VALUE"``)
-    reads the same. As on the page, ``order`` is the argument after ``src_rep_stride``. An index is stored in T's bits (read it with ``.view(np.uint16)`` for half,
-    int16_t and uint16_t, ``np.uint32`` for float and the 32-bit integers). The 950, A3 and A2
+    reads the same. As on the page, ``order`` is the argument after ``src_rep_stride``. An
+    index is stored in T's bits (read it with ``.view(np.uint16)`` for half, int16_t and
+    uint16_t, ``np.uint32`` for float and the 32-bit integers). The 950, A3 and A2
     support every order; 200I/500 A2 value_index and only_value, inference AI Core
     value_index and index_value, training value_index only.
 
