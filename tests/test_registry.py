@@ -1515,6 +1515,11 @@ def test_unknown_instruction_names_the_nearest():
         ascjax.instruction("AscendC::asc_gather")  # the C API has no namespace
     with pytest.raises(KeyError, match="nearest: none"):
         ascjax.instruction("xyz")
+    # case and underscores aside (a review: GATHER and SCATTER had "nearest: none")
+    for name, first in (("GATHER", "Gather"), ("SCATTER", "Scatter"), ("ASC_GATHER", "asc_gather"),
+                        ("reducesum", "ReduceSum"), ("whole_reduce_max", "WholeReduceMax")):
+        with pytest.raises(KeyError, match=rf"'{name}'; nearest: {first}, "):
+            ascjax.instruction(name)
     with pytest.raises(TypeError, match="name must be a str"):
         ascjax.instruction(ascjax.reduce_sum)
     # as a kernel writes it: the nearest list alone did not say the template was the trouble

@@ -509,9 +509,14 @@ def instruction(name: str) -> Callable:
             f"alone, {template.group(1)!r}: T is read from the arrays (dtype= names it where "
             f"the storage is ambiguous, e.g. hifloat8_t in uint8), other template parameters "
             f"are keywords (reduce_type=\"max\")")
-    bare = re.sub(r"^AscendC::", "", name)
-    near = difflib.get_close_matches(bare, index, n=12, cutoff=0.5) or difflib.get_close_matches(
-        bare, index, n=12, cutoff=0.3)
+    # names compared case-blind and without underscores: GATHER, reducesum find theirs
+    folded: dict[str, list[str]] = {}
+    for n in index:
+        folded.setdefault(_fold(n), []).append(n)
+    key = _fold(name)
+    close = difflib.get_close_matches(key, folded, n=12, cutoff=0.5) or difflib.get_close_matches(
+        key, folded, n=12, cutoff=0.3)
+    near = [n for k in ([key] if key in folded else []) + close for n in folded[k]]
     shown = {}  # one name per instruction (per fixed template keywords), a vendor name first
     for n in near:
         ins, fixed = index[n]
@@ -524,6 +529,11 @@ def instruction(name: str) -> Callable:
     raise UnknownInstruction(f"ascjax.instruction: no instruction is named {name!r}; nearest: "
                              f"{', '.join(shown) if shown else 'none'} (all: ascjax.INSTRUCTIONS, "
                              f"ascjax.COMPANIONS)")
+
+
+def _fold(name: str) -> str:
+    """A name as ``instruction``'s suggestions compare it: no namespace, case or underscores."""
+    return re.sub(r"[_\s]", "", re.sub(r"^AscendC::", "", name)).lower()
 
 
 class UnknownInstruction(KeyError):
