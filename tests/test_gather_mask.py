@@ -223,7 +223,7 @@ def test_argument_errors():
         gm(f32, f32, 1, False, 0, (256, 1, 8, 0))
     with pytest.raises(ValueError, match=r"src1_repeat_stride=-1"):
         gm(f32, f32, 1, False, 0, (1, 1, 8, -1))
-    with pytest.raises(TypeError, match="GatherMaskParams or a tuple"):
+    with pytest.raises(TypeError, match="must be a GatherMaskParams, a tuple of 4 ints"):
         gm(f32, f32, 1, False, 0, (1, 1, 8))
     with pytest.raises(ValueError, match=r"mask \(Counter mode\)=0"):
         gm(f32, f32, 1, True, 0, (1, 1, 8, 0))
@@ -386,3 +386,34 @@ def test_bfloat16_codes_survive_a_zero_block_stride(mode):
         got = (jax.jit(f) if mode == "jit" else f)(dst, src)
     np.testing.assert_array_equal(np.asarray(got).view(np.uint16), want)
     assert 0x8074 in want and 0x7F81 in want
+
+
+def test_parameter_structs_by_tuple_dict_or_the_pages_field_names():
+    """A review: GatherMaskParams as a dict of the page's names raised a bare NamedTuple error,
+    and Gatherb refused GatherRepeatParams' nine fields in the page's table 3 order."""
+    dst, x = np.zeros(64, np.float32), np.arange(64, dtype=np.float32)
+    want = ascjax.gather_mask(dst, x, 2, False, 0, (1, 1, 8, 0))
+    for params in ({"src0BlockStride": 1, "repeatTimes": 1, "src0RepeatStride": 8,
+                    "src1RepeatStride": 0},
+                   {"repeat_times": 1, "src1_repeat_stride": 0},  # the rest: the defaults
+                   ascjax.GatherMaskParams(repeat_times=1, src1_repeat_stride=0)):
+        got = ascjax.gather_mask(dst, x, 2, False, 0, params)
+        np.testing.assert_array_equal(np.asarray(got[0]).view(np.uint32),
+                                      np.asarray(want[0]).view(np.uint32))
+        assert int(got[1]) == int(want[1]) == 32
+    with pytest.raises(TypeError, match=r"gather_mask: gather_mask_params has no field "
+                                        r"'src0BlkStride'; its fields are src0BlockStride, "
+                                        r"repeatTimes"):
+        ascjax.gather_mask(dst, x, 2, False, 0, {"src0BlkStride": 1, "repeatTimes": 1})
+    with pytest.raises(TypeError, match=r"a tuple of 4 ints in its field order"):
+        ascjax.gather_mask(dst, x, 2, False, 0, (1, 1, 8))
+    src = np.arange(256, dtype=np.uint16)
+    offset = (np.arange(8)[::-1] * 32).astype(np.uint32)
+    pair = np.asarray(ascjax.gatherb(np.zeros(256, np.uint16), src, offset, 1, (1, 8)))
+    for params in ((1, 8, 0, 0, 0, 0, 0, 0, 0), {"dstBlkStride": 1, "dstRepStride": 8,
+                                                 "blockNumber": 0}):
+        np.testing.assert_array_equal(
+            np.asarray(ascjax.gatherb(np.zeros(256, np.uint16), src, offset, 1, params)), pair)
+    with pytest.raises(TypeError, match=r"a tuple of 2 to 9 ints in its field order "
+                                        r"\(dstBlkStride, dstRepStride; then blockNumber"):
+        ascjax.gatherb(np.zeros(256, np.uint16), src, offset, 1, (1,))

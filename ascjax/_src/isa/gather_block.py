@@ -39,6 +39,7 @@ from .lanes import (
     resolve_dtypes,
     runtime_check,
     split_last,
+    struct_fields,
 )
 from .masks import element_mask
 from .repeat import fit_last_axis, offset_tensors
@@ -253,14 +254,15 @@ def _ub_call(where: str, dst, src, offset, repeat: int, blk_stride: int, rep_str
     return _ub_gather(_UbSpec(fmt, count, tuple(sources.tolist()), n_src), dst, src, offset)
 
 
+# GatherRepeatParams' fields after the two that count, in the page's table 3 order: deprecated,
+# "不对其进行业务处理" (no effect).
+_DEPRECATED_REPEAT_FIELDS = ("blockNumber", "src0BlkStride", "src1BlkStride", "src0RepStride",
+                             "src1RepStride", "repeatStrideMode", "strideSizeMode")
+
+
 def _repeat_params(params: Any, where: str) -> tuple[int, int]:
-    if isinstance(params, GatherRepeatParams):
-        return params.dst_blk_stride, params.dst_rep_stride
-    if isinstance(params, (tuple, list)) and len(params) == 2:
-        return params[0], params[1]
-    raise TypeError(f"{where}: repeat_params must be a GatherRepeatParams(dst_blk_stride, "
-                    f"dst_rep_stride) or a pair of ints (C++'s {{dstBlkStride, dstRepStride}}), "
-                    f"got {params!r}")
+    return struct_fields(params, GatherRepeatParams, where=where, arg="repeat_params",
+                         deprecated=_DEPRECATED_REPEAT_FIELDS)
 
 
 def gatherb(dst: Any, src: Any, offset: Any, repeat_time: int, repeat_params: Any, *,
@@ -272,8 +274,10 @@ def gatherb(dst: Any, src: Any, offset: Any, repeat_time: int, repeat_params: An
     as 1, the page's note), in that order, so a later block written to the same place wins.
     ``dst`` / ``src`` are 1-D LocalTensors of one type T (from their 32-byte aligned start);
     ``offset`` a uint32 LocalTensor of at least ``8 * repeat_time`` byte offsets, each a
-    multiple of 32 naming a block inside src. ``repeat_params``: ``GatherRepeatParams`` (or
-    the pair ``(dst_blk_stride, dst_rep_stride)``). Returns the new dst; elements not written
+    multiple of 32 naming a block inside src. ``repeat_params``: ``GatherRepeatParams``, the
+    pair ``(dst_blk_stride, dst_rep_stride)`` as the page's ``{1, 8}`` (the table's seven
+    deprecated fields may follow; they have no effect), or a dict of fields by the page's
+    names or snake_case. Returns the new dst; elements not written
     keep their bits. repeat_time 0 leaves dst unchanged (A36; ``Config.empty_move``).
     Differentiable in dst and src (floating T): a block's cotangent flows back to the source
     block it was copied from.

@@ -43,6 +43,7 @@ from .lanes import (
     merge_last,
     runtime_check,
     split_last,
+    struct_fields,
 )
 from .repeat import RepeatPlan, fit_last_axis, same_type_tensors
 from .squeeze import source_lanes, word_source_lanes
@@ -387,9 +388,10 @@ def gather_mask(dst: Any, src0: Any, src1_pattern: Any, reduce_mode: bool, mask:
     effect (any uint32, the page suggests 0). True, Counter mode: ``mask`` in [1, 2**32 - 1]
     elements per repeat (950, A2, A3, 200I/500 A2: ``repeat_times`` repeats, A40), or over the
     whole call (inference AI Core: ``ceil(mask / lanes)`` repeats). ``gather_mask_params``: a
-    ``GatherMaskParams`` or a tuple in its field order ``(src0_block_stride, repeat_times,
-    src0_repeat_stride, src1_repeat_stride)``, as the page's ``{1, 4, 8, 0}``; repeat_times
-    0 is a NOP (A41).
+    ``GatherMaskParams``, a tuple in its field order ``(src0_block_stride, repeat_times,
+    src0_repeat_stride, src1_repeat_stride)``, as the page's ``{1, 4, 8, 0}``, or a dict of
+    fields by the page's names (``{"repeatTimes": 4}``) or snake_case, the others at the
+    struct's defaults (``GatherMaskParams``); repeat_times 0 is a NOP (A41).
 
     Returns ``(dst, rsvd_cnt)``: the new dst (elements past the count keep their bits, A39;
     the page shows them as undefined) and the count kept (uint32, over the batch shape).
@@ -450,13 +452,7 @@ def gather_mask(dst: Any, src0: Any, src1_pattern: Any, reduce_mode: bool, mask:
 
 
 def _params(where: str, params: Any) -> tuple:
-    if isinstance(params, dict):
-        params = GatherMaskParams(**params)
-    if not isinstance(params, (tuple, list)) or len(params) != 4:
-        raise TypeError(f"{where}: gather_mask_params must be a GatherMaskParams or a tuple "
-                        f"(src0_block_stride, repeat_times, src0_repeat_stride, "
-                        f"src1_repeat_stride), got {params!r}")
-    return tuple(params)
+    return struct_fields(params, GatherMaskParams, where=where, arg="gather_mask_params")
 
 
 def asc_reduce(dst: Any, src0: Any, src1: Any, *args: int,

@@ -721,6 +721,41 @@ def _detail_value(detail):
 REDUCE_TYPES = ("sum", "max", "min")
 
 
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.capitalize() for part in rest)
+
+
+def struct_fields(value: Any, struct: type, *, where: str, arg: str,
+                  deprecated: Sequence[str] = ()) -> tuple:
+    """The fields of a parameter struct (a NamedTuple class, snake_case fields with the C++
+    struct's defaults) given as one, as a tuple in field order (C++'s ``{1, 4, 8, 0}``), or as
+    a dict of fields by the page's name (``repeatTimes``) or the snake_case one, the missing
+    ones at their defaults. ``deprecated``: the page's names of trailing fields it lists as
+    having no effect; a tuple or dict may carry them (ints), and they are dropped."""
+    names = struct._fields
+    camel = {_camel(n): n for n in names}
+    if isinstance(value, struct):
+        return tuple(value)
+    if isinstance(value, dict):
+        unknown = [k for k in value if camel.get(k, k) not in names and k not in deprecated]
+        if not unknown:
+            return tuple(struct(**{camel.get(k, k): v for k, v in value.items()
+                                   if k not in deprecated}))
+        raise TypeError(f"{where}: {arg} has no field {', '.join(map(repr, unknown))}; its "
+                        f"fields are {', '.join(camel)} (or {', '.join(names)}), the ones left "
+                        f"out at the struct's defaults {dict(struct._field_defaults)}")
+    if (isinstance(value, (tuple, list)) and len(names) <= len(value) <= len(names)
+            + len(deprecated) and all(isinstance(v, (int, np.integer)) for v in
+                                      value[len(names):])):
+        return tuple(value[:len(names)])
+    sizes = f"{len(names)}" + (f" to {len(names) + len(deprecated)}" if deprecated else "")
+    raise TypeError(f"{where}: {arg} must be a {struct.__name__}, a tuple of {sizes} ints in "
+                    f"its field order ({', '.join(camel)}"
+                    + (f"; then {', '.join(deprecated)}, which have no effect" if deprecated
+                       else "") + f") or a dict of its fields, got {value!r}")
+
+
 def check_reduce_type(reduce_type: Any, where: str, allowed: Sequence[str] = REDUCE_TYPES) -> str:
     """``reduce_type`` (the pages' ReduceType, any case, with or without its namespace:
     ``"ReduceType::MAX"``) as one of ``allowed``."""
