@@ -70,10 +70,12 @@ from ascjax._src.isa.reduce_tensor import block_reduce_sum as block_reduce_sum
 from ascjax._src.isa.reduce_tensor import pair_reduce_sum as pair_reduce_sum
 from ascjax._src.isa.reduce_tensor import reduce_spr_reset as reduce_spr_reset
 from ascjax._src.isa.reduce_tensor import reduce_sum as reduce_sum
+from ascjax._src.isa.reduce_tensor import reduce_sum_tmp_size as reduce_sum_tmp_size
 from ascjax._src.isa.reduce_tensor import repeat_reduce_sum as repeat_reduce_sum
 from ascjax._src.isa.reduce_tensor import whole_reduce_sum as whole_reduce_sum
 from ascjax._src.isa.reduce_tensor_index import reduce_max as reduce_max
 from ascjax._src.isa.reduce_tensor_index import reduce_min as reduce_min
+from ascjax._src.isa.reduce_tensor_index import shared_tmp_size as shared_tmp_size
 from ascjax._src.isa.reduce_tensor_minmax import asc_pair_reduce_sum as asc_pair_reduce_sum
 from ascjax._src.isa.reduce_tensor_minmax import asc_repeat_reduce_sum as asc_repeat_reduce_sum
 from ascjax._src.isa.reduce_tensor_minmax import block_reduce_max as block_reduce_max

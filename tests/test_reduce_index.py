@@ -50,6 +50,13 @@ def test_tmp_sizes_as_the_pages_compute_them():
     assert shared_tmp_size(half, 4, True) == 32
     assert shared_tmp_size(half, 511, False) == 1024
     assert shared_tmp_size(single, 130, True) == 288
+    # public, by type name (a review: the docstrings cited private helpers taking a Format)
+    assert ascjax.shared_tmp_size("half", 65, True) == 176
+    assert ascjax.shared_tmp_size(np.float32, 130, True) == 288
+    assert ascjax.reduce_sum_tmp_size("float", 4) == 8  # DivCeil(4, 8) * 8
+    assert ascjax.reduce_sum_tmp_size("half", 17) == 32  # DivCeil(17, 16) * 16
+    with pytest.raises(ValueError, match="shared_tmp_size: first_repeats=-1 is outside"):
+        ascjax.shared_tmp_size("half", -1, True)
 
 
 @pytest.mark.parametrize("how", ["positional", "keyword"])

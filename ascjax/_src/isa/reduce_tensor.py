@@ -17,7 +17,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ..config import Config
-from ..formats import BLOCKS_PER_REGISTER, Format
+from ..formats import BLOCKS_PER_REGISTER, Format, resolve
 from ..numerics.bits import from_bits, to_bits, with_nan_as
 from .lanes import (
     Adder,
@@ -487,10 +487,14 @@ def check_tmp_dtype(where: str, fmt: Format, tmp: Any) -> None:
                         f"T {fmt.name} ({fmt.storage_dtype})")
 
 
-def reduce_sum_tmp_size(fmt: Format, first_repeats: int) -> int:
-    """Elements of T ReduceSum's method 2 requires of ``sharedTmpBuffer`` (关键特性说明):
-    ``DivCeil(firstMaxRepeat, elementsPerBlock) * elementsPerBlock``, the first pass's one
-    output per repeat rounded up to whole DataBlocks (no index: half ReduceMax's ``2 *``)."""
+def reduce_sum_tmp_size(dtype: Any, first_repeats: int) -> int:
+    """Elements of T (``dtype``) ReduceSum's method 2 requires of ``sharedTmpBuffer``
+    (关键特性说明) for firstMaxRepeat ``first_repeats``: ``DivCeil(firstMaxRepeat,
+    elementsPerBlock) * elementsPerBlock``, the first pass's one output per repeat rounded up
+    to whole DataBlocks (no index: half ReduceMax's ``2 *``). ``ascjax.reduce_sum_tmp_size(
+    "float", 4)`` is 8."""
+    fmt = resolve(dtype, where="reduce_sum_tmp_size")
+    check_int(first_repeats, 0, 2**31 - 1, where="reduce_sum_tmp_size", arg="first_repeats")
     epb = fmt.per_block
     return -(-first_repeats // epb) * epb
 
@@ -559,7 +563,7 @@ def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any,
     it. None is accepted and not checked (the work space is not modelled). A buffer that is
     given must be a LocalTensor of T and, where the method used is 2, hold the page's
     ``DivCeil(firstMaxRepeat, elementsPerBlock) * elementsPerBlock`` elements on its last axis
-    (``reduce_sum_tmp_size``; firstMaxRepeat is ``repeat_time``, or ``count // lanes`` and at
+    (``ascjax.reduce_sum_tmp_size``; firstMaxRepeat is ``repeat_time``, or ``count // lanes`` and at
     least 1); methods 1 and 3 take any size. Only ``dst[..., 0]`` changes.
 
     ``is_set_mask`` (isSetMask, first-n form only): on Atlas A2/A3, False makes ``count`` a

@@ -30,9 +30,9 @@ import numpy as np
 from jax import lax
 
 from ..config import Config
-from ..formats import Format
+from ..formats import Format, resolve
 from ..numerics.bits import from_bits, to_bits, with_nan_as
-from .lanes import kernel, merge_last
+from .lanes import check_int, kernel, merge_last
 from .reduce_tensor import ReduceSpr, check_tmp_dtype, extreme_index, spr_in
 from .repeat import RepeatPlan, tensor_reduce_call
 
@@ -50,13 +50,17 @@ INDEX_MAX_16 = 65535
 NO_TMP_PRODUCTS = ("950",)
 
 
-def shared_tmp_size(fmt: Format, first_repeats: int, cal_index: bool) -> int:
-    """Elements of T the pages require of ``sharedTmpBuffer`` (关键特性说明), as written there.
+def shared_tmp_size(dtype: Any, first_repeats: int, cal_index: bool) -> int:
+    """Elements of T (``dtype``) ReduceMax / ReduceMin require of ``sharedTmpBuffer``
+    (关键特性说明), as written there.
 
     ``first_repeats`` is the pages' firstMaxRepeat. Without the index only the first pass's
     ``2*firstMaxRepeat`` outputs, rounded up to whole DataBlocks; with it, each later pass's
-    outputs too (the page's code stops after a third pass).
+    outputs too (the page's code stops after a third pass). ``ascjax.shared_tmp_size("half",
+    8, True)`` is 32.
     """
+    fmt = resolve(dtype, where="shared_tmp_size")
+    check_int(first_repeats, 0, 2**31 - 1, where="shared_tmp_size", arg="first_repeats")
     epb, epr = fmt.per_block, fmt.lanes
 
     def blocks(n):  # rounded up to whole 32-byte DataBlocks
@@ -111,7 +115,7 @@ def reduce_max(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any, cal_index
 
     ``shared_tmp_buffer`` (a LocalTensor of T) is the vendor's work space: its contents are not
     emulated, but on every product but the 950 it must hold the page's minimum
-    (``shared_tmp_size``; A27); on the 950 anything, None included, is accepted. With
+    (``ascjax.shared_tmp_size``; A27); on the 950 anything, None included, is accepted. With
     ``cal_index`` and a 16-bit T, a call that can reach an index above 65535 raises (the page:
     half supports indices up to 65535).
 
