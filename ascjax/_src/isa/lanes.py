@@ -99,6 +99,8 @@ def _list_as(leaves: np.ndarray, accepts: Sequence[str], *, where: str, arg: str
         floats = any(type(v) is float for v in leaves.flat)
         kinds = accepts or (("half", "float", "bfloat16_t") if floats else
                             ("int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t", "uint32_t"))
+        # the types of the list's kind first: a list of floats is most likely meant as one
+        kinds = [k for k in kinds if k == "bool" or resolve(k).is_float == floats] or kinds
         takes = f", and {arg} takes {' or '.join(accepts)}" if accepts else ""
         raise TypeError(f"{where}: {arg} is a Python list, which has no dtype of its own{takes}; "
                         f"build it as an array of the type you mean: "
@@ -573,7 +575,7 @@ def bfloat16_kept(x):
     return lax.bitcast_convert_type(bits, jnp.bfloat16)
 
 
-def resolve_dtypes(x, dtype, *, where: str, arg: str) -> Format:
+def resolve_dtypes(x, dtype, *, where: str, arg: str, accepts: Sequence[str] = ()) -> Format:
     """Format of ``x``: ``dtype`` (an Ascend type name) when given, checked against x's storage.
 
     A uint8 ``x`` with ``dtype`` an 8-bit float type (fp8_e5m2_t, fp8_e4m3fn_t, fp8_e8m0_t)
@@ -582,7 +584,7 @@ def resolve_dtypes(x, dtype, *, where: str, arg: str) -> Format:
     ``from_bits`` are identities) and return uint8. A uint8 array without ``dtype`` stays
     uint8_t. A 64-bit array is refused (``as_array``).
     """
-    x = as_array(x, where=where, arg=arg)
+    x = as_array(x, where=where, arg=arg, accepts=accepts)  # accepts: a list's hint
     if dtype is None:
         return resolve(x.dtype, where=where, arg=f"{arg}.dtype")
     fmt = resolve(dtype, where=where)

@@ -157,7 +157,7 @@ def reduce_sum_datablock_levels(src: Any, mask: Any, *, dtype: Any = None,
 def _checked(where: str, src, mask, dtype, config, table=REDUCE_SUM_DATABLOCK_TYPES):
     """``(adder, src, per-element mask)`` after the checks: ``table`` maps src -> dst type."""
     config = check_product(config, REGISTER_PRODUCTS, where)
-    fmt = resolve_dtypes(src, dtype, where=where, arg="src")
+    fmt = resolve_dtypes(src, dtype, where=where, arg="src", accepts=tuple(table))
     check_supported(fmt, table, where=where, arg="src dtype")
     src = check_register(src, fmt, where=where, arg="src")
     emask = element_mask(mask, fmt, where=where)

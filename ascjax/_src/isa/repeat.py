@@ -61,7 +61,7 @@ def setup(where: str, dst: Any, src: Any, table: dict, config: Config | None,
     is src's.
     """
     config = check_product(config, table, where)
-    fmt = resolve_dtypes(src, None, where=where, arg="src")
+    fmt = resolve_dtypes(src, None, where=where, arg="src", accepts=table[config.product])
     check_supported(fmt, table[config.product], where=where, arg="T",
                     product=config.product)
     dst_fmt = resolve_dtypes(dst, None, where=where, arg="dst")
@@ -89,7 +89,7 @@ def same_type_tensors(where: str, table: dict, config: Config | None, dst: Any, 
     """``(config, T, dst, src, *others)`` of a LocalTensor call whose dst has src's type T,
     after the checks: T supported on the product (``table``), every tensor at least 1-D."""
     config = check_product(config, table, where)
-    fmt = resolve_dtypes(src, None, where=where, arg=src_arg)
+    fmt = resolve_dtypes(src, None, where=where, arg=src_arg, accepts=table[config.product])
     check_supported(fmt, table[config.product], where=where, arg="T",
                     product=config.product)
     dst_fmt = resolve_dtypes(dst, None, where=where, arg="dst")
