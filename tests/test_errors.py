@@ -37,9 +37,11 @@ def test_reduce_sum_datablock_errors(args, error, match):
     (lambda: ascjax.pair_reduce_sum(H[:64], H, -1, 128, 1, 1, 8), ValueError,
      r"repeat_time=-1 is outside the valid range \[0, 255\]"),
     (lambda: ascjax.pair_reduce_sum(H[:64], H, 1, 129, 1, 1, 8), ValueError,
-     r"mask \(continuous mode\)=129 is outside the valid range \[1, 128\]"),
+     (r"mask \(continuous mode, half: 128 lanes a repeat\)=129 is outside the valid "
+     r"range \[1, 128\]")),
     (lambda: ascjax.pair_reduce_sum(H[:64], H, 1, 0, 1, 1, 8), ValueError,
-     r"mask \(continuous mode\)=0 is outside the valid range \[1, 128\]"),
+     (r"mask \(continuous mode, half: 128 lanes a repeat\)=0 is outside the valid "
+     r"range \[1, 128\]")),
     (lambda: ascjax.pair_reduce_sum(np.zeros(32, np.float32), np.zeros(64, np.float32), 1, 65, 1,
                                     1, 8), ValueError, r"\[1, 64\]"),
     (lambda: ascjax.pair_reduce_sum(H[:64], H, 1, [0, 0], 1, 1, 8), ValueError,

@@ -320,7 +320,8 @@ def test_errors_name_the_instruction_and_argument():
     h = np.zeros(256, np.float16)
     with pytest.raises(ValueError, match="block_reduce_sum: repeat_time=256"):
         ascjax.block_reduce_sum(h, h, 256, 128, 1, 1, 8)
-    with pytest.raises(ValueError, match=r"whole_reduce_sum: mask \(continuous mode\)=129"):
+    with pytest.raises(ValueError, match=r"whole_reduce_sum: mask \(continuous mode, half: 128 "
+                                         r"lanes a repeat\)=129"):
         ascjax.whole_reduce_sum(h, h, 129, 1, 1, 1, 8)
     with pytest.raises(ValueError, match="LocalTensor is too short"):
         ascjax.whole_reduce_sum(h, h, 128, 3, 1, 1, 8)

@@ -369,8 +369,8 @@ def test_bad_options_name_the_option_and_the_range(tmp_path, capsys):
         ("block_reduce_sum", ["--repeat-time", "-1", "--mask", "128"],
          "ascjax run: block_reduce_sum: repeat_time=-1 is outside the valid range [0, 255]"),
         ("whole_reduce_sum", ["--repeat-time", "1", "--mask", "129"],
-         ("ascjax run: whole_reduce_sum: mask (continuous mode)=129 is outside the valid range "
-         "[1, 128]")),
+         ("ascjax run: whole_reduce_sum: mask (continuous mode, half: 128 lanes a repeat)=129 "
+          "is outside the valid range [1, 128]")),
         ("pair_reduce_sum", ["--repeat-time", "1", "--mask", "12,zz"],
          ("ascjax run: pair_reduce_sum: --mask '12,zz' must be an int (continuous mode) or "
          "comma-separated uint64 words (bit mode)")),
@@ -1420,3 +1420,14 @@ def test_options_another_given_option_would_leave_unread_are_refused(tmp_path, c
     ascjax.run_bin("reduce_sum_datablock", src=paths["src"], dtype="half", pattern="PAT_ALL",
                    out=out)
     assert np.array_equal(_bits(ascjax.read_bin(out, "half")), _bits(everything))
+
+
+def test_help_states_every_default_and_the_mask_bit_mapping(capsys):
+    """A review: the stride defaults (1, 1, 8) and --tensors' 1 were not in --help, nor how
+    --mask-bits maps a 2- or 4-byte element to its bit."""
+    text = " ".join(_help(capsys, "whole_reduce_sum").split())
+    for said in ("dstRepStride (elements) (default 1)", ("srcRepStride (32-byte blocks) "
+                 "(default 8)"), "LocalTensors (default 1)"):
+        assert said in text, said
+    text = " ".join(_help(capsys, "reduce_sum_datablock").split())
+    assert "element i of a 2-byte type is bit 2i, of a 4-byte type bit 4i" in text

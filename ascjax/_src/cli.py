@@ -54,7 +54,10 @@ def _conformance(args: argparse.Namespace) -> int:
 
 def _add_option(p: argparse.ArgumentParser, option) -> None:
     flag = "--" + option.name.replace("_", "-")
-    text = option.help.replace("%", "%%")  # argparse %-formats help (docs say "addr % 32")
+    text = option.help
+    if not option.flag and option.default is not None and "default" not in text:
+        text += f" (default {option.default})"  # every default said: strides, --tensors
+    text = text.replace("%", "%%")  # argparse %-formats help (docs say "addr % 32")
     # Options left out stay out of the namespace (run_bin fills in their defaults), so that
     # run_bin can tell an option given from a default (an explicit --tensors 1 gets no note).
     if option.flag:

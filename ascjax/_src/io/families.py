@@ -343,7 +343,8 @@ def type_choices(name: str, column: int = 0, form: str | None = None) -> tuple[s
 MASK_OPTIONS = (
     Option("mask", "mask file: one uint8 0/1 per lane, for one register (used for all) or for "
            "each; with --mask-bits the 32-byte hardware form (bit j of the 256 = byte j//8, "
-           "bit j%8, LSB first)"),
+           "bit j%8, LSB first; one bit per register byte, so element i of a 2-byte type is "
+           "bit 2i, of a 4-byte type bit 4i)"),
     Option("mask_bits", "the mask file holds the 32-byte hardware form", flag=True),
     Option("pattern", "mask pattern when no --mask is given (asc_create_mask_bW): "
            f"{', '.join(Pattern.__members__)} (default PAT_ALL)"),

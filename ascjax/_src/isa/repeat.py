@@ -126,7 +126,7 @@ def repeat_mask(mask: Any, fmt: Format, where: str, *, allow_zero: bool = False)
     lanes = fmt.lanes
     if isinstance(mask, (int, np.integer)) and not isinstance(mask, (bool, np.bool_)):
         n = check_int(mask, 0 if allow_zero else 1, lanes, where=where,
-                      arg="mask (continuous mode)")
+                      arg=f"mask (continuous mode, {fmt.name}: {lanes} lanes a repeat)")
         return np.arange(lanes) < n
     if not isinstance(mask, (Sequence, np.ndarray)):
         raise TypeError(f"{where}: mask must be an int (continuous mode) or a sequence of "
