@@ -760,3 +760,14 @@ def test_higham_gamma_is_inf_from_2049_halves_on():
     assert precision.higham_gamma("sequential", 2048, "half") == 2047.0
     assert precision.higham_gamma("sequential", 2049, "half") == math.inf
     assert "sequential sums of 2049 or more halves" in " ".join(study_module.COLUMNS)
+
+
+def test_the_csv_holds_the_stagnation_and_first_order_columns(e5m2_study, tmp_path):
+    precision.write_study(e5m2_study, tmp_path)
+    with (tmp_path / "study.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    for column in ("lost_addends", "stagnates", "first_order_bound", "zero_exact_trials"):
+        assert column in rows[0] and column in " ".join(study_module.COLUMNS), column
+    seq = next(r for r in rows if (r["distribution"], r["n"], r["order"], r["sweep"])
+               == ("uniform", "100", "sequential", "n"))
+    assert seq["stagnates"] == "True" and float(seq["lost_addends"]) > 0.5

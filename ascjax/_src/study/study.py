@@ -682,9 +682,12 @@ COLUMNS = (
     "error / sum|x|, the depth k, both bounds, lambda, the failure probability, the number of "
     "trials above each bound and the median kappa, the trials whose exact sum overflowed "
     "(`overflow_trials`, left out of the error columns, which are NaN where every trial "
-    "did), what the order returned there (`overflow_results`) and the trials held against "
-    "the bounds (`checked_trials`); `study_trials.csv` holds each trial's kappa, errors and "
-    "whether its exact sum overflowed."),
+    "did), what the order returned there (`overflow_results`), the trials held against "
+    "the bounds (`checked_trials`), a sequential cell's median share of lost addends and "
+    "whether it stagnates (`lost_addends`, `stagnates`), whether the order's bound is a "
+    "first-order term only (`first_order_bound`: kahan) and the trials whose exact sum is 0 "
+    "though their values are not (`zero_exact_trials`); `study_trials.csv` holds each "
+    "trial's kappa, errors and whether its exact sum overflowed."),
 )
 
 
