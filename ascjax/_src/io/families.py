@@ -606,8 +606,9 @@ def _flag(option: Option) -> str:
     return "--" + option.name.replace("_", "-")
 
 
-def _given(value: Any) -> bool:
-    return value is not None and value is not False  # a flag's False is not given; 0 is
+def given(value: Any) -> bool:
+    """Whether an option's value was given: a flag's False is not; 0 is."""
+    return value is not None and value is not False
 
 
 def _shared(name: str, versions: dict[str, Option]) -> Option:
@@ -677,13 +678,13 @@ def call_forms(name: str, forms: dict[str, Runner]) -> Runner:
             if picks else "")
 
     def plan(opts: dict) -> Plan:
-        given = {o.name for opts_ in own.values() for o in opts_ if _given(opts.get(o.name))}
+        named = {o.name for opts_ in own.values() for o in opts_ if given(opts.get(o.name))}
         fits = [label for label, opts_ in own.items()
-                if given <= {o.name for o in opts_}
-                and all(o.name in given for o in opts_ if o.required)
-                and (not forms[label].picks or given & set(forms[label].picks))]
+                if named <= {o.name for o in opts_}
+                and all(o.name in named for o in opts_ if o.required)
+                and (not forms[label].picks or named & set(forms[label].picks))]
         if len(fits) != 1:
-            shown = sorted("--" + n.replace("_", "-") for n in given) or "none"
+            shown = sorted("--" + n.replace("_", "-") for n in named) or "none"
             raise TypeError(f"{name}: give the options of one call form: "
                             f"{' or '.join(map(describe, forms))} (given: {shown})")
         runner = forms[fits[0]]

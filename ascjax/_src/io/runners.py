@@ -48,6 +48,7 @@ from .families import (
     argument_option,
     call_forms,
     config_options,
+    given,
     int_or_name,
     integer,
     load_tensors,
@@ -795,18 +796,14 @@ _CONFLICTS = (("mask", "pattern", "--pattern builds the mask when no --mask file
 _NEEDS = (("mask_bits", "mask", "--mask-bits says how the --mask file is laid out"),)
 
 
-def _given(value: Any) -> bool:
-    return value is not None and value is not False
-
-
 def _check_conflicts(instruction: str, opts: dict) -> None:
     """Refuse options that another given option would leave unread (nothing is ignored)."""
     for a, b, why in _CONFLICTS:
-        if _given(opts.get(a)) and _given(opts.get(b)):
+        if given(opts.get(a)) and given(opts.get(b)):
             raise TypeError(f"{instruction}: give --{a.replace('_', '-')} or "
                             f"--{b.replace('_', '-')}, not both ({why})")
     for a, b, why in _NEEDS:
-        if _given(opts.get(a)) and not _given(opts.get(b)):
+        if given(opts.get(a)) and not given(opts.get(b)):
             raise TypeError(f"{instruction}: --{a.replace('_', '-')} without --"
                             f"{b.replace('_', '-')} ({why})")
 
