@@ -116,8 +116,10 @@ def test_wrong_tree_is_none_with_the_revealed_order(plans, tmp_path):
 
 def test_missing_outputs_and_first_difference(plans, tmp_path):
     dirs, _ = plans
-    report = probe.decide(dirs["950"], str(tmp_path))
-    assert {r["status"] for r in report["probes"]} == {"missing"} and report["exit"] == 0
+    # a folder with no probe's output is an error (a mistyped path read as all missing, exit 0)
+    with pytest.raises(probe.ProbeError, match=r"holds no probe's output \(e\.g\. .*"
+                                               r"A1_mask_layout/output\.bin\)"):
+        probe.decide(dirs["950"], str(tmp_path))
     name = "A7_masked_lanes"
     probe.emulate(dirs["950"], str(tmp_path), names=[name])
     path = tmp_path / name / "output.bin"
@@ -173,7 +175,7 @@ def test_cli_exit_codes_and_json(plans, tmp_path, capsys):
     capsys.readouterr()
     assert cli.main(["probe", "decide", dirs["950"], out, "--json"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert set(report) == {"product", "probes", "undecidable", "skipped", "exit"}
+    assert set(report) == {"product", "probes", "undecidable", "skipped", "decided", "exit"}
     by_name = {r["name"]: r for r in report["probes"]}
     assert by_name["A3_float_overflow"]["readings"] == ["saturate"]
     assert by_name["A3_float_overflow"]["emulator"] == ["ieee"]
@@ -192,3 +194,31 @@ def test_cli_exit_codes_and_json(plans, tmp_path, capsys):
                      "--config", "masked_lanes=maybe"]) == 2
     assert "masked_lanes" in capsys.readouterr().err
     assert cli.main(["probe", "plan", "--out", out, "--probe", "nonesuch"]) == 2
+
+
+def test_a_bad_dump_a_dependent_probe_and_an_assumption_of_another_probe(plans, tmp_path):
+    """A review's simulated NPU: the A40 check failed when the NPU took A39's other reading
+    (its dst tail); A18 claimed 'tree' when the NPU took A17's normal reading (no vector merge
+    runs); a dump of the wrong length or type was blamed on the hardware (exit 1)."""
+    dirs, _ = plans
+    names = ["A39_gather_mask_tail", "A40_gather_mask_counter", "A17_first_n_mask_mode",
+             "A18_vector_merge", "A7_masked_lanes"]
+    out = str(tmp_path / "o")
+    probe.emulate(dirs["950"], out, {"gather_mask_tail": "zero_block",
+                                     "first_n_mask_mode": "normal"}, names=names)
+    report = probe.decide(dirs["950"], out)
+    by = {r["name"]: r for r in report["probes"] if r["status"] != "missing"}
+    assert by["A39_gather_mask_tail"]["readings"] == ["zero_block"]
+    assert by["A40_gather_mask_counter"]["status"] == "match"  # not blamed for A39
+    assert by["A17_first_n_mask_mode"]["readings"] == ["normal"]
+    assert by["A18_vector_merge"]["status"] == "not shown"
+    text = probe.format_decision(report)
+    assert ("A18_vector_merge: A18 (vector_merge): not shown (A17_first_n_mask_mode reads "
+            "normal" in text)
+    assert report["decided"] == 4 and report["exit"] == 0
+    path = os.path.join(out, "A7_masked_lanes", "output.bin")
+    np.fromfile(path, np.float32)[:63].tofile(path)  # 63 floats: a kernel's dump, cut short
+    report = probe.decide(dirs["950"], out)
+    (bad,) = [r for r in report["probes"] if r["name"] == "A7_masked_lanes"]
+    assert bad["status"] == "bad dump" and report["exit"] == 2
+    assert "output.bin holds 252 bytes, expected 256 (64 float)" in probe.format_decision(report)
