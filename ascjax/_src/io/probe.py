@@ -1007,6 +1007,16 @@ def _readme(probe: Probe, entry: dict) -> str:
               for i in entry["inputs"]]
     lines += [f"| `{o['file']}` (output) | {o['dtype']} | {o['elements']} |"
               for o in entry["outputs"]]
+    if any(i["file"] == input_file("mask") for i in entry["inputs"]):
+        lines += ["", (f"`{input_file('mask')}` is a register mask in the hardware's 32-byte "
+                       "form: bit j of the 256 (byte j // 8, bit j % 8, least significant "
+                       "first) enables register byte j, so element i of a 2-byte type is bit "
+                       "2i and of a 4-byte type bit 4i; load it as the `vector_bool` the "
+                       "call takes (e.g. with `asc_loadalign` from UB).")]
+    if probe.kind == "order" and entry["order"]["dtype"] == "half":
+        lines += ["", ("The leaves hold half subnormals (s above): an NPU that flushed them "
+                       "would write zeros, which reveal no tree; `decide` then names no "
+                       "reading.")]
     lines += ["", "## Readings", "", "| reading | SHA-256 of the outputs | files |",
               "|---|---|---|"]
     for r, v in entry["readings"].items():
