@@ -69,6 +69,20 @@ def test_update_mask_traced_count():
     np.testing.assert_array_equal(np.asarray(mask)[:, ::2].sum(axis=1), [0, 70, 128])
 
 
+
+@pytest.mark.parametrize("count, dtype", [(10, np.int8), (10, np.uint8), (200, np.uint8),
+                                          (300, np.int32), (2**32 - 1, np.int32)])
+def test_update_mask_array_count_of_any_integer_type_is_the_int_paths(count, dtype):
+    """A review: an int8 count of 10 gave 138 lanes and a remainder of 10 under jit (arange
+    and n = 256 wrapped in int8); a count is a uint32_t, and -1 converts to 2^32 - 1 as C."""
+    want_mask, want_rest = ascjax.update_mask(count, "int8_t")
+    array = np.array(count).astype(dtype) if count < 2**31 else np.array(-1, dtype)
+    for run in (lambda c: ascjax.update_mask(c, "int8_t"),
+                jax.jit(lambda c: ascjax.update_mask(c, "int8_t"))):
+        mask, rest = run(array)
+        np.testing.assert_array_equal(np.asarray(mask), np.asarray(want_mask))
+        assert int(rest) == want_rest and rest.dtype == np.uint32
+
 @pytest.mark.parametrize("bad, error", [
     (("PAT_XYZ", "half"), ValueError), ((14, "half"), ValueError),
     (("PAT_ALL", "complex64"), TypeError), (("PAT_ALL", "b12"), TypeError)])

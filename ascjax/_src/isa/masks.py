@@ -114,13 +114,14 @@ def update_mask(count: Any, dtype: Any, *,
     """``asc_update_mask_bW(count)``: ``(mask of the lowest min(count, N) elements,
     max(count - N, 0))``.
 
-    ``count`` is a ``uint32_t``: a Python int in [0, 2^32) or an integer array (jittable).
-    ``config.mask_layout`` as for ``create_mask``.
+    ``count`` is a ``uint32_t``: a Python int in [0, 2^32), or an integer array or NumPy
+    scalar (jittable), converted to uint32 as C converts an argument (an int32 -1 is
+    2^32 - 1); the count left is then a uint32 array. ``config.mask_layout`` as for ``create_mask``.
     """
     layout = check_product(config, REGISTER_PRODUCTS, "update_mask").mask_layout
     width = _width_of(dtype, "update_mask")
     n = VL_BYTES // width
-    if isinstance(count, (int, np.integer)):
+    if isinstance(count, int):  # untyped: must be a uint32_t value (typed ones convert, as C)
         if not 0 <= int(count) < 2**32:
             raise ValueError(f"update_mask: count={count} is outside uint32_t [0, 2^32)")
         count = int(count)
@@ -128,8 +129,9 @@ def update_mask(count: Any, dtype: Any, *,
     count = as_array(count, where="update_mask", arg="count", accepts=("uint32_t",))
     if not jnp.issubdtype(count.dtype, jnp.integer):
         raise TypeError(f"update_mask: count must be an integer, got dtype {count.dtype}")
-    mask = _spread(jnp.arange(n, dtype=count.dtype) < count[..., None], width, layout)
-    return mask, jnp.where(count > n, count - n, 0).astype(count.dtype)
+    count = count.astype(jnp.uint32)  # an int8 count wrapped arange(256) and n (a review)
+    mask = _spread(jnp.arange(n, dtype=jnp.uint32) < count[..., None], width, layout)
+    return mask, jnp.where(count > np.uint32(n), count - np.uint32(n), np.uint32(0))
 
 
 def element_mask(mask: Any, fmt: Format, *, where: str, arg: str = "mask") -> jax.Array:
