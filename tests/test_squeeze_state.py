@@ -159,3 +159,25 @@ def test_a_batched_state_names_the_bad_register():
     with pytest.raises(ValueError, match=r"squeeze_and_storeunalign_finalize: the batch axes .* "
                        r"ub \(2, 512\), state\.tail \(3, 32\) do not broadcast"):
         ascjax.squeeze_and_storeunalign_finalize(np.zeros((2, 512), np.uint8), 0, good)
+
+
+@pytest.mark.parametrize("addr", [np.uint32(0x80000000), np.uint32(0xFFFFFFF0), np.int32(-4),
+                                  np.uint32(262144)])
+def test_a_traced_dst_addr_outside_the_ub_faults_in_its_own_type(addr):
+    """A review: under jit a uint32 dst_addr of 2^31 or more wrapped to a negative int32 and
+    passed every check (0x80000000 wrote at UB[0..11]); it is now held to [0, UB size) in its
+    own type, and named."""
+    src = np.arange(1, 65, dtype=np.float32)
+    keep = np.arange(64) < 3
+
+    @jax.jit
+    def store(a):
+        ub, _, state = ascjax.squeeze_and_storeunalign(
+            ascjax.make_ub(), a, ascjax.squeeze_and_storeunalign_init(), src, keep)
+        return ascjax.squeeze_and_storeunalign_finalize(ub, a, state)
+
+    with pytest.raises(Exception, match=rf"dst_addr={int(addr)} must be a UB byte address in "
+                                        r"\[0, 262144\)"):
+        jax.block_until_ready(store(addr))
+    ub, state = store(np.uint32(64))  # a good one still stores its 12 bytes
+    assert int(state.ar) == 12 and np.asarray(ub)[64:76].view(np.float32).tolist() == [1, 2, 3]

@@ -314,7 +314,7 @@ def _squeeze_and_storeunalign(ub, dst_addr, state, src1, squeeze_mask, dtype, co
     check_supported(fmt, SQUEEZE_TYPES, where=where, arg="src1 dtype")
     src1 = check_register(src1, fmt, where=where, arg="src1")
     active = element_mask(squeeze_mask, fmt, where=where, arg="squeeze_mask")
-    _check_dst_addr(dst_addr, fmt.width, ub.shape[-1], where)
+    _check_dst_addr(dst_addr, fmt.width, ub.shape[-1], where, config.out_of_range)
 
     batch = check_batch(where, ub=ub, src1=src1, squeeze_mask=squeeze_mask,
                         **{"state.tail": state.tail})
@@ -326,11 +326,6 @@ def _squeeze_and_storeunalign(ub, dst_addr, state, src1, squeeze_mask, dtype, co
     runtime_check(end > ub.shape[-1], lambda e: f"{where}: the store reaches UB byte {e}, past "
                   f"the end of the {ub.shape[-1]}-byte UB (dst_addr + AR + selected bytes)",
                   jnp.max(end, initial=np.iinfo(np.int32).min), mode=config.out_of_range)
-    if isinstance(dst_addr, jax.core.Tracer):  # a traced address: checked when it runs
-        misaligned = (dst_addr % fmt.width != 0) | (dst_addr < 0)
-        runtime_check(misaligned, lambda a: f"{where}: dst_addr={a} must be a UB byte address "
-                      f"aligned to sizeof(dtype) = {fmt.width}", jnp.max(dst_addr),
-                      mode=config.out_of_range)
     ub, state = _store(fmt, batch, ub, jnp.asarray(dst_addr, jnp.int32), state,
                        lax.stop_gradient(dst), n)
     return ub, dst, state
@@ -632,8 +627,21 @@ def _store(fmt, batch, ub, addr, state, dst, n):
     return ub, SqueezeState(ar, pending, tail)
 
 
-def _check_dst_addr(dst_addr: Any, align: int, size: int, where: str) -> None:
+def _check_dst_addr(dst_addr: Any, align: int, size: int, where: str, mode: str) -> None:
+    """dst_addr in [0, size) and aligned: at once, or for a traced one when the call runs
+    (``mode``), compared in its own type (a uint32 of 2^31 or more wrapped to a negative int32
+    and passed the end check, a review)."""
     if isinstance(dst_addr, jax.core.Tracer):
+        if not jnp.issubdtype(dst_addr.dtype, jnp.integer):
+            raise TypeError(f"{where}: dst_addr must be an integer byte address, got dtype "
+                            f"{dst_addr.dtype}")
+        outside = dst_addr >= np.asarray(size, dst_addr.dtype)
+        if jnp.issubdtype(dst_addr.dtype, jnp.signedinteger):
+            outside = outside | (dst_addr < 0)
+        bad = outside | (dst_addr % np.asarray(align, dst_addr.dtype) != 0)
+        runtime_check(bad, lambda a: f"{where}: dst_addr={a} must be a UB byte address in [0, "
+                      f"{size}) aligned to sizeof(dtype) = {align}",
+                      jnp.max(jnp.where(bad, dst_addr, jnp.zeros_like(dst_addr))), mode=mode)
         return
     values = np.asarray(dst_addr)
     if not np.issubdtype(values.dtype, np.integer):
@@ -659,7 +667,7 @@ def _finalize_checked(ub, dst_addr, state, config, *, trusted: bool):
     config = check_product(config, REGISTER_PRODUCTS, where)
     state = check_state(state, where)
     ub = check_ub(ub, where)
-    _check_dst_addr(dst_addr, 1, ub.shape[-1], where)
+    _check_dst_addr(dst_addr, 1, ub.shape[-1], where, config.out_of_range)
     batch = check_batch(where, ub=ub, **{"state.tail": state.tail})
     if not trusted:
         check_state_values(state, dst_addr, ub.shape[-1], where, config.out_of_range)
