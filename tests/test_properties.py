@@ -397,8 +397,8 @@ def _squeeze_program(rng, name: str, steps: int, p_special: float):
     total = int(mask.sum()) * width
     if rng.integers(4):
         dst_addr = int(rng.integers(0, 320)) // width * width
-    else:                                       # end exactly at the end of the UB
-        dst_addr = UB_SIZE - total
+    else:  # end exactly at the end of the UB (an address is inside it: nothing kept, the last)
+        dst_addr = min(UB_SIZE - total, UB_SIZE - width)
     finalize_after = rng.random(steps) < 0.2
     return src1, mask, dst_addr, finalize_after
 
