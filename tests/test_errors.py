@@ -502,3 +502,18 @@ def test_fp8_storage_errors_name_the_uint8_form():
     with pytest.raises(TypeError, match=r"^squeeze_register: src1 has dtype uint8, but int8_t is "
                                         r"stored as int8$"):
         ascjax.squeeze_register(np.zeros(256, np.uint8), np.ones(256, bool), dtype="int8_t")
+
+
+@pytest.mark.parametrize("call, what", [
+    (lambda c: ascjax.create_mask(c, "float"), "create_mask: pattern is a traced value"),
+    (lambda m: ascjax.reduce_sum(H[:16], H, None, 128, 2, 8, method=m),
+     "reduce_sum: method is a traced value"),
+    (lambda m: ascjax.pair_reduce_sum(H[:64], H, 1, m, 1, 1, 8),
+     "pair_reduce_sum: mask must be an int (continuous mode) or a sequence"),
+])
+def test_a_traced_immediate_says_to_make_it_static(call, what):
+    """A review: a traced pattern gave JAX's bare TracerBoolConversionError, a traced method
+    'method=JitTracer(...) is not one of 1, 2, 3', a traced mask no hint."""
+    with pytest.raises(TypeError, match=re.escape(what) + r".*under jax\.jit pass it as a "
+                                                          r"static argument"):
+        jax.jit(call)(2)

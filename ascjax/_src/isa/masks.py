@@ -17,7 +17,7 @@ import numpy as np
 
 from ..config import Config
 from ..formats import VL_BYTES, Format, resolve
-from .lanes import REGISTER_PRODUCTS, as_array, check_product
+from .lanes import REGISTER_PRODUCTS, as_array, check_product, traced_hint
 
 
 class Pattern(enum.IntEnum):
@@ -48,6 +48,8 @@ def _width_of(dtype: Any, where: str) -> int:
 
 
 def _pattern(pattern: Any) -> Pattern:
+    if isinstance(pattern, jax.core.Tracer):
+        raise TypeError(f"create_mask: pattern is a traced value{traced_hint(pattern)}")
     try:
         if isinstance(pattern, str):
             return Pattern[pattern if pattern.startswith("PAT_") else "PAT_" + pattern]

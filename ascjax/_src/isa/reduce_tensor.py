@@ -33,6 +33,7 @@ from .lanes import (
     select_extreme,
     sequential_sum,
     split_last,
+    traced_hint,
 )
 from .repeat import (
     RepeatCall,
@@ -477,6 +478,8 @@ def reduce_sum_method(method: int | str | None, config: Config, count: int | Non
             and int(method) in REDUCE_SUM_METHODS.values()):
         return int(method)
     choices = ", ".join([*map(str, REDUCE_SUM_METHODS.values()), *map(repr, REDUCE_SUM_METHODS)])
+    if isinstance(method, jax.core.Tracer):
+        raise TypeError(f"reduce_sum: method is a traced value{traced_hint(method)}")
     raise ValueError(f"reduce_sum: method={method!r} is not one of {choices}")
 
 

@@ -40,6 +40,7 @@ from .lanes import (
     check_supported,
     merge_last,
     resolve_dtypes,
+    traced_hint,
 )
 from .vector_mask import ZERO_MASK_NOP, MaskState, resolve_state
 
@@ -130,7 +131,8 @@ def repeat_mask(mask: Any, fmt: Format, where: str, *, allow_zero: bool = False)
         return np.arange(lanes) < n
     if not isinstance(mask, (Sequence, np.ndarray)):
         raise TypeError(f"{where}: mask must be an int (continuous mode) or a sequence of "
-                        f"uint64 words (bit mode), got {type(mask).__name__}")
+                        f"uint64 words (bit mode), got {type(mask).__name__}"
+                        f"{traced_hint(mask)}")
     words = list(mask)
     n_words = lanes // 64
     # Kernels often declare uint64_t mask[2] for every type; a 32-bit type reads mask[0] only,
