@@ -281,8 +281,8 @@ def test_squeeze_traced_misaligned_dst_addr_raises_when_run():
     state = ascjax.squeeze_and_storeunalign_init()
     reg = np.ones(64, np.float32)
     run = jax.jit(lambda u, a, s: ascjax.squeeze_and_storeunalign(u, a, s, reg, ALL32)[0])
-    with pytest.raises(jax.errors.JaxRuntimeError, match="dst_addr=2 must be a UB byte address "
-                       "aligned to sizeof"):
+    with pytest.raises(jax.errors.JaxRuntimeError, match=r"dst_addr=2 must be a UB byte address "
+                       r"in \[0, 512\) aligned to sizeof"):
         run(np.zeros(512, np.uint8), jnp.int32(2), state).block_until_ready()
     assert run(np.zeros(512, np.uint8), jnp.int32(4), state).shape == (512,)
 
