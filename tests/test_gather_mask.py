@@ -417,3 +417,28 @@ def test_parameter_structs_by_tuple_dict_or_the_pages_field_names():
     with pytest.raises(TypeError, match=r"a tuple of 2 to 9 ints in its field order "
                                         r"\(dstBlkStride, dstRepStride; then blockNumber"):
         ascjax.gatherb(np.zeros(256, np.uint16), src, offset, 1, (1,))
+
+
+def test_a_batched_overflow_names_its_tensor():
+    """A review: in a batch of 3 tensors only tensor 2's pattern keeps more than dst holds;
+    the fault said only 'keeps 40 elements', not which tensor (the README: in a batch, its
+    register or tensor). Eager, under jit and under checkify alike."""
+    dst = np.zeros((3, 16), np.float32)
+    src = np.arange(3 * 64, dtype=np.float32).reshape(3, 64)
+    pattern = np.zeros((3, 2), np.uint32)
+    pattern[:, 0] = 0xF
+    pattern[2] = [0xFFFFFFFF, 0xFF]  # 40 kept
+    said = "gather_mask: the gather mask keeps 40 elements in tensor 2 but dst has 16"
+
+    def call(d, s, p, config=None):
+        return ascjax.gather_mask(d, s, p, False, 0, (1, 1, 8, 0), config=config)
+
+    with pytest.raises(IndexError, match=said):
+        call(dst, src, pattern)
+    with pytest.raises(jax.errors.JaxRuntimeError, match=said):
+        jax.block_until_ready(jax.jit(call)(dst, src, pattern))
+    checked = ascjax.Config(out_of_range="checkify")
+    err, _ = jax.jit(checkify.checkify(lambda d, s, p: call(d, s, p, checked)))(dst, src, pattern)
+    assert said in err.get()
+    with pytest.raises(IndexError, match="keeps 40 elements but dst has 16"):  # one tensor
+        call(dst[2], src[2], pattern[2])

@@ -39,6 +39,7 @@ from .lanes import (
     as_array,
     check_batch,
     check_int,
+    first_true,
     kernel,
     merge_last,
     runtime_check,
@@ -342,9 +343,20 @@ def _run(where: str, plan: Plan, config: Config, dst, src0, pattern, src1_arg: s
     # over the call's batch shape: a pattern shared by a batch of tensors is searched once
     count = jnp.broadcast_to(_user_count(plan, pattern), batch)
     n = dst.shape[-1]
-    runtime_check(count > n, lambda w: f"{where}: the gather mask keeps {w} elements but dst "
-                  f"has {n} (the hardware writes past the LocalTensor)", jnp.max(count, initial=0),
-                  mode=config.out_of_range)
+    bad = count > n
+    if count.ndim:  # a batch: name the first tensor that overflows (a review)
+        at = first_true(bad)
+        detail = (count[tuple(at)], at)
+    else:
+        detail = count
+
+    def message(w, at=None):
+        index = "" if at is None else " in tensor " + (
+            str(at[0]) if len(at) == 1 else "(" + ", ".join(map(str, at)) + ")")
+        return (f"{where}: the gather mask keeps {w} elements{index} but dst has {n} (the "
+                f"hardware writes past the LocalTensor)")
+
+    runtime_check(bad, message, detail, mode=config.out_of_range)
     return _gather_mask(plan, dst, src0, pattern), count
 
 
