@@ -344,11 +344,11 @@ def _run(where: str, plan: Plan, config: Config, dst, src0, pattern, src1_arg: s
     count = jnp.broadcast_to(_user_count(plan, pattern), batch)
     n = dst.shape[-1]
     bad = count > n
-    if count.ndim:  # a batch: name the first tensor that overflows (a review)
+    if count.size and count.ndim:  # a batch: name the first tensor that overflows (a review)
         at = first_true(bad)
         detail = (count[tuple(at)], at)
-    else:
-        detail = count
+    else:  # one tensor, or an empty batch (nothing to check)
+        detail = jnp.max(count, initial=0)
 
     def message(w, at=None):
         index = "" if at is None else " in tensor " + (
