@@ -37,6 +37,7 @@ from ..formats import DATABLOCK_BYTES, Format
 from ..numerics.bits import U32, from_bits, to_bits
 from .lanes import (
     as_array,
+    batch_index,
     check_batch,
     check_int,
     first_true,
@@ -351,8 +352,7 @@ def _run(where: str, plan: Plan, config: Config, dst, src0, pattern, src1_arg: s
         detail = jnp.max(count, initial=0)
 
     def message(w, at=None):
-        index = "" if at is None else " in tensor " + (
-            str(at[0]) if len(at) == 1 else "(" + ", ".join(map(str, at)) + ")")
+        index = "" if at is None else f" in tensor {batch_index(at)}"
         return (f"{where}: the gather mask keeps {w} elements{index} but dst has {n} (the "
                 f"hardware writes past the LocalTensor)")
 

@@ -615,8 +615,12 @@ def placed(at, noun: str, batch: str) -> str:
     *outer, k = at
     if not outer:
         return f"{noun} {k}"
-    index = outer[0] if len(outer) == 1 else "(" + ", ".join(map(str, outer)) + ")"
-    return f"{noun} {k} of {batch} {index}"
+    return f"{noun} {k} of {batch} {batch_index(outer)}"
+
+
+def batch_index(outer) -> str:
+    """A batch position as a message names it: ``2``, or ``(1, 2)`` over several axes."""
+    return str(outer[0]) if len(outer) == 1 else "(" + ", ".join(map(str, outer)) + ")"
 
 
 def runtime_check(bad, message: Callable[..., str], detail, *, mode: str = "raise") -> None:
