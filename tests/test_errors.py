@@ -517,3 +517,51 @@ def test_a_traced_immediate_says_to_make_it_static(call, what):
     with pytest.raises(TypeError, match=re.escape(what) + r".*under jax\.jit pass it as a "
                                                           r"static argument"):
         jax.jit(call)(2)
+
+
+def _raised(run, *args) -> str:
+    with pytest.raises(Exception) as error:
+        jax.block_until_ready(run(*args))
+    return str(error.value).rstrip().splitlines()[-1]
+
+
+def test_a_calls_faults_under_jit_name_the_first_in_check_order():
+    """CI failed once: a squeeze store with dst_addr = the UB's size also stores past the UB's
+    end, and under jit the two checks' host callbacks ran in either order (8 of 60 runs named
+    the end). A call's checks now report through one callback, the first that fails."""
+    src, keep = np.arange(1, 65, dtype=np.float32), np.arange(64) < 3
+    store = jax.jit(lambda a: ascjax.squeeze_and_storeunalign(
+        ascjax.make_ub(), a, ascjax.squeeze_and_storeunalign_init(), src, keep)[0])
+    # a Gather lane both misaligned and past src: the first kind, misalignment, is named
+    gather = jax.jit(lambda o: ascjax.gather(np.zeros(128, np.float16),
+                                             np.arange(128, dtype=np.float16), o, 0, 128))
+    offsets = np.zeros(128, np.uint32)
+    offsets[5] = 1001
+    for _ in range(20):
+        assert "dst_addr=262144 must be a UB byte address" in _raised(store, np.uint32(262144))
+        assert "lane 5 has srcOffset 1001 bytes, which is not a multiple" in _raised(
+            gather, offsets)
+    # a later check still reports when the earlier ones pass
+    assert "the store reaches UB byte 262148" in _raised(store, np.uint32(262136))
+
+
+def test_one_report_names_the_first_failing_check_of_the_first_faulting_instance():
+    """``lanes.one_report`` by hand: two checks, in order; under vmap the first instance with
+    any fault, and its first failing check."""
+    from ascjax._src.isa.lanes import one_report, runtime_check
+
+    def two_checks(x):
+        with one_report():
+            runtime_check(x > 10, lambda v: f"first: {v}", x)
+            runtime_check(x > 5, lambda v: f"second: {v}", x)
+        return x
+
+    run = jax.jit(two_checks)
+    assert int(run(3)) == 3
+    assert _raised(run, 7).endswith("second: 7")
+    for _ in range(20):
+        assert _raised(run, 11).endswith("first: 11")
+    batched = jax.jit(jax.vmap(two_checks))
+    assert _raised(batched, np.array([1, 7, 12, 20])).endswith("second: 7")
+    assert _raised(batched, np.array([1, 12, 7])).endswith("first: 12")
+    assert batched(np.array([1, 2])).tolist() == [1, 2]

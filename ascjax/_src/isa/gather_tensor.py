@@ -38,7 +38,16 @@ from jax import lax
 from ..config import Config
 from ..formats import FORMATS, Format
 from ..numerics.bits import from_bits, to_bits
-from .lanes import as_array, check_batch, check_int, first_true, kernel, placed, runtime_check
+from .lanes import (
+    as_array,
+    check_batch,
+    check_int,
+    first_true,
+    kernel,
+    one_report,
+    placed,
+    runtime_check,
+)
 from .repeat import active_rows, mask_source, setup
 from .vector_mask import ZERO_MASK_NOP
 
@@ -198,10 +207,11 @@ def report_faults(faults, text, mode: str, **why) -> None:
     """One ``runtime_check`` per kind of ``locate_faults``: ``text(at, offset, reason)`` words
     the first lane at fault, ``reason`` being ``_WHY``'s for the kind, formatted with ``why``
     (t, size, note, limit, past, n, base_arg, base)."""
-    for (bad, lane, off), reason in zip(faults, _WHY, strict=True):
-        reason = reason.format(**why)
-        runtime_check(bad, lambda at, o, reason=reason: text(at, o, reason), (lane, off),
-                      mode=mode)
+    with one_report():  # a lane both misaligned and past src: the first kind is named
+        for (bad, lane, off), reason in zip(faults, _WHY, strict=True):
+            reason = reason.format(**why)
+            runtime_check(bad, lambda at, o, reason=reason: text(at, o, reason), (lane, off),
+                          mode=mode)
 
 
 def check_offsets(plan: GatherPlan, src_offset, mode: str) -> None:

@@ -3,10 +3,12 @@ gradients."""
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import logging
 import math
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -631,7 +633,8 @@ def runtime_check(bad, message: Callable[..., str], detail, *, mode: str = "rais
     emits a ``checkify.check`` (the caller wraps with ``checkify.checkify``), ``"ignore"`` checks
     nothing. ``message(detail)`` builds the text from ``detail``, an array reduced from the data:
     a scalar, or a 1-D array of several fields (the message then gets a tuple); a tuple of such
-    arrays (a lane and its offset) is passed as ``message(*detail)``.
+    arrays (a lane and its offset) is passed as ``message(*detail)``. Inside ``one_report``
+    a traced ``"raise"`` check joins the call's one callback.
     """
     if mode == "ignore":
         return
@@ -653,12 +656,55 @@ def runtime_check(bad, message: Callable[..., str], detail, *, mode: str = "rais
         checkify.check(~jnp.any(bad), message(*args), **fields)
         return
 
-    def report(any_bad, *values):
-        if bool(any_bad):
-            fault = AddressFault(message(*(_detail_value(v) for v in values)))
-            raise fault.with_traceback(_caller_free_traceback(fault))
+    if open_reports := _open_reports():  # a call's later checks report after its first
+        open_reports[-1].append((jnp.any(bad), message, details))
+        return
+    _report_first([(jnp.any(bad), message, details)])
 
-    _report_once(report)(jnp.any(bad), *details)
+
+_OPEN_REPORTS = threading.local()  # per thread: tracing runs in the caller's
+
+
+def _open_reports() -> list:
+    if not hasattr(_OPEN_REPORTS, "stack"):
+        _OPEN_REPORTS.stack = []
+    return _OPEN_REPORTS.stack
+
+
+@contextlib.contextmanager
+def one_report():
+    """The traced ``runtime_check``s made inside (in ``"raise"`` mode) report through one host
+    callback: the first of them that fails, in the order they were made. Host callbacks run in
+    no set order, so two checks that both fail (a squeeze store's dst_addr past the UB, and the
+    store's end past it) would otherwise report either. Open it around one call's checks, at
+    the level they are traced (not around a nested ``scan`` body's)."""
+    _open_reports().append(checks := [])
+    try:
+        yield
+    finally:
+        _open_reports().pop()
+    if checks:
+        _report_first(checks)
+
+
+def _report_first(checks) -> None:
+    """One host callback over ``checks`` (``(any_bad, message, details)``, in order): raises
+    the first failing one's message."""
+    sizes = [len(details) for _, _, details in checks]
+
+    def report(any_bad, *values):
+        if not bool(any_bad):
+            return
+        flags, values = values[:len(checks)], values[len(checks):]
+        for flag, (_, message, _), size in zip(flags, checks, sizes, strict=True):
+            if bool(flag):
+                fault = AddressFault(message(*(_detail_value(v) for v in values[:size])))
+                raise fault.with_traceback(_caller_free_traceback(fault))
+            values = values[size:]
+
+    flags = [bad for bad, _, _ in checks]
+    any_bad = functools.reduce(jnp.logical_or, flags)
+    _report_once(report)(any_bad, *flags, *(d for _, _, details in checks for d in details))
 
 
 def _report_once(report: Callable):

@@ -33,6 +33,7 @@ from .lanes import (
     computed_apart,
     kernel,
     mask_words,
+    one_report,
     resolve_dtypes,
     runtime_check,
 )
@@ -314,18 +315,19 @@ def _squeeze_and_storeunalign(ub, dst_addr, state, src1, squeeze_mask, dtype, co
     check_supported(fmt, SQUEEZE_TYPES, where=where, arg="src1 dtype")
     src1 = check_register(src1, fmt, where=where, arg="src1")
     active = element_mask(squeeze_mask, fmt, where=where, arg="squeeze_mask")
-    _check_dst_addr(dst_addr, fmt.width, ub.shape[-1], where, config.out_of_range)
-
     batch = check_batch(where, ub=ub, src1=src1, squeeze_mask=squeeze_mask,
                         **{"state.tail": state.tail})
-    if not trusted:
-        check_state_values(state, dst_addr, ub.shape[-1], where, config.out_of_range)
-    dst = _squeeze(fmt, src1, active)
-    n = jnp.count_nonzero(active, axis=-1).astype(jnp.int32) * fmt.width
-    end = jnp.asarray(dst_addr, jnp.int32) + state.ar + n
-    runtime_check(end > ub.shape[-1], lambda e: f"{where}: the store reaches UB byte {e}, past "
-                  f"the end of the {ub.shape[-1]}-byte UB (dst_addr + AR + selected bytes)",
-                  jnp.max(end, initial=np.iinfo(np.int32).min), mode=config.out_of_range)
+    with one_report():  # under jit the first fault of these, in this order, is the one named
+        _check_dst_addr(dst_addr, fmt.width, ub.shape[-1], where, config.out_of_range)
+        if not trusted:
+            check_state_values(state, dst_addr, ub.shape[-1], where, config.out_of_range)
+        dst = _squeeze(fmt, src1, active)
+        n = jnp.count_nonzero(active, axis=-1).astype(jnp.int32) * fmt.width
+        end = jnp.asarray(dst_addr, jnp.int32) + state.ar + n
+        runtime_check(end > ub.shape[-1], lambda e: f"{where}: the store reaches UB byte {e}, "
+                      f"past the end of the {ub.shape[-1]}-byte UB (dst_addr + AR + selected "
+                      f"bytes)", jnp.max(end, initial=np.iinfo(np.int32).min),
+                      mode=config.out_of_range)
     ub, state = _store(fmt, batch, ub, jnp.asarray(dst_addr, jnp.int32), state,
                        lax.stop_gradient(dst), n)
     return ub, dst, state
@@ -667,10 +669,11 @@ def _finalize_checked(ub, dst_addr, state, config, *, trusted: bool):
     config = check_product(config, REGISTER_PRODUCTS, where)
     state = check_state(state, where)
     ub = check_ub(ub, where)
-    _check_dst_addr(dst_addr, 1, ub.shape[-1], where, config.out_of_range)
     batch = check_batch(where, ub=ub, **{"state.tail": state.tail})
-    if not trusted:
-        check_state_values(state, dst_addr, ub.shape[-1], where, config.out_of_range)
+    with one_report():
+        _check_dst_addr(dst_addr, 1, ub.shape[-1], where, config.out_of_range)
+        if not trusted:
+            check_state_values(state, dst_addr, ub.shape[-1], where, config.out_of_range)
     return _finalize(batch, ub, jnp.asarray(dst_addr, jnp.int32), state)
 
 
