@@ -565,3 +565,23 @@ def test_one_report_names_the_first_failing_check_of_the_first_faulting_instance
     assert _raised(batched, np.array([1, 7, 12, 20])).endswith("second: 7")
     assert _raised(batched, np.array([1, 12, 7])).endswith("first: 12")
     assert batched(np.array([1, 2])).tolist() == [1, 2]
+
+
+def test_a_batched_squeeze_store_past_the_ub_names_its_register():
+    """Noticed in stop 43: the batched store's end check said only "reaches UB byte 640"; it
+    now names the first register whose store passes the UB's end, eagerly, under jit and
+    checkify (under vmap the instance is vmap's to number, as for the gathers)."""
+    reg, keep = np.ones((3, 64), np.float32), np.ones(64, bool)
+    ub = np.zeros(512, np.uint8)
+    state = ascjax.SqueezeState(jnp.array([0, 0, 128], jnp.int32), jnp.zeros(3, jnp.int32),
+                                jnp.zeros((3, 32), jnp.uint8))
+    named = "the store of register 2 reaches UB byte 640, past the end of the 512-byte UB"
+    with pytest.raises(IndexError, match=named):
+        ascjax.squeeze_and_storeunalign(ub, 256, state, reg, keep)
+    store = jax.jit(lambda s: ascjax.squeeze_and_storeunalign(ub, 256, s, reg, keep)[0])
+    assert named in _raised(store, state)
+    checked = checkify.checkify(jax.jit(lambda s: ascjax.squeeze_and_storeunalign(
+        ub, 256, s, reg, keep, config=ascjax.Config(out_of_range="checkify"))[0]))
+    assert named in checked(state)[0].get()
+    fits = state._replace(ar=jnp.array([0, 0, 0], jnp.int32))
+    assert checked(fits)[0].get() is None and np.asarray(store(fits)).shape == (3, 512)

@@ -25,12 +25,14 @@ from ..numerics.bits import U32, from_bits, to_bits
 from .lanes import (
     REGISTER_PRODUCTS,
     as_array,
+    batch_index,
     check_batch,
     check_int,
     check_product,
     check_register,
     check_supported,
     computed_apart,
+    first_true,
     kernel,
     mask_words,
     one_report,
@@ -323,14 +325,27 @@ def _squeeze_and_storeunalign(ub, dst_addr, state, src1, squeeze_mask, dtype, co
             check_state_values(state, dst_addr, ub.shape[-1], where, config.out_of_range)
         dst = _squeeze(fmt, src1, active)
         n = jnp.count_nonzero(active, axis=-1).astype(jnp.int32) * fmt.width
-        end = jnp.asarray(dst_addr, jnp.int32) + state.ar + n
-        runtime_check(end > ub.shape[-1], lambda e: f"{where}: the store reaches UB byte {e}, "
-                      f"past the end of the {ub.shape[-1]}-byte UB (dst_addr + AR + selected "
-                      f"bytes)", jnp.max(end, initial=np.iinfo(np.int32).min),
-                      mode=config.out_of_range)
+        _check_store_end(jnp.asarray(dst_addr, jnp.int32) + state.ar + n, ub.shape[-1], where,
+                         config.out_of_range)
     ub, state = _store(fmt, batch, ub, jnp.asarray(dst_addr, jnp.int32), state,
                        lax.stop_gradient(dst), n)
     return ub, dst, state
+
+
+def _check_store_end(end, size: int, where: str, mode: str) -> None:
+    """Each register's store ends within the UB (``end``: dst_addr + AR + selected bytes, one
+    per register of the batch); the first register past it is named."""
+    past = end > size
+    if past.size == 0:  # an empty batch stores nothing
+        return
+    at = first_true(past) if past.ndim else ()
+    runtime_check(past, lambda *f: f"{where}: the store{_of_register(f[:-1])} reaches UB byte "
+                  f"{f[-1]}, past the end of the {size}-byte UB (dst_addr + AR + selected "
+                  f"bytes)", (*(at[i] for i in range(past.ndim)), end[tuple(at)]), mode=mode)
+
+
+def _of_register(at) -> str:
+    return f" of register {batch_index(at)}" if at else ""
 
 
 _squeeze = kernel(_squeeze_bits, lambda fmt, t, act: _compact(t, act))
