@@ -409,7 +409,7 @@ def test_study_command_rejects_bad_values_and_reads_uniform_with_a_comma(tmp_pat
     with pytest.raises(SystemExit) as done:
         main(["study", "--out", str(tmp_path), "--distributions", "uniform(2,1)"])
     assert done.value.code == 2
-    assert "argument --distributions: 'uniform(2,1)' needs a < b" in capsys.readouterr().err
+    assert "argument --distributions: 'uniform(2,1)' needs finite a < b" in capsys.readouterr().err
     assert main(["study", "--out", str(tmp_path), "--formats", "half", "--sizes", "8",
                  "--trials", "4", "--orders", "sequential", "--distributions",
                  "uniform(1,2),normal", "--kappas", "none", "--no-progress"]) == 0

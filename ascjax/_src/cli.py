@@ -404,7 +404,14 @@ def _study_args(p: argparse.ArgumentParser) -> None:
     )
 
     p.add_argument("--out", required=True, help="directory for study.md, study.csv and the PNGs")
-    from .study.study import MAX_SEED, MAX_SIZE, check_distribution, study_format
+    from .study.study import (
+        KAPPA_MIN_N,
+        MAX_SEED,
+        MAX_SIZE,
+        check_distribution,
+        distribution_key,
+        study_format,
+    )
 
     p.add_argument("--formats", type=_csv(study_format, "formats"), default=list(DEFAULT_FORMATS),
                    help=f"comma-separated formats, from {', '.join(SUM_FORMATS)} (the ones a "
@@ -414,7 +421,7 @@ def _study_args(p: argparse.ArgumentParser) -> None:
                    help=f"comma-separated n, each in [1, {MAX_SIZE}] (default "
                         f"{','.join(map(str, DEFAULT_SIZES))})")
     p.add_argument("--distributions", type=_csv(check_distribution, "distributions",
-                                                 _split_distributions),
+                                                 _split_distributions, key=distribution_key),
                    default=list(DEFAULT_DISTRIBUTIONS),
                    help=f"comma-separated, from {', '.join(DISTRIBUTIONS)}, uniform(a,b) or "
                         f"kappa(K) (default: all four)")
@@ -429,7 +436,7 @@ def _study_args(p: argparse.ArgumentParser) -> None:
                    help="condition numbers sum|x|/|sum x| of the conditioning sweep "
                         f"(default {','.join(f'{k:g}' for k in DEFAULT_KAPPAS)}; 'none' skips "
                         "it)")
-    p.add_argument("--kappa-n", type=_int_in(2, MAX_SIZE), default=DEFAULT_KAPPA_N,
+    p.add_argument("--kappa-n", type=_int_in(KAPPA_MIN_N, MAX_SIZE), default=None,
                    help=f"n of the conditioning sweep (default {DEFAULT_KAPPA_N})")
     p.add_argument("--failure-probability", type=_failure, default=DEFAULT_FAILURE,
                    help="probability the probabilistic bound may fail, which fixes its lambda "
@@ -438,7 +445,9 @@ def _study_args(p: argparse.ArgumentParser) -> None:
                    help="also run the hardware's long-vector patterns in half (ReduceSum's "
                         "methods, WholeReduceSum chained, half accumulated in float) over "
                         f"n = 2^10..2^20, {LONG_TRIALS} trials: long_vectors.md/.csv/.png "
-                        "(about a minute more)")
+                        "(about a minute more; its sizes, trials, orders and distributions "
+                        "are its own: --sizes, --trials, --orders, --formats and "
+                        "--distributions shape the main study only)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
                    help="progress bar on stderr (default: on)")
 
@@ -457,6 +466,7 @@ _kappa = _in_range(float, lambda v: 1 <= v < math.inf, "[1, inf)", "a kappa")
          "PNG plots)")(_study_args)
 def _study(args: argparse.Namespace) -> int:
     from ascjax.precision import (
+        DEFAULT_KAPPA_N,
         check_study,
         prepare_output,
         run_long_vectors,
@@ -465,6 +475,10 @@ def _study(args: argparse.Namespace) -> int:
     )
 
     kappas = args.kappas
+    if not kappas and args.kappa_n is not None:
+        return _fail("study", ValueError("--kappa-n sets the conditioning sweep's n, and "
+                                         "--kappas none skips the sweep: give one of them"))
+    args.kappa_n = DEFAULT_KAPPA_N if args.kappa_n is None else args.kappa_n
     try:  # every setting and the output directory before about a minute of work
         check_study(formats=args.formats, sizes=args.sizes, distributions=args.distributions,
                     trials=args.trials, orders=args.orders, kappas=kappas,

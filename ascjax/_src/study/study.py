@@ -59,12 +59,14 @@ DEFAULT_FORMATS = ("half", "bfloat16_t", "float")
 DEFAULT_SIZES = (16, 256, 4096, 65536)
 DEFAULT_DISTRIBUTIONS = tuple(DISTRIBUTIONS)
 DEFAULT_TRIALS = 16
-_UNIFORM = re.compile(r"^uniform\(\s*([-+0-9.eE]+)\s*,\s*([-+0-9.eE]+)\s*\)$")
-_KAPPA = re.compile(r"^kappa\(\s*([-+0-9.eE]+)\s*\)$")
+_NUMBER = r"\s*([^,()\s]+)\s*"  # read by float(): inf and nan get the range message
+_UNIFORM = re.compile(rf"^uniform\({_NUMBER},{_NUMBER}\)$")
+_KAPPA = re.compile(rf"^kappa\({_NUMBER}\)$")
 # The conditioning sweep: kappa(K) workloads at one n, every format and order. Four kappas at
 # n = 4096 make (4 x trials, 4096) arrays, the main cells' shape: no new compiles (+2 s).
 DEFAULT_KAPPAS = (1e1, 1e3, 1e5, 1e7)
 DEFAULT_KAPPA_N = 4096
+KAPPA_MIN_N = 3  # kappa(K > 1): a pair x, -x and a one-signed part
 # The long-vector sweep (``--long-vectors``): half, 2^10..2^20 elements, the hardware's patterns.
 LONG_SIZES = tuple(1 << e for e in range(10, 21))
 # uniform on [0, 1/16): 2^20 of them sum to about 32768, inside half's range (uniform [0, 1)
@@ -144,14 +146,22 @@ def make_inputs(distribution: str, n: int, trials: int, dtype: Any, *, seed: int
     match = _UNIFORM.match(distribution)
     kappa = _KAPPA.match(distribution)
     if match:
-        low, high = float(match[1]), float(match[2])
-        if not low < high:
-            raise ValueError(f"make_inputs: {distribution!r} needs a < b")
+        low, high = (_number(v, distribution) for v in match.groups())
+        if not -math.inf < low < high < math.inf:
+            raise ValueError(f"make_inputs: {distribution!r} needs finite a < b")
+        top = float(finfo(fmt.name).max)
+        if max(-low, high) > top:
+            raise ValueError(f"make_inputs: {distribution!r} reaches {max(-low, high):g}, "
+                             f"beyond {fmt.name}'s largest finite value {top:g}: its draws "
+                             f"would round to inf or NaN; keep a and b within +-{top:g}")
         x = rng.uniform(low, high, (trials, n))
     elif kappa:
-        target = float(kappa[1])
+        target = _number(kappa[1], distribution)
         if not 1 <= target < math.inf:
             raise ValueError(f"make_inputs: {distribution!r} needs a finite K >= 1")
+        if target > 1 and n < KAPPA_MIN_N:
+            raise ValueError(f"make_inputs: {distribution!r} needs n >= {KAPPA_MIN_N} (a "
+                             f"cancelling pair x, -x and a one-signed part), got n={n}")
         pairs = 0 if target == 1 else (n - max(1, n // 4)) // 2
         v = precision.to_format(rng.standard_normal((trials, pairs)), fmt).astype(np.float64)
         w = 1.0 - rng.uniform(0.0, 1.0, (trials, n - 2 * pairs))  # (0, 1]
@@ -174,6 +184,25 @@ def make_inputs(distribution: str, n: int, trials: int, dtype: Any, *, seed: int
         raise ValueError(f"make_inputs: unknown distribution {distribution!r}; valid: "
                          f"{list(DISTRIBUTIONS)}, 'uniform(a, b)' or 'kappa(K)'")
     return precision.to_format(x, fmt)
+
+
+def _number(text: str, distribution: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise ValueError(f"make_inputs: {distribution!r}: {text!r} is not a number") from None
+
+
+def distribution_key(distribution: str) -> tuple:
+    """What makes two distribution names one workload: ``uniform`` is ``uniform(0,1)``, and
+    ``kappa(10)`` is ``kappa(1e1)`` (names ``check_distribution`` has accepted)."""
+    if distribution == "uniform":
+        return ("uniform", 0.0, 1.0)
+    if match := _UNIFORM.match(distribution):
+        return ("uniform", *map(float, match.groups()))
+    if match := _KAPPA.match(distribution):
+        return ("kappa", float(match[1]))
+    return (distribution,)
 
 
 # --- the hardware's long-vector patterns (study orders beyond ``ORDERS``) --------------------
@@ -360,10 +389,12 @@ def check_unique(values: Sequence, *, where: str, arg: str, keys: Sequence | Non
                              f"{same} in {list(values)}; give each once")
 
 
-def check_distribution(dist: Any, where: str = "study") -> str:
-    """A distribution ``make_inputs`` knows, else its error naming ``where``."""
+def check_distribution(dist: Any, where: str = "study", dtype: str = "float",
+                       n: int = KAPPA_MIN_N) -> str:
+    """A distribution ``make_inputs`` knows, and can draw in ``dtype`` at ``n``, else its
+    error naming ``where``."""
     try:
-        make_inputs(dist, 2, 1, "float")  # raises on an unknown name, cheaply
+        make_inputs(dist, n, 1, dtype)  # raises on an unknown name, cheaply
     except (TypeError, ValueError) as error:
         raise type(error)(f"{where}: distributions: "
                           f"{str(error).removeprefix('make_inputs: ')}") from None
@@ -391,7 +422,7 @@ def check_study(*, formats: Sequence[str], sizes: Sequence[int], distributions: 
     for n in sizes:
         check_int(n, 1, MAX_SIZE, where=where, arg="sizes (each n)")
     check_unique(sizes, where=where, arg="sizes")
-    check_int(kappa_n, 2, MAX_SIZE, where=where, arg="kappa_n")
+    check_int(kappa_n, KAPPA_MIN_N, MAX_SIZE, where=where, arg="kappa_n")
     check_int(seed, 0, MAX_SEED, where=where, arg="seed")
     for order in orders:
         if order not in STUDY_ORDERS:
@@ -399,7 +430,10 @@ def check_study(*, formats: Sequence[str], sizes: Sequence[int], distributions: 
     check_unique(orders, where=where, arg="orders")
     for dist in distributions:
         check_distribution(dist, where)
-    check_unique(distributions, where=where, arg="distributions")
+        for name in names:  # its range in each format, and n >= 3 for a kappa(K)
+            check_distribution(dist, where, name, min([KAPPA_MIN_N, *sizes]))
+    check_unique(distributions, where=where, arg="distributions",
+                 keys=[distribution_key(d) for d in distributions])
     for kappa in kappas:
         if (isinstance(kappa, (bool, np.bool_))
                 or not isinstance(kappa, (int, float, np.integer, np.floating))):
@@ -412,19 +446,25 @@ def check_study(*, formats: Sequence[str], sizes: Sequence[int], distributions: 
     if not (names and sizes and distributions and orders):
         raise ValueError(f"{where}: nothing to measure (formats, sizes, distributions and "
                          f"orders must each name at least one)")
-    need = trials * max(len(distributions) * max(sizes), len(kappas) * kappa_n) \
-        * BYTES_PER_ELEMENT
+    cells, sweep = len(distributions) * max(sizes), len(kappas) * kappa_n
+    need = trials * max(cells, sweep) * BYTES_PER_ELEMENT
     have = available_memory()
     if have is not None and need > have:
-        raise MemoryError(f"{where}: n={max(sizes)} needs about {_size(need)} ({trials} trials "
-                          f"x {len(distributions)} distributions x n x ~{BYTES_PER_ELEMENT} "
-                          f"bytes), more than the {_size(have)} this machine has available; "
-                          f"lower sizes or trials (--sizes / --trials)")
+        what = (f"n={max(sizes)} needs about {_size(need)} ({trials} trials x "
+                f"{len(distributions)} distributions x n" if cells >= sweep else
+                f"the conditioning sweep needs about {_size(need)} ({trials} trials x "
+                f"{len(kappas)} kappas x kappa_n={kappa_n}")
+        lower = "sizes or trials (--sizes" if cells >= sweep else "kappa_n or trials (--kappa-n"
+        raise MemoryError(f"{where}: {what} x ~{BYTES_PER_ELEMENT} bytes), more than the "
+                          f"{_size(have)} this machine has available; lower {lower} / "
+                          f"--trials)")
     return names
 
 
 def prepare_output(out: str | Path) -> Path:
     """The output directory, created and proven writable before any work is done."""
+    if not str(out).strip():  # an unset variable: the study would land in the working dir
+        raise ValueError("study: --out is empty; name the directory to write the study into")
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise NotADirectoryError(f"study: --out {str(out)!r} exists and is not a directory")
@@ -449,12 +489,16 @@ ERROR_COLUMNS = ("max_abs_err", "mean_rel_err", "p50_rel_err", "p90_rel_err", "p
                  "p90_err_over_sum_abs", "p99_err_over_sum_abs", "max_err_over_sum_abs")
 
 
-def _error_stats(r: dict, scaled: np.ndarray, keep: np.ndarray) -> dict:
+def _error_stats(r: dict, scaled: np.ndarray, keep: np.ndarray, exact: np.ndarray) -> dict:
     """The ``ERROR_COLUMNS`` of one row over the trials ``keep`` (exact sum in range); NaN
-    where there are none: an overflow has no rounding error to measure."""
+    where there are none: an overflow has no rounding error to measure. ULPs only over the
+    trials whose exact sum is not 0 (an ULP at 0 is the least subnormal's: n/a, as in the
+    Markdown), NaN where there are none."""
     if not keep.any():
         return dict.fromkeys(ERROR_COLUMNS, math.nan)
-    rel, ulps, scaled = r["rel"][keep], r["ulps"][keep], scaled[keep]
+    nonzero = keep & (exact != 0)
+    ulps = r["ulps"][nonzero] if nonzero.any() else np.array([math.nan])
+    rel, scaled = r["rel"][keep], scaled[keep]
     return {"max_abs_err": float(np.max(r["abs"][keep])), "mean_rel_err": float(np.mean(rel)),
             "p50_rel_err": _quantile(rel, 0.5), "p90_rel_err": _quantile(rel, 0.9),
             "p99_rel_err": _quantile(rel, 0.99), "max_rel_err": float(np.max(rel)),
@@ -518,7 +562,7 @@ def _cells(fmt: str, n: int, distributions: Sequence[str], trials: int, seed: in
             rows.append({
                 "format": fmt, "distribution": dist, "n": n, "order": order,
                 "trials": trials, "sweep": sweep,
-                **_error_stats(r, scaled, ~beyond),
+                **_error_stats(r, scaled, ~beyond, exact),
                 "depth": order_depth(order, n, fmt),
                 "bound_over_sum_abs": det,
                 "prob_bound_over_sum_abs": prob,
@@ -526,7 +570,7 @@ def _cells(fmt: str, n: int, distributions: Sequence[str], trials: int, seed: in
                 "failure": failure,
                 "over_bound": over_bound,
                 "over_prob_bound": int(np.sum(checked & (r["abs"] > r["prob_bound"]))),
-                "within_bound": over_bound == 0 or first_order,
+                "within_bound": over_bound == 0,
                 "first_order_bound": first_order,
                 "median_kappa": _quantile(kappa, 0.5),
                 "random_model": dist not in NOT_RANDOM,
@@ -667,7 +711,8 @@ COLUMNS = (
     "marks a cell where some trial with neither kind of overflow exceeded the deterministic "
     "bound, a `?` one where some such trial exceeded the probabilistic bound."),
     ("**max ULPs (correctly rounded)**: the largest error in units in the last place of the "
-    "format at the exact sum (n/a where every exact sum is 0), then the share of trials whose "
+    "format at the exact sum, over the trials whose exact sum is not 0 (n/a where every one "
+    "is), then the share of trials whose "
     "result equals the exact sum rounded once to the format, both over the trials whose exact "
     "sum is in range. Where the exact sum itself is beyond the format's largest finite value, "
     "the correctly rounded result is inf or NaN, and an order that returns it is not accurate "
@@ -678,9 +723,15 @@ COLUMNS = (
     "(the relative error it allows at the median kappa); `degenerate` where the exact sum is "
     "0 in most trials (the one-signed part rounded to 0 in a narrow format), so that kappa "
     "is undefined."),
-    ("The CSV files hold every row with p50, p90, p99 and max of the relative error and of the "
-    "error / sum|x|, the depth k, both bounds, lambda, the failure probability, the number of "
-    "trials above each bound and the median kappa, the trials whose exact sum overflowed "
+    ("The CSV files hold every row (`sweep`: `n` for the main cells, `kappa` for the "
+    "conditioning sweep) with the mean, p50, p90, p99 and max of the relative error, the "
+    "max absolute error, p50 to max of the error / sum|x|, the mean and max ULPs (NaN where "
+    "every exact sum is 0), the share of trials correctly rounded (`correctly_rounded`), the "
+    "depth k, both bounds, lambda, the failure probability, the number of trials above each "
+    "bound and whether there were none (`within_bound`, for kahan against its first-order "
+    "term), whether the distribution is one the probabilistic model covers (`random_model`: "
+    "not `ones`), the mean exact sum and whether every exact sum is 0 (`mean_exact`, "
+    "`exact_is_zero`), the median kappa, the trials whose exact sum overflowed "
     "(`overflow_trials`, left out of the error columns, which are NaN where every trial "
     "did), what the order returned there (`overflow_results`), the trials held against "
     "the bounds (`checked_trials`), a sequential cell's median share of lost addends and "
@@ -689,6 +740,10 @@ COLUMNS = (
     "though their values are not (`zero_exact_trials`); `study_trials.csv` holds each "
     "trial's kappa, errors and whether its exact sum overflowed."),
 )
+
+
+def _lambda_about(n: int, failure: float) -> float:
+    return math.sqrt(2 * math.log(2 * n / failure))  # (1 - u) ~ 1
 
 
 def bounds_text(failure: float = precision.DEFAULT_FAILURE) -> list[str]:
@@ -704,7 +759,8 @@ def bounds_text(failure: float = precision.DEFAULT_FAILURE) -> list[str]:
         "exp(lambda sqrt(k) u + k u^2 / (1 - u)) - 1 ~ lambda sqrt(k) u, with probability at "
         "least 1 - 2n exp(-lambda^2 (1 - u)^2 / 2) (a union over the n inputs' products). The "
         f"study fixes that failure probability at {failure:g} and takes lambda = "
-        f"sqrt(2 ln(2n / {failure:g})) / (1 - u) (about 4.6 at n = 16, 6.1 at n = 65536): "
+        f"sqrt(2 ln(2n / {failure:g})) / (1 - u) (about {_lambda_about(16, failure):.2g} at "
+        f"n = 16, {_lambda_about(65536, failure):.2g} at n = 65536): "
         "a bound that grows like sqrt(k) u, finite for every k (but vacuous, 1 or more, once "
         "lambda sqrt(k) u is about 1). For small k it is larger than gamma_k (lambda sqrt(k) > "
         "k); it is the tighter one from k of about lambda^2 on."),
@@ -764,6 +820,8 @@ def findings(study: Study) -> list[str]:
                 continue
             if tree == 0:
                 verdict = "the tree is exact"
+            elif tree == seq:
+                verdict = "the two are equally accurate"
             else:
                 better = "tree" if tree < seq else "sequential sum"
                 verdict = f"the {better} is {_rel(max(seq, tree), min(seq, tree))} more accurate"
@@ -783,7 +841,8 @@ def findings(study: Study) -> list[str]:
                 lines.append(f"- {fmt}, {dist}, n = {n_max}: most accurate "
                              f"{_those(finite, best)} ({_fmt(best)}), least "
                              f"{_those(finite, worst)} ({_fmt(worst)}).")
-        broken = [r for r in rows if not r["within_bound"]]  # counted without overflows
+        broken = [r for r in rows if not r["within_bound"]  # counted without overflows
+                  and not r["first_order_bound"]]  # kahan's 2u: counted in its own line
         if broken:
             listed = "; ".join(f"{r['order']} on {r['distribution']}, n = {r['n']}"
                                for r in broken)
@@ -852,32 +911,34 @@ def overflow_findings(study: Study, fmt: str) -> list[str]:
     return lines
 
 
-def _growth(study: Study, fmt: str, order: str) -> tuple[float, list, float, list] | None:
+def _growth(study: Study, fmt: str, order: str) -> tuple[float, list, float, list, list] | None:
     """The log-log slope of the median error / sum|x| against the depth k (n for kahan) over
     the sizes, averaged over the random-model distributions of one sign (median kappa 1, so
     that sum|x| is |sum x| and the partial sums grow with k, as the bounds assume) with a
     nonzero finite median at two or more depths; those distributions; the ratio of the
-    largest to the smallest k fitted; and the sizes left out because the sum stagnates there
-    (its error has reached its ceiling: no rate). None without such data."""
+    largest to the smallest k fitted; the sizes left out because the sum stagnates there
+    (its error has reached its ceiling: no rate); and the sizes fitted (not n = 1, k = 0, nor
+    a size whose trials all overflowed). None without such data."""
     by_key = {(r["distribution"], r["n"]): r for r in study.rows
               if r["format"] == fmt and r["order"] == order}
-    slopes, used, spans, stagnant = [], [], [], set()
+    slopes, used, spans, stagnant, fitted = [], [], [], set(), set()
     for dist in study.distributions:
         if dist in NOT_RANDOM or any(by_key[dist, n]["median_kappa"] > 1 + 1e-9
                                      for n in study.sizes):
             continue
         stagnant |= {n for n in study.sizes if by_key[dist, n]["stagnates"]}
-        pts = [((by_key[dist, n]["depth"] or n), by_key[dist, n]["p50_err_over_sum_abs"])
+        pts = [(n, by_key[dist, n]["depth"] or n, by_key[dist, n]["p50_err_over_sum_abs"])
                for n in study.sizes if not by_key[dist, n]["stagnates"]]
-        pts = [(k, e) for k, e in pts if k > 0 and 0 < e < math.inf]
-        if len({k for k, _ in pts}) >= 2:
-            k, e = np.log(np.array(pts, float)).T
+        pts = [(n, k, e) for n, k, e in pts if k > 0 and 0 < e < math.inf]
+        if len({k for _, k, _ in pts}) >= 2:
+            fitted |= {n for n, _, _ in pts}
+            k, e = np.log(np.array([p[1:] for p in pts], float)).T
             slopes.append(float(np.polyfit(k, e, 1)[0]))
             used.append(dist)
             spans.append(float(np.exp(k.max() - k.min())))
     if not slopes:
         return None
-    return float(np.mean(slopes)), used, min(spans), sorted(stagnant)
+    return float(np.mean(slopes)), used, min(spans), sorted(stagnant), sorted(fitted)
 
 
 def order_findings(study: Study, fmt: str) -> list[str]:
@@ -903,7 +964,7 @@ def order_findings(study: Study, fmt: str) -> list[str]:
             text += (f"the sum stagnates on same-sign data from n = {stagnant[0]} on, leaving "
                      f"too few sizes to fit a growth rate. ")
         if growth is not None:
-            slope, used, span, left_out = growth
+            slope, used, span, left_out, fitted = growth
             if order == "kahan":
                 verdict = ("does not grow with n like either bound's k: the first-order "
                            "2u term rules" if slope < 0.25 else "grows with n")
@@ -921,7 +982,6 @@ def order_findings(study: Study, fmt: str) -> list[str]:
                 else:
                     follows = ("it follows the deterministic bound's k u (errors of one sign "
                                "add up)")
-                fitted = [n for n in study.sizes if n not in left_out]
                 text += (f"on same-sign data ({', '.join(used)}) the median error / sum|x| "
                          f"grows like k^{slope:.2f} over n = {min(fitted)}..{max(fitted)}"
                          + (f" (n = {', '.join(map(str, left_out))} left out: the sum "
@@ -1098,7 +1158,7 @@ def markdown(study: Study, title: str = "Summation error: hardware trees vs sequ
                     f"({_fmt(r['bound_over_sum_abs'])}; {_fmt(r['prob_bound_over_sum_abs'])})"
                     f"{_marks(r)}")),
                 ("max ULPs (correctly rounded)", lambda r: (
-                    "n/a" if r["exact_is_zero"] else _fmt(r["max_ulps"]))
+                    "n/a" if math.isnan(r["max_ulps"]) else _fmt(r["max_ulps"]))
                  + f" ({100 * r['correctly_rounded']:.0f}%)")):
             lines += [f"## {fmt}: {title_}", "", head, rule]
             for dist in study.distributions:
@@ -1186,12 +1246,15 @@ def plot(study: Study, fmt: str) -> Any:
         ax.set_ylabel("max |error| / sum|x|")
     for ax in axes.ravel()[len(dists):]:
         ax.set_axis_off()
-    axes[0, 0].legend(fontsize=7, title="solid: measured, dashed: Higham's bound,\ndotted: "
-                      "Higham & Mary's probabilistic bound", title_fontsize=7)
+    # below the panels, not over the first one's data
+    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="lower center",
+               ncol=min(len(study.orders), 4), fontsize=7, title="solid: measured, dashed: "
+               "Higham's bound, dotted: Higham & Mary's probabilistic bound", title_fontsize=7)
     fig.suptitle(f"{fmt}: largest error over {study.trials} trials against the bounds\n"
                  "(exact (0) on the bottom edge, below every nonzero error; overflow on the top "
                  "edge; orders shifted slightly along n where they coincide)", fontsize=9)
-    fig.tight_layout()
+    legend_rows = -(-len(study.orders) // 4) + 1
+    fig.tight_layout(rect=(0, 0.045 * legend_rows / rows, 1, 1))
     return fig
 
 
@@ -1266,6 +1329,9 @@ def plot_distribution(study: Study, fmt: str) -> Any:
     right = max([4.0] + [e * 4 for e in finite])
     fig, axes = _panels(len(study.distributions), width=4.2)
     for ax, dist in zip(axes, study.distributions, strict=True):
+        if not any(t["distribution"] == dist for t in points):
+            ax.text(0.5, 0.5, f"every trial's exact sum\noverflows {fmt}:\nno error to draw",
+                    transform=ax.transAxes, ha="center", va="center", fontsize=8, color="0.4")
         for k, order in enumerate(study.orders):
             e = np.sort(np.clip(np.nan_to_num(
                 [t["err_over_sum_abs"] for t in points
@@ -1280,13 +1346,18 @@ def plot_distribution(study: Study, fmt: str) -> Any:
         ax.set_xscale("log")
         ax.set_xlim(left / 2, right * 2)
         ax.set_ylim(0, 1.02)
+        ax.axvline(left, color="0.8", lw=0.6, ls=":", zorder=0)
+        ax.annotate("exact (0)", (left, 0.5), rotation=90, fontsize=6, color="0.45",
+                    ha="right", va="center")
         ax.set_title(f"{fmt}, {dist}, n = {n}", fontsize=8)
         ax.set_xlabel("error / sum|x|", fontsize=7)
         ax.set_ylabel("share of trials <=", fontsize=7)
-    axes[0].legend(fontsize=6)
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", fontsize=7,
+               ncol=min(len(study.orders), 7))  # below the panels, not over the first
     fig.suptitle(f"{fmt}: distribution of the error over {study.trials} trials (dotted: "
-                 f"probabilistic bound, dashed: deterministic bound)", fontsize=9)
-    fig.tight_layout()
+                 f"probabilistic bound, dashed: deterministic bound;\nexact results (0) on the "
+                 f"left edge, overflows of a partial sum on the right)", fontsize=9)
+    fig.tight_layout(rect=(0, 0.1 / -(-len(study.distributions) // 4), 1, 1))
     return fig
 
 
@@ -1303,7 +1374,8 @@ def write_study(study: Study, out: str | Path, *, name: str = "study",
     apart by ``sweep``), ``<name>_trials.csv`` (one row per trial) and per format the plots
     ``error_vs_n_<format>.png``, ``error_distribution_<format>.png`` and, with a
     conditioning sweep, ``error_vs_kappa_<format>.png`` under ``out`` (plot names prefixed
-    with ``<name>_`` unless ``name`` is "study")."""
+    with ``<name>_`` unless ``name`` is "study"); plots of those names that this study does
+    not draw (left by an earlier one) are removed."""
     out = prepare_output(out)
     paths = [out / f"{name}.md", out / f"{name}.csv", out / f"{name}_trials.csv"]
     args = {} if title is None else {"title": title}
@@ -1320,6 +1392,13 @@ def write_study(study: Study, out: str | Path, *, name: str = "study",
             path = out / f"{prefix}{stem}_{fmt}.png"
             draw(study, fmt).savefig(path, dpi=110)
             paths.append(path)
+    # An earlier study's plots (another format, a sweep not run now) would sit beside this
+    # study's files as if they were its own.
+    for stem in ("error_vs_n", "error_distribution", "error_vs_kappa"):
+        for fmt in precision.SUM_FORMATS:
+            stale = out / f"{prefix}{stem}_{fmt}.png"
+            if stale not in paths:
+                stale.unlink(missing_ok=True)
     return paths
 
 
