@@ -863,3 +863,29 @@ def test_a_rerun_into_the_same_folder_leaves_no_stale_plots(tmp_path):
     precision.write_study(precision.run_study(formats=["half"], kappas=(), **kw), out)
     assert sorted(p.name for p in out.glob("*.png")) == [
         "error_distribution_half.png", "error_vs_n_half.png"]
+
+
+def test_lost_addends_of_the_repeat_chains_by_hand():
+    """ReduceSum's methods 1 and 3 add in chains too (the repeats' sums; each lane over the
+    repeats): half, 128 lanes a repeat; 4096's ULP is 4, so an addend of 1 is lost, 3 is not."""
+    x = np.zeros((2, 3 * 128))
+    x[:, 0] = 4096
+    x[0, [128, 256]], x[1, [128, 256]] = 1, 3
+    assert precision.lost_addends(x, "half", "repeat_sequential").tolist() == [1.0, 0.0]
+    y = np.zeros((2, 129))  # lanes 1..127 have no second addend: only lane 0's counts
+    y[:, 0], y[0, 128], y[1, 128] = 4096, 1, 3
+    assert precision.lost_addends(y, "half", "repeat_vector_merge").tolist() == [1.0, 0.0]
+    with pytest.raises(ValueError, match="order 'adjacent_tree' adds no chain"):
+        precision.lost_addends(x, "half", "adjacent_tree")
+
+
+def test_a_stagnating_repeat_chain_is_not_a_violated_model():
+    """The review's long vectors: 2^20 halves uniform on [0, 1/16) sum to about 32768, and
+    ReduceSum's method 1 returned 16384 (each repeat's sum of about 4 lost once the chain
+    reaches 16384): that was "model violated"."""
+    study = precision.run_long_vectors(sizes=[1 << 20], distributions=["uniform(0,0.0625)"],
+                                       trials=1, orders=["repeat_sequential"])
+    (row,) = study.rows
+    assert row["stagnates"] and row["lost_addends"] > 0.5 and row["over_prob_bound"] == 1
+    line = next(line for line in precision.findings(study) if "`repeat_sequential`" in line)
+    assert "not covered by the model, the sum stagnates" in line and "violated" not in line

@@ -47,9 +47,10 @@ DISTRIBUTIONS = {
 # Where Higham & Mary's model (independent, mean-zero rounding errors) cannot hold: constant
 # inputs make every rounding error a fixed function of the step, not a random draw.
 NOT_RANDOM = {"ones": "constant inputs: each rounding error is determined, not random"}
-# A sequential sum on one-signed data stagnates where at least this share of its addends is each
-# at most half an ULP of the running sum before it (``lost_addends``): those adds return the running
-# sum unchanged, every one erring the same way, which the probabilistic model excludes.
+# A chain of adds (``CHAIN_ORDERS``) on one-signed data stagnates where at least this share of
+# its addends is each at most half an ULP of the running sum before it (``lost_addends``): those
+# adds return the running sum unchanged, every one erring the same way, which the probabilistic
+# model excludes.
 STAGNATION_SHARE = 0.1
 # Kahan's bound is Higham's (4.8), (2u + O(n u^2)) sum|x|: the study holds trials against its
 # first-order term 2u alone, which is no bound once n u is not small (and Higham & Mary give no
@@ -516,19 +517,49 @@ def _returned(values: np.ndarray, fmt: str) -> str:
     return "; ".join(value_text(distinct[:3], fmt) + ["..."] * (distinct.size > 3))
 
 
-def lost_addends(x: Any, dtype: Any) -> np.ndarray:
-    """Per trial of ``x`` (trials, n): the share of the addends x_1 .. x_{n-1} whose magnitude
-    is at most half an ULP of ``dtype`` at the exact running sum before them. Where a
-    sequential sum's running sum has reached that value, round to nearest returns it unchanged
-    (below half an ULP; at half an ULP, a tie, whenever the running sum is even, as 2048 + 1 in
-    half): the addend is lost, and on one-signed data every lost addend errs the same way
+# The orders whose adds run as chains, each add taking the running sum and one addend: the
+# sequential sum; ReduceSum's method 1 (the repeats' sums in a chain); its method 3 (each lane
+# a chain over the repeats). Each can stagnate.
+CHAIN_ORDERS = ("sequential", "repeat_sequential", "repeat_vector_merge")
+
+
+def _chains(x: np.ndarray, order: str, lanes: int) -> tuple[np.ndarray, np.ndarray]:
+    """``order``'s chains of ``x`` (trials, n) as addends (trials, chains, steps), in float64
+    (a repeat's sum exact), and which steps hold an addend (a short last repeat leaves lanes
+    of method 3 without one)."""
+    trials, n = x.shape
+    if order == "sequential":
+        return x[:, None, :], np.ones((1, 1, n), bool)
+    repeats = -(-n // lanes)
+    held = np.arange(repeats * lanes) < n
+    blocks = np.zeros((trials, repeats * lanes))
+    blocks[:, :n] = x
+    blocks = blocks.reshape(trials, repeats, lanes)
+    if order == "repeat_sequential":
+        return blocks.sum(axis=-1)[:, None, :], np.ones((1, 1, repeats), bool)
+    return blocks.transpose(0, 2, 1), held.reshape(repeats, lanes).T[None]
+
+
+def lost_addends(x: Any, dtype: Any, order: str = "sequential") -> np.ndarray:
+    """Per trial of ``x`` (trials, n): the share of a chain order's addends (each after the
+    first of its chain: x_1 .. x_{n-1} for ``sequential``; the repeats' sums for
+    ``repeat_sequential``; each lane's elements for ``repeat_vector_merge``) whose magnitude
+    is at most half an ULP of ``dtype`` at the exact running sum before them. Where a chain's
+    running sum has reached that value, round to nearest returns it unchanged (below half an
+    ULP; at half an ULP, a tie, whenever the running sum is even, as 2048 + 1 in half): the
+    addend is lost, and on one-signed data every lost addend errs the same way
     (stagnation)."""
     fmt = resolve(dtype, where="lost_addends")
+    if order not in CHAIN_ORDERS:
+        raise ValueError(f"lost_addends: order {order!r} adds no chain; valid: "
+                         f"{list(CHAIN_ORDERS)}")
     x = np.asarray(x, np.float64).reshape(-1, np.shape(x)[-1])
-    if x.shape[-1] < 2:
+    addends, held = _chains(x, order, fmt.lanes)
+    if addends.shape[-1] < 2:
         return np.zeros(x.shape[0])
-    running = np.cumsum(x, axis=-1)[:, :-1]
-    return np.mean(np.abs(x[:, 1:]) <= precision.ulp(running, fmt.name) / 2, axis=-1)
+    running = np.cumsum(addends, axis=-1)[..., :-1]
+    lost = (np.abs(addends[..., 1:]) <= precision.ulp(running, fmt.name) / 2) & held[..., 1:]
+    return lost.sum(axis=(1, 2)) / held[..., 1:].sum()
 
 
 def _cells(fmt: str, n: int, distributions: Sequence[str], trials: int, seed: int,
@@ -549,8 +580,8 @@ def _cells(fmt: str, n: int, distributions: Sequence[str], trials: int, seed: in
         with np.errstate(divide="ignore", invalid="ignore"):
             kappa = np.where(sum_abs == 0, 1.0, sum_abs / np.abs(exact))
         one_sign = _quantile(kappa, 0.5) <= 1 + 1e-9
-        lost = (_quantile(lost_addends(x[part], fmt), 0.5) if "sequential" in orders
-                else math.nan)
+        lost = {order: _quantile(lost_addends(x[part], fmt, order), 0.5)
+                for order in orders if order in CHAIN_ORDERS}
         for order in orders:
             r = {key: v[part] for key, v in m[order].items()}
             with np.errstate(invalid="ignore", divide="ignore"):
@@ -581,9 +612,8 @@ def _cells(fmt: str, n: int, distributions: Sequence[str], trials: int, seed: in
                 # kappa undefined: the exact sum of values not all zero is 0 (a kappa(K)
                 # workload whose one-signed part rounded to 0 in a narrow format)
                 "zero_exact_trials": int(np.sum((exact == 0) & (sum_abs > 0))),
-                "lost_addends": lost if order == "sequential" else math.nan,
-                "stagnates": bool(order == "sequential" and one_sign
-                                  and lost >= STAGNATION_SHARE),
+                "lost_addends": lost.get(order, math.nan),
+                "stagnates": bool(one_sign and lost.get(order, 0) >= STAGNATION_SHARE),
                 "overflow_trials": int(beyond.sum()),
                 "overflow_results": _returned(r["value"][beyond], fmt),
                 "checked_trials": int(checked.sum()),
@@ -735,7 +765,8 @@ COLUMNS = (
     "(`overflow_trials`, left out of the error columns, which are NaN where every trial "
     "did), what the order returned there (`overflow_results`), the trials held against "
     "the bounds (`checked_trials`), a sequential cell's median share of lost addends and "
-    "whether it stagnates (`lost_addends`, `stagnates`), whether the order's bound is a "
+    "whether it stagnates (`lost_addends`, `stagnates`; also for the repeat chains of "
+    "repeat_sequential and repeat_vector_merge), whether the order's bound is a "
     "first-order term only (`first_order_bound`: kahan) and the trials whose exact sum is 0 "
     "though their values are not (`zero_exact_trials`); `study_trials.csv` holds each "
     "trial's kappa, errors and whether its exact sum overflowed."),
@@ -773,7 +804,9 @@ def bounds_text(failure: float = precision.DEFAULT_FAILURE) -> list[str]:
         "independent mean-zero draws on random data whose partial sums keep many bits below "
         "the addends. It does not cover constant inputs (`ones`: every rounding error is the "
         "same function of the step) nor a running sum whose ULP has outgrown its addends "
-        f"(stagnation: a sequential sum of one-signed data where at least "
+        f"(stagnation: a chain of adds on one-signed data (the sequential sum; ReduceSum's "
+        f"repeat sums in a chain, repeat_sequential; each lane's chain over the repeats, "
+        f"repeat_vector_merge) where at least "
         f"{STAGNATION_SHARE:.0%} of the addends are each at most half an ULP of the exact "
         "running sum before them, so that adding them changes nothing and every such error "
         "has the same sign; its error has reached its ceiling, and the growth fits leave it "
