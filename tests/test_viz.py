@@ -1,6 +1,7 @@
 """ascjax.viz: every drawing renders for every supported type, and what it prints is the
 instruction's bits (value texts carry a gid; exact texts read back to the same bits)."""
 
+import re
 import subprocess
 import sys
 
@@ -243,3 +244,88 @@ def test_fp8_given_as_uint8_bits_is_drawn_as_its_float8_array():
              for x in (codes, codes.view(FORMATS[name].storage_dtype))]
     assert drawn[0] == drawn[1]
     assert drawn[0]["dst:1"] == "2e-5"
+
+
+# --- a notebook experimenter's review (stop 44) -------------------------------------------------
+
+def _value_texts(fig) -> list[str]:
+    return [t.get_text() for ax in fig.axes for t in ax.texts]
+
+
+def test_a_value_is_exact_or_marked_approximate_never_blank(recwarn):
+    """65504 was drawn "7e4" (70000, past half's max) beside its sum "65500"; 1e-4 and fp4's
+    -0.5 cells were blank; three fp8 values read "-0.0002"; drawing 65504 warned "overflow
+    encountered in cast"."""
+    src = np.resize(np.array([65504, 0, 1e-4, 0, -2048, 0], np.float16), 256)
+    fig = viz.pair_reduce_sum(np.zeros(128, np.float16), src, 1,
+                              np.array([0x5555555555555555, 0], np.uint64), 1, 1, 8)
+    drawn = _value_texts(fig)
+    assert "7e4" not in drawn and "-2e3" not in drawn
+    approximate = [t for t in drawn if t.startswith("\u2248")]
+    assert all(float(t[1:]) != 65504 for t in approximate)  # marked, never a bare rounding
+    fp4 = viz.register(np.arange(256, dtype=np.uint8), dtype="fp4x2_e2m1_t")
+    assert _value_texts(fp4).count("-0.5") == 32  # every -0.5 nibble, none blank
+    e5m2 = _value_texts(viz.register(np.arange(256, dtype=np.uint8), dtype="fp8_e5m2_t"))
+    assert {"-0.00015", "-0.00018", "-0.0002"} <= set(e5m2)
+    viz.register(np.full(128, 65504, np.float16))
+    assert not [w for w in recwarn if "overflow" in str(w.message)]
+
+
+def test_mask_per_element_and_bad_types():
+    """The per-element form the docstring promises raised _spread()'s TypeError."""
+    for lanes, dtype in ((128, "half"), (64, "float")):
+        rendered(viz.mask(np.arange(lanes) % 3 == 0, dtype))
+    with pytest.raises(TypeError, match=r"viz\.mask: dtype 'b64' is not a mask type; valid: "
+                                        r"b8, b16, b32"):
+        viz.mask(np.ones(256, bool), "b64")
+
+
+@pytest.mark.parametrize("tree, got", [("abc", "str 'abc'"), ([[0, 1], 2], "list"),
+                                       (((0, 1), -1), "int -1 in it"), ((0,), "tuple (0,)")])
+def test_summation_tree_refuses_what_is_not_a_tree(tree, got):
+    """A str looped for ever (a hung kernel); a list gave int()'s bare TypeError."""
+    with pytest.raises(TypeError, match=r"viz\.summation_tree: a tree is nested tuples of "
+                                        r"input indices .* got " + re.escape(got)):
+        viz.summation_tree(tree)
+
+
+def test_picture_errors_name_the_picture():
+    ones = np.ones(64, np.float32)
+    mask = ascjax.create_mask("PAT_ALL", "float")
+    with pytest.raises(TypeError, match=r"viz\.squeeze_register: src dtype fp4x2_e2m1_t is "
+                                        r"not supported"):
+        viz.squeeze_register(np.arange(256, dtype=np.uint8), np.ones(256, bool),
+                             dtype="fp4x2_e2m1_t")
+    with pytest.raises(ValueError, match=r"viz\.squeeze_and_storeunalign: src1 is one register "
+                                         r"or \(calls, lanes\).* got src1 \(2, 64\), "
+                                         r"squeeze_mask \(3, 64\)"):  # the third was ignored
+        viz.squeeze_and_storeunalign(np.stack([ones, ones]), np.ones((3, 64), bool))
+    with pytest.raises(TypeError, match=r"viz\.reduce_sum_datablock: src dtype int8_t is not "
+                                        r"supported"):
+        viz.reduce_sum_datablock(np.ones(256, np.int8), mask)
+    for bad in ((), "half"):
+        with pytest.raises(TypeError, match=r"viz\.gather_mask_patterns: dtypes must be a "
+                                            r"non-empty sequence"):
+            viz.gather_mask_patterns(bad)
+
+
+def test_gather_overview_is_scaled_to_the_lanes_read():
+    """Inactive lanes' 0xFFFFFFF0 stretched the axis to 4.3e9: every active lane sat on 0."""
+    idx = np.full(64, 0xFFFFFFF0, np.uint32)
+    idx[:8] = [5, 5, 5, 2, 2, 9, 0, 1]
+    fig = viz.asc_gather(np.arange(10, dtype=np.float32), idx, np.arange(64) < 8)
+    top = fig.axes[0]
+    assert top.get_ylim()[1] < 20
+    assert any("index above the axis" in t.get_text() for t in top.get_legend().get_texts())
+
+
+def test_pair_outputs_a_later_repeat_overwrote_show_what_the_repeat_wrote():
+    """Repeat 0's outputs, all overwritten by repeat 1 (dstRepStride 0), were "over" in the
+    hatch of "both masked"; they now show the sums repeat 0 wrote."""
+    src = np.arange(256).astype(np.float16)
+    fig = viz.pair_reduce_sum(np.full(128, 9, np.float16), src, 2, 128, 0, 1, 8, repeat=0)
+    drawn = texts(fig, "overwritten:")
+    assert len(drawn) == 64 and not texts(fig, "out:")
+    for gid, text in drawn.items():
+        k = int(gid.split(":")[1])
+        assert float(text) == float(np.float16(src[2 * k]) + np.float16(src[2 * k + 1]))

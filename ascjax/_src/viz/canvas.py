@@ -65,6 +65,9 @@ def palette(i: int) -> tuple:
     return colormaps["tab10"](i % 10)
 
 
+MIN_FONTSIZE = 4.5  # points: smaller is no longer read
+
+
 class Canvas:
     """A ``width`` x ``height`` inch figure. Cells are queued per axes and added by ``flush``
     as a few PatchCollections (one per hatch style): single patches are slow to add by the
@@ -89,14 +92,29 @@ class Canvas:
             (Rectangle((x, y), w, h), face, edge, lw))
 
     def put_text(self, ax: Axes, x: float, y: float, candidates: list[str], width: float,
-                 height: float, *, fontsize: float = 8, **kw: Any) -> Any:
+                 height: float, *, fontsize: float = 8, required: bool = False,
+                 **kw: Any) -> Any:
         """The first of ``candidates`` that fits a ``width`` x ``height`` (data units) cell,
-        centred at (x, y); nothing when none fits. Returns the Text or None."""
+        centred at (x, y). Where none fits: nothing (a caption, a lane number), or for a
+        ``required`` text (a value) the first in a smaller font (down to ``MIN_FONTSIZE``),
+        else an ellipsis, so a value's cell is never blank as if it held nothing. Returns the
+        Text or None."""
         px, py = _points_per_unit(ax)
-        for text in candidates:
-            if _fits(text, width * px, height * py, fontsize):
-                return ax.text(x, y, text, ha="center", va="center", fontsize=fontsize, **kw)
-        return None
+        sizes = [fontsize]
+        while required and sizes[-1] > MIN_FONTSIZE:
+            sizes.append(max(MIN_FONTSIZE, sizes[-1] * 0.85))
+        # a required text: the first (exact) a little smaller before a rounding of it, and
+        # much smaller after
+        tries = ([(candidates[0], size) for size in sizes[:3]]
+                 + [(text, fontsize) for text in candidates[1:]]
+                 + [(candidates[0], size) for size in sizes[3:]]) if required else \
+            [(text, fontsize) for text in candidates]
+        for text, size in tries:
+            if _fits(text, width * px, height * py, size):
+                return ax.text(x, y, text, ha="center", va="center", fontsize=size, **kw)
+        if not required:
+            return None
+        return ax.text(x, y, "\u2026", ha="center", va="center", fontsize=fontsize, **kw)
 
     def legend(self, entries: list[tuple[str, dict]], *, under: Axes | None = None,
                **kw: Any) -> None:

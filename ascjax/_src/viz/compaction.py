@@ -9,6 +9,7 @@ import numpy as np
 
 from ..config import Config
 from ..isa.lanes import resolve_dtypes
+from ..isa.squeeze import _register_form
 from ..isa.squeeze import squeeze as _squeeze
 from ..isa.squeeze import unsqueeze as _unsqueeze
 from .canvas import ACTIVE, MASKED, MASKED_EDGE, Canvas, palette
@@ -48,7 +49,9 @@ def squeeze_register(src: Any, mask: Any, *, dtype: Any = None, lanes: tuple[int
     """What ``asc_squeeze(dst, src, mask)`` does to one register: the src lanes ``lanes =
     (first, stop)``, the mask bit of each, and the dst lanes, with an arrow from every selected
     src lane to the dst lane it lands in (the n-th selected lane goes to dst lane n; dst lanes
-    past the selected count are 0). Arguments as for ``ascjax.squeeze``'s register form.
+    past the selected count are 0). Arguments and types as for ``ascjax.squeeze``'s register
+    form (``asc_squeeze``; the squeeze store's ``ascjax.squeeze_register`` is the same
+    compaction over more types, fp4 pairs among them, which this picture does not draw).
 
     >>> import numpy as np, ascjax
     >>> from ascjax import viz
@@ -56,8 +59,8 @@ def squeeze_register(src: Any, mask: Any, *, dtype: Any = None, lanes: tuple[int
     ...                            ascjax.create_mask("PAT_M3", "float"))
     """
     where = "viz.squeeze_register"
+    fmt, _, _ = _register_form(where, src, mask, dtype, config)  # errors name the picture
     out = np.asarray(_squeeze(src, mask, dtype=dtype, config=config))
-    fmt = resolve_dtypes(src, dtype, where=where, arg="src")
     x = single_register(src, fmt, where, "src")
     active = lane_mask(mask, fmt, where)
     window = _window(lanes, fmt.lanes, where)
@@ -76,14 +79,14 @@ def squeeze_register(src: Any, mask: Any, *, dtype: Any = None, lanes: tuple[int
         canvas.cell(ax, c, _SRC, 1, 1, face=ACTIVE if on else MASKED,
                     hatch=None if on else "///", edge="#555555" if on else MASKED_EDGE)
         canvas.put_text(ax, c + 0.5, _SRC + 0.5, labels(src_vals[i], fmt), 1, 1, fontsize=7,
-                        gid=f"src:{i}")
+                        gid=f"src:{i}", required=True)
         canvas.put_text(ax, c + 0.5, _SRC - 0.2, [f"lane {i}", str(i)], 1, 0.4, fontsize=6.5)
         _mask_cell(canvas, ax, c, i, on)
         filled = i < count
         canvas.cell(ax, c, _DST, 1, 1, face=ACTIVE if filled else "white",
                     edge="#555555" if filled else MASKED_EDGE)
         canvas.put_text(ax, c + 0.5, _DST + 0.5, labels(dst_vals[i], fmt), 1, 1, fontsize=7,
-                        gid=f"dst:{i}")
+                        gid=f"dst:{i}", required=True)
         canvas.put_text(ax, c + 0.5, _DST + 1.2, [f"dst[{i}]", str(i)], 1, 0.4, fontsize=6.5)
         if on and lo <= rank[i] < window.stop:
             ax.annotate("", xy=(rank[i] - lo + 0.5, _DST - 0.05), xytext=(c + 0.5, _MASK + 0.5),
@@ -130,7 +133,7 @@ def unsqueeze_register(dst: Any, mask: Any, *, dtype: Any = None,
         canvas.put_text(ax, c + 0.5, _MASK - 0.25, [f"lane {i}", str(i)], 1, 0.4, fontsize=6.5)
         canvas.cell(ax, c, _DST, 1, 1, face=ACTIVE)
         canvas.put_text(ax, c + 0.5, _DST + 0.5, labels(values[i], fmt), 1, 1, fontsize=7,
-                        gid=f"dst:{i}")
+                        gid=f"dst:{i}", required=True)
         if i + 1 < window.stop:                  # mask[i] feeds dst[i + 1]
             ax.annotate("", xy=(c + 1.5, _DST - 0.05), xytext=(c + 0.5, _MASK + 0.5),
                         arrowprops={"arrowstyle": "->", "lw": 1.2 if on else 0.6,

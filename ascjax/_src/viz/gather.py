@@ -87,8 +87,17 @@ def _overview(ax: Axes, idx: np.ndarray, active: np.ndarray, lo: int, hi: int) -
     ax.axvspan(lo - 0.5, hi - 0.5, color="#fff2cc", zorder=0, label="lanes drawn below")
     ax.scatter(lane[active], idx[active].astype(np.int64), s=14, color="C0", zorder=2,
                label="active lane reads src[index]")
-    ax.scatter(lane[~active], idx[~active].astype(np.int64), s=14, marker="x", color="#999999",
+    # The axis is the active lanes': an inactive lane's index is never read, and a wild one
+    # (0xFFFFFFF0) would flatten every active lane onto 0. Those above are drawn at the top.
+    top = max(int(idx[active].max(initial=0)), 1) * 1.08 + 1
+    ignored = idx[~active].astype(np.int64)
+    ax.scatter(lane[~active], np.minimum(ignored, top), s=14, marker="x", color="#999999",
                zorder=2, label="inactive lane (dst 0, index ignored)")
+    if (ignored > top).any():
+        ax.scatter(lane[~active][ignored > top], np.full((ignored > top).sum(), top), s=18,
+                   marker="^", color="#999999", zorder=2,
+                   label="inactive lane, index above the axis")
+    ax.set_ylim(-0.05 * top - 0.5, top * 1.04)
     ax.set_xlim(-0.5, idx.shape[0] - 0.5)
     ax.set_xlabel("index lane i", fontsize=9)
     ax.set_ylabel("index[i] (src element)", fontsize=9)
@@ -119,7 +128,7 @@ def _detail(canvas: Canvas, ax: Axes, run: _Run, window: range) -> None:
     for e, v in zip(used, src_vals, strict=True):
         sx = src_x[e] + shift
         canvas.cell(ax, sx, 0.5, 1, 1, face=ACTIVE)
-        canvas.put_text(ax, sx + 0.5, 1.0, labels(v, run.src_fmt), 1, 1, fontsize=7)
+        canvas.put_text(ax, sx + 0.5, 1.0, labels(v, run.src_fmt), 1, 1, fontsize=7, required=True)
         canvas.put_text(ax, sx + 0.5, 0.2, [f"src[{e}]", str(e)], 1, 0.5, fontsize=6.5)
     ax.text(-0.25, 1.0, "src", ha="right", va="center", fontsize=9)
     ax.text(-0.25, 3.5, "dst", ha="right", va="center", fontsize=9)
@@ -136,7 +145,7 @@ def _detail(canvas: Canvas, ax: Axes, run: _Run, window: range) -> None:
             canvas.cell(ax, dx, 3.0, 1, 1, face=face, hatch=hatch,
                         edge="#555555" if on else MASKED_EDGE)
             canvas.put_text(ax, dx + 0.5, 3.5, labels(dst_vals[d], run.dst_fmt), 1, 1,
-                            fontsize=7, gid=f"dst:{d}")
+                            fontsize=7, gid=f"dst:{d}", required=True)
             canvas.put_text(ax, dx + 0.5, 4.2, [f"dst[{d}]", str(d)], 1, 0.4, fontsize=6.5)
             if part == 0:
                 canvas.put_text(ax, dx + 0.5, 4.55, [f"lane {i}", str(i)], 1, 0.4, fontsize=6.5,

@@ -11,10 +11,15 @@ from ..config import Config, resolve_config
 from ..formats import resolve
 from ..isa.gather_mask import GATHER_MASK_TYPES, PATTERN_MODES, PATTERN_TYPES
 from ..isa.gather_mask import gather_mask as _gather_mask
-from .canvas import ACTIVE, MASKED, Canvas, palette
+from .canvas import MASKED, Canvas, palette
 
 _BITS = {1: "0101...0101", 2: "1010...1010", 3: "0001...0001", 4: "0010...0010",
          5: "0100...0100", 6: "1000...1000", 7: "1111...1111"}
+
+
+def _pattern_colour(pattern: int) -> tuple:
+    """Pattern p's colour: tab10 without its grey (index 7), which read as "not kept"."""
+    return palette((0, 1, 2, 3, 4, 5, 6, 8, 9)[pattern % 9])
 
 
 def gather_mask_patterns(dtypes: Sequence[Any] = ("half", "float"),
@@ -31,7 +36,13 @@ def gather_mask_patterns(dtypes: Sequence[Any] = ("half", "float"),
     """
     where = "viz.gather_mask_patterns"
     config = resolve_config(config)
-    fmts = [resolve(d, where=where) for d in dtypes]
+    if isinstance(dtypes, str) or not isinstance(dtypes, Sequence) or not dtypes:
+        raise TypeError(f"{where}: dtypes must be a non-empty sequence of types, one panel "
+                        f"each, e.g. ('half', 'float'); got {dtypes!r}")
+    if isinstance(patterns, str) or not isinstance(patterns, Sequence) or not patterns:
+        raise TypeError(f"{where}: patterns must be a non-empty sequence of built-in pattern "
+                        f"numbers, e.g. (1, 2, 7); got {patterns!r}")
+    fmts = [resolve(d, where=where, arg="dtypes") for d in dtypes]
     modes = PATTERN_MODES.get(config.product, ())
     for p in patterns:
         if p not in modes:
@@ -60,7 +71,7 @@ def gather_mask_patterns(dtypes: Sequence[Any] = ("half", "float"),
             order = {int(e): j for j, e in enumerate(kept)}
             for e in range(lanes):
                 on = e in order
-                canvas.cell(ax, e, row, 1, 0.8, face=palette(p) if on else MASKED,
+                canvas.cell(ax, e, row, 1, 0.8, face=_pattern_colour(p) if on else MASKED,
                             edge="#777777", lw=0.3)
                 if on and lanes <= 64:
                     ax.text(e + 0.5, row + 0.4, str(order[e]), ha="center", va="center",
@@ -72,6 +83,9 @@ def gather_mask_patterns(dtypes: Sequence[Any] = ("half", "float"),
             ax.text(e, rows + 0.1, str(e), ha="center", va="top", fontsize=6, color="#555555")
     canvas.figure.suptitle("GatherMask built-in patterns (src1Pattern 1..7): the elements of "
                            "one repeat each keeps, packed into dst in order", fontsize=11)
-    canvas.legend([("kept, coloured by pattern (number: its dst element)", {"facecolor": ACTIVE}),
-                   ("not kept", {"facecolor": MASKED})])
+    canvas.legend([*((f"kept by pattern {p}" if i == 0 else str(p),
+                      {"facecolor": _pattern_colour(p)}) for i, p in enumerate(patterns)),
+                   ("not kept", {"facecolor": MASKED}),
+                   ("number: the dst element it lands in", {"facecolor": "none",
+                                                            "edgecolor": "none"})])
     return canvas.flush()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -13,6 +14,9 @@ from .values import lane_mask
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+
+
+_MASK_TYPES = ("b8", "b16", "b32")
 
 
 def mask(mask: Any, dtype: Any = "b8", *, title: str | None = None) -> Figure:
@@ -27,13 +31,22 @@ def mask(mask: Any, dtype: Any = "b8", *, title: str | None = None) -> Figure:
     >>> fig = viz.mask(ascjax.create_mask("PAT_M3", "float"), "half")
     """
     where = "viz.mask"
-    width = int(dtype[1:]) // 8 if dtype in ("b8", "b16", "b32") else resolve(dtype).width
+    if isinstance(dtype, str) and re.fullmatch(r"b\d+", dtype):
+        if dtype not in _MASK_TYPES:
+            raise TypeError(f"{where}: dtype {dtype!r} is not a mask type; valid: "
+                            f"{', '.join(_MASK_TYPES)}, or an Ascend or NumPy type")
+        width = int(dtype[1:]) // 8
+    else:
+        width = resolve(dtype, where=where, arg="dtype").width
+    if width not in (1, 2, 4):
+        raise TypeError(f"{where}: dtype {dtype!r} has {width}-byte elements; a mask governs "
+                        f"1-, 2- or 4-byte elements ({', '.join(_MASK_TYPES)})")
     fmt = resolve({1: "uint8_t", 2: "uint16_t", 4: "uint32_t"}[width])
     bits = np.asarray(mask)
     if bits.ndim != 1:
         raise ValueError(f"{where}: draws one mask; got shape {bits.shape}")
     if bits.dtype == np.bool_ and bits.shape[0] == fmt.lanes and fmt.lanes != 256:
-        bits = np.asarray(_spread(bits, width))
+        bits = np.asarray(_spread(bits, width, "canonical"))
     active = lane_mask(bits, fmt, where)
     bits = np.asarray(bits, bool)
     canvas = Canvas(11, 4.6)

@@ -29,7 +29,8 @@ _ROWS_SHOWN = 8  # rows of 256 bytes in the overview
 class _Run:
     """One PairReduceSum call: its tensors, output, element mask and address plan
     (``reads[r, e]``: src element of repeat r's element e; ``writes[r, k]``: dst element of
-    its output k, or -1)."""
+    its output k, or -1); ``own`` and ``own_writes``: dst after the drawn repeat, the last
+    run, and where its outputs went (a later repeat may overwrite them in ``out``)."""
 
     fmt: Format
     src: np.ndarray
@@ -38,6 +39,8 @@ class _Run:
     active: np.ndarray
     reads: np.ndarray
     writes: np.ndarray
+    own: np.ndarray
+    own_writes: np.ndarray
 
 
 def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_stride: int,
@@ -47,10 +50,11 @@ def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_str
 
     Top: the src and dst LocalTensors as rows of 256 bytes (8 DataBlocks); a block read by
     repeat r as its DataBlock k is labelled ``r{r} b{k}`` in repeat r's colour, a dst block
-    holds the outputs ``k`` a repeat wrote there; arrows follow repeat ``repeat``'s blocks.
-    Bottom: repeat ``repeat``'s 8 DataBlocks with their values, each pair's sum (as dst now
-    holds it) under the two elements it adds. Masked elements are grey; a pair with both
-    elements masked keeps dst's old value (hatched). Arguments as for
+    holds the outputs ``k`` a repeat wrote there.
+    Bottom: repeat ``repeat``'s 8 DataBlocks with their values, each pair's sum under the two
+    elements it adds (as dst now holds it; dotted where a later repeat overwrote it, with the
+    value this repeat wrote). Masked elements are grey; a pair with both elements masked keeps
+    dst's old value (hatched). Arguments as for
     ``ascjax.pair_reduce_sum`` (the product is ``config.product``); ``dst`` and ``src`` are
     1-D.
 
@@ -70,7 +74,14 @@ def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_str
     plan = pair_reduce_sum_plan(fmt, repeat_time, active, dst_rep_stride, src_blk_stride,
                                 src_rep_stride, resolve_config(config).zero_masked_pairs)
     reads, writes = plan.reads, plan.writes
-    run = _Run(fmt, src_a, dst_a, out, active, reads, writes)
+    # The drawn repeat's own outputs: the call cut short after it, so that none is overwritten.
+    own = out if repeat == repeat_time - 1 else np.asarray(_pair_reduce_sum(
+        dst, src, repeat + 1, mask, dst_rep_stride, src_blk_stride, src_rep_stride,
+        config=config))
+    own_writes = pair_reduce_sum_plan(fmt, repeat + 1, active, dst_rep_stride, src_blk_stride,
+                                      src_rep_stride,
+                                      resolve_config(config).zero_masked_pairs).writes[repeat]
+    run = _Run(fmt, src_a, dst_a, out, active, reads, writes, own, own_writes)
     rows = max(_overview_rows(len(src_a), fmt), _overview_rows(len(dst_a), fmt))
     height = 5.6 + 0.42 * rows
     canvas = Canvas(13, height)
@@ -87,6 +98,8 @@ def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_str
     canvas.legend([("read / written by a repeat (its colour)", {"facecolor": blend("C0", 0.55)}),
                    ("masked element", {"facecolor": MASKED, "hatch": "///"}),
                    ("both masked: dst keeps its value", {"facecolor": "white", "hatch": "xx"}),
+                   ("written, then overwritten by a later repeat",
+                    {"facecolor": ACTIVE, "hatch": "..", "linestyle": ":"}),
                    ("not addressed", {"facecolor": "white"})])
     return canvas.flush()
 
@@ -179,12 +192,15 @@ def _detail(canvas: Canvas, run: _Run, repeat: int) -> None:
                 canvas.cell(ax, j, y, 1, 1, face=blend(palette(repeat), 0.7) if on else MASKED,
                             hatch=None if on else "///", edge="#555555" if on else MASKED_EDGE)
                 canvas.put_text(ax, j + 0.5, y + 0.5, labels(values[e], fmt) if on else ["off"],
-                                1, 1, fontsize=7, color="black" if on else "#777777")
+                                1, 1, fontsize=7, color="black" if on else "#777777", required=True)
             for p in range(half):
                 k = k_block * half + p
                 _output(canvas, ax, run, k=k, target=int(writes[k]), x=2 * p, y=y + 1.1)
-            targets = [int(t) for t in writes[k_block * half:(k_block + 1) * half] if t >= 0]
+            outputs = slice(k_block * half, (k_block + 1) * half)
+            targets = [int(t) for t in run.own_writes[outputs] if t >= 0]
             where = f"dst[{min(targets)}:{max(targets) + 1}]" if targets else "nothing written"
+            if targets and not (writes[outputs] >= 0).any():
+                where += ", overwritten later"
             ax.text(-0.2, y + 1.6, f"→ {where}", ha="right", va="center", fontsize=7)
         if side == 0:
             ax.set_title(f"repeat {repeat}: its 8 DataBlocks; under each pair a[2k], a[2k+1] the "
@@ -195,9 +211,16 @@ def _detail(canvas: Canvas, run: _Run, repeat: int) -> None:
 def _output(canvas: Canvas, ax: Axes, run: _Run, *, k: int, target: int, x: float,
             y: float) -> None:
     """Output ``k`` of a repeat at (x, y): its value in dst, or why nothing was written."""
-    both_masked = not (run.active[2 * k] or run.active[2 * k + 1])
-    if target < 0:
-        text = "kept" if both_masked else "overwritten"
+    own_target = int(run.own_writes[k])
+    if target < 0 and own_target >= 0:  # written, then overwritten: the value it wrote
+        value = element_values(run.own[own_target:own_target + 1], run.fmt)[0, 0]
+        canvas.cell(ax, x, y, 2, 1, face=ACTIVE, hatch="..", edge="#555555", lw=0.9)
+        canvas.put_text(ax, x + 1, y + 0.5, labels(value, run.fmt), 2, 1, fontsize=7,
+                        gid=f"overwritten:{k}:{own_target}", required=True,
+                        bbox={"facecolor": "white", "edgecolor": "none", "pad": 0.4})
+        return
+    if target < 0:  # both elements masked: dst keeps its value
+        text = "kept"
         canvas.cell(ax, x, y, 2, 1, face="white", hatch="xx", edge="#c8c8c8")
         canvas.cell(ax, x, y, 2, 1, face="none", edge="#555555", zorder=1.5)
         canvas.put_text(ax, x + 1, y + 0.5, [text, text[:4]], 2, 1, fontsize=7, color="#333333",
@@ -206,4 +229,4 @@ def _output(canvas: Canvas, ax: Axes, run: _Run, *, k: int, target: int, x: floa
     value = element_values(run.out[target:target + 1], run.fmt)[0, 0]
     canvas.cell(ax, x, y, 2, 1, face=ACTIVE, lw=0.9)
     canvas.put_text(ax, x + 1, y + 0.5, labels(value, run.fmt), 2, 1, fontsize=7,
-                    gid=f"out:{k}:{target}")
+                    gid=f"out:{k}:{target}", required=True)

@@ -75,7 +75,7 @@ def draw_lanes(canvas: Canvas, ax: Axes, values: np.ndarray, active: np.ndarray,
                         lw=0.4 if part else 0.7)
             canvas.put_text(ax, x0 + 0.5 / k, b + 0.5, labels(values[lane, part], fmt), 1 / k,
                             1, fontsize=fontsize, color="black" if on else "#6b6b6b",
-                            gid=f"{gid}:{lane}:{part}")
+                            gid=f"{gid}:{lane}:{part}", required=True)
     for r in range(rows + 1):
         ax.axhline(r, color="black", lw=1.6 if r % sub == 0 else 0.7)
     ax.set_xticks([j + 0.5 for j in range(per_row)], [str(j) for j in range(per_row)],

@@ -63,11 +63,17 @@ def squeeze_and_storeunalign(src1: Any, squeeze_mask: Any, *, dst_addr: int = 0,
     >>> fig = viz.squeeze_and_storeunalign(regs, ascjax.create_mask("PAT_M3", "float"),
     ...                                    dst_addr=4)
     """
+    where = "viz.squeeze_and_storeunalign"
     regs = np.asarray(src1)
     regs = regs[None] if regs.ndim == 1 else regs
     masks = np.asarray(squeeze_mask)
+    if regs.ndim != 2 or masks.ndim not in (1, 2) or (masks.ndim == 2
+                                                       and masks.shape[0] != regs.shape[0]):
+        raise ValueError(f"{where}: src1 is one register or (calls, lanes), squeeze_mask one "
+                         f"mask or one per call; got src1 {regs.shape}, squeeze_mask "
+                         f"{masks.shape}")
     masks = masks if masks.ndim == 2 else np.broadcast_to(masks, (regs.shape[0],) + masks.shape)
-    fmt = resolve_dtypes(regs, dtype, where="viz.squeeze_and_storeunalign", arg="src1")
+    fmt = resolve_dtypes(regs, dtype, where=where, arg="src1")
     ub = make_ub() if ub is None else ub
     state = squeeze_and_storeunalign_init()
     steps = []
@@ -205,7 +211,7 @@ def _values(canvas: Canvas, ax: Axes, layout: _Layout, seen: np.ndarray, *, in_u
         kw = {"bbox": {"facecolor": "white", "edgecolor": "none", "pad": 0.5}} \
             if dst_addr + i * w >= in_ub else {}
         canvas.put_text(ax, col + w / 2, row + 0.5, texts, w, 1,
-                        fontsize=7.5 if w > 1 else 6.5, **kw)
+                        fontsize=7.5 if w > 1 else 6.5, required=True, **kw)
         if w > 1:
             ax.plot([col, col], [row, row + 1], color="#444444", lw=0.8)
 

@@ -11,7 +11,7 @@ import numpy as np
 from ..config import Config
 from ..formats import BLOCKS_PER_REGISTER, Format, resolve
 from ..isa.lanes import resolve_dtypes
-from ..isa.reduce_register import reduce_sum_datablock_levels
+from ..isa.reduce_register import _checked, reduce_sum_datablock_levels
 from ..study.reveal import leaves
 from .canvas import ACTIVE, DIGIT_WIDTH, MASKED, MASKED_EDGE, ROUNDED, WRAPPED, Canvas
 from .values import element_values, exact_text, lane_mask, single_register, tidy
@@ -51,6 +51,7 @@ def reduce_sum_datablock(src: Any, mask: Any, *, block: int = 0, dtype: Any = No
     >>> fig = viz.reduce_sum_datablock(x, ascjax.create_mask("PAT_ALL", "half"))
     """
     where = "viz.reduce_sum_datablock"
+    _checked(where, src, mask, dtype, config)  # the instruction's checks, named for the picture
     fmt = resolve_dtypes(src, dtype, where=where, arg="src")
     single_register(src, fmt, where, "src")
     if not (isinstance(block, (int, np.integer)) and 0 <= block < BLOCKS_PER_REGISTER):
@@ -154,6 +155,7 @@ def summation_tree(tree: Any, *, title: str | None = None) -> Figure:
     >>> from ascjax import viz
     >>> fig = viz.summation_tree((((0, 1), 2), (3, 4)), title="five inputs")
     """
+    _check_tree(tree, "viz.summation_tree")
     order = leaves(tree)
     canvas = Canvas(min(max(6.0, 2 + 0.35 * len(order)), 14), 4)
     ax = canvas.figure.add_subplot()
@@ -164,6 +166,22 @@ def summation_tree(tree: Any, *, title: str | None = None) -> Figure:
     if title:
         ax.set_title(title)
     return canvas.flush()
+
+
+def _check_tree(tree: Any, where: str) -> None:
+    """A TypeError unless ``tree`` is an input index (an int >= 0) or a tuple of two or more
+    trees (a str was walked letter by letter for ever; a list gave int()'s error)."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, tuple) and len(node) >= 2:
+            stack += node
+        elif not (isinstance(node, (int, np.integer)) and not isinstance(node, bool)
+                  and node >= 0):
+            raise TypeError(f"{where}: a tree is nested tuples of input indices (ints >= 0), "
+                            f"each add a tuple of two or more, as reveal_order and order_tree "
+                            f"return, e.g. ((0, 1), 2); got {type(node).__name__} {node!r}"
+                            + (" in it" if node is not tree else ""))
 
 
 def _place(ax: Axes, tree: Any, x_of: dict[int, float], *, label: bool) -> tuple[float, float]:

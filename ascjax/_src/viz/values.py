@@ -52,19 +52,26 @@ def exact_text(value: float, fmt: Format) -> str:
     for digits in range(1, 18):
         text = (np.format_float_positional(value, precision=digits, fractional=False, trim="-")
                 if positional else f"{value:.{digits}g}")
-        if float(np.array(float(text)).astype(storage)) == value:
-            return tidy(text)
+        with np.errstate(over="ignore"):  # a rounding of 65504 to "7e4" is past half's max
+            if float(np.array(float(text)).astype(storage)) == value:
+                return tidy(text)
     return repr(value)
 
 
+APPROXIMATE = "\u2248"  # marks a label that is not the value itself
+
+
 def labels(value: float, fmt: Format) -> list[str]:
-    """Label candidates for one value, longest and most exact first."""
+    """Label candidates for one value: the exact one first, then shorter roundings, each
+    marked as approximate (65504 as "\u22487e4", never a bare "7e4" that reads as 70000)."""
     if fmt.kind != "float":
-        return [str(int(value)), tidy(f"{value:.2g}")]
-    if not np.isfinite(value):
+        exact, shorter = str(int(value)), [tidy(f"{value:.2g}")]
+    elif not np.isfinite(value):
         return [str(value)]
-    out = [exact_text(value, fmt)] + [tidy(f"{value:.{d}g}") for d in (4, 3, 2, 1)]
-    return list(dict.fromkeys(out))
+    else:
+        exact, shorter = exact_text(value, fmt), [tidy(f"{value:.{d}g}") for d in (4, 3, 2, 1)]
+    rounded = [APPROXIMATE + t for t in dict.fromkeys(shorter) if float(t) != float(exact)]
+    return [exact, *rounded]
 
 
 def single_register(values: Any, fmt: Format, where: str, arg: str) -> np.ndarray:
