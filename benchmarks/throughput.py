@@ -13,9 +13,9 @@ the same data and in the same process:
   small batch, scaled per register;
 
 plus compile time, the compiled program's memory (arguments + outputs + temporaries) and a
-no-retrace check (``chex.assert_max_traces``). It prints ratios, saves JSON and a plot, and a
-SHA-256 of every output so that runs on other backends can be compared bit for bit
-(``--compare-bits other.json``).
+no-retrace check (a second eager call traces and compiles nothing). It prints ratios, saves
+JSON and a plot, and a SHA-256 of every output so that runs on other backends can be compared
+bit for bit (``--compare-bits other.json``).
 
     python benchmarks/throughput.py                    # 2^10 .. 2^20 registers, this backend
     python benchmarks/throughput.py --max-log2 22 --out benchmarks/results
@@ -41,7 +41,6 @@ import time
 import zlib
 from collections.abc import Callable
 
-import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -558,7 +557,7 @@ def measure(case: Case, log2: int, with_numpy: bool) -> dict:
     if with_numpy:
         row["numpy_s"] = _numpy_time(case.numpy, host)
         row["vs_numpy"] = row["numpy_s"] / min(t_ascjax, t_loop)
-        row["limit_vs_numpy"] = row["numpy_s"] / t_limit  # the most any XLA pass can reach
+        row["limit_vs_numpy"] = row["numpy_s"] / t_limit  # how much faster the limit pass is
     return row
 
 
@@ -570,26 +569,40 @@ def literal_per_register(case: Case) -> float:
 
 
 def check_no_retrace(case: Case) -> bool:
+    """Called eagerly again on new arrays of the same shapes, the instruction neither traces
+    nor compiles anything (JAX's own monitoring events; a fresh ``jax.jit`` inside the call,
+    or a static argument that changes per call, would)."""
     host = case.make(1 << 10)
-    chex.clear_trace_counter()  # the counter is keyed by code location, shared by all cases
+    jax.block_until_ready(case.ascjax(**{k: jnp.asarray(v) for k, v in host.items()}))
+    events = []
 
-    @jax.jit
-    @chex.assert_max_traces(n=1)
-    def run(inputs):
-        return case.ascjax(**inputs)
+    def listener(event, duration, **kw):
+        if event.startswith("/jax/core/compile/"):
+            events.append(event)
 
-    for _ in range(3):
-        jax.block_until_ready(run({k: jnp.asarray(v) for k, v in host.items()}))
-    return True
+    jax.monitoring.register_event_duration_secs_listener(listener)
+    try:
+        for _ in range(2):
+            jax.block_until_ready(case.ascjax(**{k: jnp.asarray(v) for k, v in host.items()}))
+    finally:
+        jax.monitoring.unregister_event_duration_listener(listener)
+    return not events
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--min-log2", type=int, default=10)
-    parser.add_argument("--max-log2", type=int, default=20)
-    parser.add_argument("--step", type=int, default=2)
-    parser.add_argument("--cases", nargs="*", help="substrings of case names to run")
-    parser.add_argument("--out", default="benchmarks/results")
+    parser.add_argument("--min-log2", type=_at_least(0), default=10,
+                        help="smallest size, 2^N registers or elements (default 10)")
+    parser.add_argument("--max-log2", type=_at_least(0), default=20,
+                        help="largest size, 2^N (default 20); the summary takes 2^18 on")
+    parser.add_argument("--step", type=_at_least(1), default=2,
+                        help="step between sizes in N (default 2)")
+    parser.add_argument("--cases", nargs="*", help="substrings of case names to run (default: "
+                        "all)")
+    parser.add_argument("--out", default="benchmarks/results",
+                        help="folder of throughput-<backend>.json and .png (default "
+                             "benchmarks/results); a run of some cases replaces their rows "
+                             "and keeps the file's other cases")
     parser.add_argument("--compare-bits", help="a JSON from another backend: compare SHA-256s")
     parser.add_argument("--no-numpy", action="store_true", help="skip the NumPy baseline")
     parser.add_argument("--malloc", choices=list(MALLOC), default="default",
@@ -605,7 +618,14 @@ def main(argv=None) -> int:
             parser.error("--malloc reruns the process: give it on the command line")
         env = dict(os.environ, GLIBC_TUNABLES=f"{current}:{tunables}" if current else tunables)
         os.execve(sys.executable, sys.orig_argv, env)
+    if args.min_log2 > args.max_log2:
+        parser.error(f"--min-log2 {args.min_log2} is above --max-log2 {args.max_log2}")
+    if args.compare_bits and not pathlib.Path(args.compare_bits).is_file():
+        parser.error(f"--compare-bits {args.compare_bits}: no such file")
     cases = [c for c in CASES if not args.cases or any(s in c.name for s in args.cases)]
+    if not cases:
+        parser.error(f"--cases {' '.join(args.cases)} matches no case; the cases: "
+                     f"{', '.join(c.name for c in CASES)}")
     backend = jax.default_backend()
     copy_gbps = copy_bandwidth(args.max_log2)
     print(f"{backend}: copy bandwidth {copy_gbps:.1f} GB/s at 2^{args.max_log2} registers; "
@@ -626,7 +646,7 @@ def main(argv=None) -> int:
                   f"numpy x{row['vs_numpy']:.1f}  literal x{row['vs_literal']:.0f}  "
                   f"copy x{row['vs_copy_bandwidth']:.2f}  compile {row['compile_s']:.2f}s",
                   flush=True)
-        big = [r for r in rows if r["case"] == case.name and 18 <= r["log2_registers"] <= 20]
+        big = [r for r in rows if r["case"] == case.name and r["log2_registers"] >= SUMMARY_LOG2]
         if big:
             target = TARGETS.get(case.elem_bytes)
             summary.append({
@@ -637,8 +657,13 @@ def main(argv=None) -> int:
                 "vs_copy_bandwidth": min(r["vs_copy_bandwidth"] for r in big),
                 "compile_s": max(r["compile_s"] for r in rows if r["case"] == case.name),
                 "no_retrace": retrace_ok})
-    print(f"\nSummary at 2^18..2^20 registers on {backend} ({platform.processor() or 'cpu'}): "
-          "worst ratio over the sizes")
+    summarised = sorted({r["log2_registers"] for r in rows if r["log2_registers"] >= SUMMARY_LOG2})
+    if not summarised:
+        print(f"\nNo summary: no size of 2^{SUMMARY_LOG2} or more was run (--max-log2)")
+    else:
+        print(f"\nSummary over 2^{summarised[0]}..2^{summarised[-1]} registers on {backend} "
+              f"({platform.processor() or 'cpu'}): worst ratio over those sizes (each the best "
+              f"of its timed calls)")
     print(f"{'case':32s} {'x limit':>8s} {'target':>7s} {'x numpy':>8s} {'(limit)':>8s} "
           f"{'x literal':>10s} {'compile':>8s}  ok")
     for s in summary:
@@ -658,16 +683,59 @@ def main(argv=None) -> int:
               "glibc_tunables": os.environ.get("GLIBC_TUNABLES", ""),
               "jax": jax.__version__, "rows": rows, "summary": summary}
     stem = f"throughput-{backend}" + ("" if args.malloc == "default" else f"-{args.malloc}")
+    earlier = _earlier_cases(out / f"{stem}.json", result, {c.name for c in cases})
+    if earlier:
+        result["rows"] = earlier["rows"] + rows
+        result["summary"] = earlier["summary"] + summary
+        rows = result["rows"]
+        print(f"kept {len({r['case'] for r in earlier['rows']})} other cases of "
+              f"{out / f'{stem}.json'} (run with --out elsewhere to start afresh)")
     (out / f"{stem}.json").write_text(json.dumps(result, indent=1))
     _plot(rows, out / f"{stem}.png", f"{backend}, malloc {args.malloc}")
     if args.compare_bits:
         other = {(r["case"], r["log2_registers"]): r["sha256"]
                  for r in json.loads(pathlib.Path(args.compare_bits).read_text())["rows"]}
-        same = [other.get((r["case"], r["log2_registers"])) == r["sha256"] for r in rows
+        mine = [r for r in rows if r["case"] in {c.name for c in cases}]
+        same = [other.get((r["case"], r["log2_registers"])) == r["sha256"] for r in mine
                 if (r["case"], r["log2_registers"]) in other]
-        print(f"bits identical to {args.compare_bits}: {sum(same)}/{len(same)}")
+        absent = sorted({f"{r['case']} 2^{r['log2_registers']}" for r in mine
+                         if (r["case"], r["log2_registers"]) not in other})
+        print(f"bits identical to {args.compare_bits}: {sum(same)}/{len(same)}"
+              + (f"; not in that file, so not compared: {', '.join(absent)}" if absent else ""))
     print(f"saved {out / f'{stem}.json'} and the plot beside it")
     return 0
+
+
+# The summary (and the targets) hold at sizes where per-call overheads no longer count.
+SUMMARY_LOG2 = 18
+
+
+def _at_least(lowest: int):
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if value < lowest:
+            raise argparse.ArgumentTypeError(f"{value} is below {lowest}")
+        return value
+    return parse
+
+
+def _earlier_cases(path: pathlib.Path, result: dict, run: set) -> dict | None:
+    """The rows and summary of the cases this run did not measure, from an earlier results
+    file of the same backend, devices and malloc setting: a run of some cases updates the
+    file rather than replacing every other case's figures."""
+    if not path.is_file():
+        return None
+    try:
+        old = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if any(old.get(k) != result[k] for k in ("backend", "devices", "malloc")):
+        return None
+    return {"rows": [r for r in old.get("rows", []) if r["case"] not in run],
+            "summary": [s for s in old.get("summary", []) if s["case"] not in run]}
 
 
 def summary_markdown(summary) -> str:

@@ -1,5 +1,6 @@
 """The benchmark scripts run (tiny sizes; no timing is asserted: the scripts measure speed)."""
 
+import dataclasses
 import importlib.util
 import json
 import os
@@ -59,7 +60,7 @@ def test_throughput_malloc_option_reruns_under_the_tunables(tmp_path):
 def test_prepared_device_check_runs_end_to_end(tmp_path):
     """The one-shot GPU script, at 2^10 registers on whatever backend this machine has."""
     env = dict(os.environ, MIN_LOG2="10", MAX_LOG2="10",  # two cases: the script, not speed
-               CASES="reduce_sum_datablock/float32 asc_gather/float32")
+               CASES="reduce_sum_datablock/float32 asc_gather/float32", ALLOW_CPU="1")
     done = subprocess.run(["bash", str(ROOT / "benchmarks" / "gpu_check.sh"), str(tmp_path)],
                           cwd=ROOT, env=env, check=True, capture_output=True, text=True)
     assert re.search(r"bits identical to \S+: (\d+)/\1\b", done.stdout)
@@ -92,3 +93,38 @@ def test_precision_speed_script_runs(tmp_path, capsys):
     assert all(r["bits_match_jax_path"] and r["jax_seconds"] > 0 for r in saved["rows"])
     assert all(set(r["seconds_by_layout"]) == {"numpy", "aligned"}
                and r["bits_match_across_layouts"] for r in saved["rows"])
+
+
+@pytest.mark.skipif(not shutil.which("bash") or BACKEND == "gpu",
+                    reason="the refusal is for a machine without a GPU")
+def test_device_check_refuses_a_machine_without_a_gpu(tmp_path):
+    """A review: with a CPU-only jaxlib it compared the CPU with itself and printed "met"."""
+    env = {k: v for k, v in os.environ.items() if k != "ALLOW_CPU"}
+    done = subprocess.run(["bash", str(ROOT / "benchmarks" / "gpu_check.sh"), str(tmp_path)],
+                          check=False, cwd=ROOT, env=env, capture_output=True, text=True)
+    assert done.returncode == 2 and "JAX sees no GPU (backend: cpu)" in done.stderr
+    assert not any(tmp_path.iterdir())
+
+
+def test_throughput_script_keeps_other_cases_and_refuses_what_matches_nothing(tmp_path):
+    """A run of some cases replaced the whole results file (the README's table lost its
+    file); a --cases typo ran nothing and wrote an empty one."""
+    bench = _load("throughput")
+    small = ["--min-log2", "10", "--max-log2", "10", "--no-numpy", "--out", str(tmp_path)]
+    assert bench.main(small + ["--cases", "squeeze(register)/uint8"]) == 0
+    assert bench.main(small + ["--cases", "unsqueeze/uint16"]) == 0
+    saved = json.loads((tmp_path / f"throughput-{BACKEND}.json").read_text())
+    assert {r["case"] for r in saved["rows"]} == {"squeeze(register)/uint8", "unsqueeze/uint16"}
+    with pytest.raises(SystemExit):
+        bench.main(small + ["--cases", "nosuch"])
+
+
+def test_the_no_retrace_check_can_fail():
+    """It jitted the call inside, so it held whatever the instruction did; an eager
+    gather_datablock traced its fault search's cond again on every call."""
+    bench = _load("throughput")
+    case = next(c for c in bench.CASES if c.name == "gather_datablock/float32")
+    assert bench.check_no_retrace(case)
+    fresh = dataclasses.replace(case, ascjax=lambda **kw: jax.jit(lambda x: x + 1)(
+        next(iter(kw.values()))))
+    assert not bench.check_no_retrace(fresh)

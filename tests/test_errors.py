@@ -561,6 +561,17 @@ def test_one_report_names_the_first_failing_check_of_the_first_faulting_instance
     assert _raised(run, 7).endswith("second: 7")
     for _ in range(20):
         assert _raised(run, 11).endswith("first: 11")
+    # a check traced in a nested scan body or jit reports on its own (its tracers cannot
+    # join the outer call's callback: an UnexpectedTracerError before)
+    def nested(x):
+        with one_report():
+            runtime_check(x > 100, lambda v: f"outer {v}", x)
+            jax.lax.scan(lambda c, y: (runtime_check(y > 10, lambda v: f"inner {v}", y), c)[1:]
+                         + (y,), 0, jnp.stack([x, x]))
+        return x
+
+    assert _raised(jax.jit(nested), jnp.int32(11)).endswith("inner 11")
+    assert int(jax.jit(nested)(jnp.int32(3))) == 3
     batched = jax.jit(jax.vmap(two_checks))
     assert _raised(batched, np.array([1, 7, 12, 20])).endswith("second: 7")
     assert _raised(batched, np.array([1, 12, 7])).endswith("first: 12")
@@ -583,5 +594,8 @@ def test_a_batched_squeeze_store_past_the_ub_names_its_register():
     checked = checkify.checkify(jax.jit(lambda s: ascjax.squeeze_and_storeunalign(
         ub, 256, s, reg, keep, config=ascjax.Config(out_of_range="checkify"))[0]))
     assert named in checked(state)[0].get()
+    # a UB per batch (2, 3): the register is named in the whole batch, not in AR's shape
+    with pytest.raises(IndexError, match=r"the store of register \(0, 2\) reaches UB byte 640"):
+        ascjax.squeeze_and_storeunalign(np.zeros((2, 3, 512), np.uint8), 256, state, reg, keep)
     fits = state._replace(ar=jnp.array([0, 0, 0], jnp.int32))
     assert checked(fits)[0].get() is None and np.asarray(store(fits)).shape == (3, 512)

@@ -14,6 +14,7 @@ from ascjax._src.formats import FORMATS
 from ascjax._src.isa.gather import GATHER_TYPES
 from ascjax._src.isa.reduce_register import REDUCE_SUM_DATABLOCK_TYPES
 from ascjax._src.isa.squeeze import SQUEEZE_TYPES
+from ascjax._src.viz import values as viz_values
 
 pytest.importorskip("matplotlib")
 
@@ -261,8 +262,11 @@ def test_a_value_is_exact_or_marked_approximate_never_blank(recwarn):
                               np.array([0x5555555555555555, 0], np.uint64), 1, 1, 8)
     drawn = _value_texts(fig)
     assert "7e4" not in drawn and "-2e3" not in drawn
-    approximate = [t for t in drawn if t.startswith("\u2248")]
-    assert all(float(t[1:]) != 65504 for t in approximate)  # marked, never a bare rounding
+    assert "65500" in drawn  # the sums: 65504's shortest decimal that reads back
+    half = ascjax.FORMATS["half"]
+    assert viz_values.labels(65504.0, half)[1:] == ["\u22486.55e4", "\u22486.6e4", "\u22487e4"]
+    # a shorter text that reads back as the value is no approximation (448 in e4m3: "450")
+    assert viz_values.labels(448.0, ascjax.FORMATS["fp8_e4m3fn_t"])[:2] == ["450", "448"]
     fp4 = viz.register(np.arange(256, dtype=np.uint8), dtype="fp4x2_e2m1_t")
     assert _value_texts(fp4).count("-0.5") == 32  # every -0.5 nibble, none blank
     e5m2 = _value_texts(viz.register(np.arange(256, dtype=np.uint8), dtype="fp8_e5m2_t"))
@@ -303,6 +307,7 @@ def test_picture_errors_name_the_picture():
     with pytest.raises(TypeError, match=r"viz\.reduce_sum_datablock: src dtype int8_t is not "
                                         r"supported"):
         viz.reduce_sum_datablock(np.ones(256, np.int8), mask)
+    rendered(viz.gather_mask_patterns(np.array(["half"]), np.arange(1, 8)))  # arrays too
     for bad in ((), "half"):
         with pytest.raises(TypeError, match=r"viz\.gather_mask_patterns: dtypes must be a "
                                             r"non-empty sequence"):

@@ -107,7 +107,12 @@ def check_offsets(offsets, read, *, align: int, limit: int, where: str, what: st
         def clean():
             return jnp.zeros(bad.ndim, jnp.int32), jnp.zeros((), jnp.uint32)
 
-        detail = lax.cond(jnp.any(bad), locate, clean)
+        if isinstance(bad, jax.core.Tracer):
+            detail = lax.cond(jnp.any(bad), locate, clean)
+        elif bool(jnp.any(bad)):  # eagerly a Python branch: an eager cond of these new
+            detail = locate()     # closures traced them again on every call
+        else:
+            return good
         runtime_check(bad, lambda at, o: f"{where}: {placed(at, what, batch)} holds byte offset "
                       f"{o}; {rule} (the hardware raises an address exception)", detail,
                       mode=mode)

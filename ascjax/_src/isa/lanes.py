@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from jax import custom_batching, lax
+from jax._src import core as jax_core  # trace_ctx: which trace a group's checks belong to
 from jax.experimental import checkify
 
 from ..config import Config, resolve_config
@@ -656,8 +657,11 @@ def runtime_check(bad, message: Callable[..., str], detail, *, mode: str = "rais
         checkify.check(~jnp.any(bad), message(*args), **fields)
         return
 
-    if open_reports := _open_reports():  # a call's later checks report after its first
-        open_reports[-1].append((jnp.any(bad), message, details))
+    open_reports = _open_reports()
+    if open_reports and open_reports[-1][0] is _current_trace():
+        # a call's later checks report after its first (a check traced in a nested scan body
+        # or jit is another trace's: it reports on its own, its tracers cannot leave it)
+        open_reports[-1][1].append((jnp.any(bad), message, details))
         return
     _report_first([(jnp.any(bad), message, details)])
 
@@ -678,13 +682,18 @@ def one_report():
     no set order, so two checks that both fail (a squeeze store's dst_addr past the UB, and the
     store's end past it) would otherwise report either. Open it around one call's checks, at
     the level they are traced (not around a nested ``scan`` body's)."""
-    _open_reports().append(checks := [])
+    _open_reports().append((_current_trace(), checks := []))
     try:
         yield
     finally:
         _open_reports().pop()
     if checks:
         _report_first(checks)
+
+
+def _current_trace():
+    """The trace JAX is recording into now (an eager one outside ``jit``)."""
+    return jax_core.trace_ctx.trace
 
 
 def _report_first(checks) -> None:

@@ -325,8 +325,8 @@ def _squeeze_and_storeunalign(ub, dst_addr, state, src1, squeeze_mask, dtype, co
             check_state_values(state, dst_addr, ub.shape[-1], where, config.out_of_range)
         dst = _squeeze(fmt, src1, active)
         n = jnp.count_nonzero(active, axis=-1).astype(jnp.int32) * fmt.width
-        _check_store_end(jnp.asarray(dst_addr, jnp.int32) + state.ar + n, ub.shape[-1], where,
-                         config.out_of_range)
+        _check_store_end(jnp.broadcast_to(jnp.asarray(dst_addr, jnp.int32) + state.ar + n,
+                                          batch), ub.shape[-1], where, config.out_of_range)
     ub, state = _store(fmt, batch, ub, jnp.asarray(dst_addr, jnp.int32), state,
                        lax.stop_gradient(dst), n)
     return ub, dst, state

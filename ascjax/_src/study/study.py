@@ -1279,16 +1279,29 @@ def plot(study: Study, fmt: str) -> Any:
         ax.set_ylabel("max |error| / sum|x|")
     for ax in axes.ravel()[len(dists):]:
         ax.set_axis_off()
-    # below the panels, not over the first one's data
-    fig.legend(*axes[0, 0].get_legend_handles_labels(), loc="lower center",
-               ncol=min(len(study.orders), 4), fontsize=7, title="solid: measured, dashed: "
-               "Higham's bound, dotted: Higham & Mary's probabilistic bound", title_fontsize=7)
     fig.suptitle(f"{fmt}: largest error over {study.trials} trials against the bounds\n"
                  "(exact (0) on the bottom edge, below every nonzero error; overflow on the top "
                  "edge; orders shifted slightly along n where they coincide)", fontsize=9)
-    legend_rows = -(-len(study.orders) // 4) + 1
-    fig.tight_layout(rect=(0, 0.045 * legend_rows / rows, 1, 1))
+    _legend_below(fig, axes[0, 0], "solid: measured, dashed: Higham's bound, dotted: Higham & "
+                  "Mary's probabilistic bound")
     return fig
+
+
+def _legend_below(fig: Any, ax: Any, title: str | None = None) -> None:
+    """``ax``'s legend under the panels (not over the first one's data), in as many columns as
+    the figure's width holds, with room kept for it; then the layout."""
+    import textwrap
+
+    handles, labels = ax.get_legend_handles_labels()
+    width, height = fig.get_size_inches()
+    per_entry = 0.5 + 0.06 * max(len(label) for label in labels)  # inches at 7 points
+    ncol = max(1, min(len(labels), int(width // per_entry)))
+    if title:
+        title = "\n".join(textwrap.wrap(title, max(20, int(width / 0.06))))
+    fig.legend(handles, labels, loc="lower center", ncol=ncol, fontsize=7, title=title,
+               title_fontsize=7, frameon=False)
+    lines = -(-len(labels) // ncol) + (title.count("\n") + 1 if title else 0)
+    fig.tight_layout(rect=(0, min(0.5, (0.18 * lines + 0.1) / height), 1, 1))
 
 
 def _panels(count: int, width: float = 3.6, height: float = 3.0):
@@ -1385,12 +1398,10 @@ def plot_distribution(study: Study, fmt: str) -> Any:
         ax.set_title(f"{fmt}, {dist}, n = {n}", fontsize=8)
         ax.set_xlabel("error / sum|x|", fontsize=7)
         ax.set_ylabel("share of trials <=", fontsize=7)
-    fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", fontsize=7,
-               ncol=min(len(study.orders), 7))  # below the panels, not over the first
     fig.suptitle(f"{fmt}: distribution of the error over {study.trials} trials (dotted: "
                  f"probabilistic bound, dashed: deterministic bound;\nexact results (0) on the "
                  f"left edge, overflows of a partial sum on the right)", fontsize=9)
-    fig.tight_layout(rect=(0, 0.1 / -(-len(study.distributions) // 4), 1, 1))
+    _legend_below(fig, axes[0])
     return fig
 
 

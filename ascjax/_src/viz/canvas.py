@@ -99,6 +99,8 @@ class Canvas:
         ``required`` text (a value) the first in a smaller font (down to ``MIN_FONTSIZE``),
         else an ellipsis, so a value's cell is never blank as if it held nothing. Returns the
         Text or None."""
+        if not candidates:
+            return None
         px, py = _points_per_unit(ax)
         sizes = [fontsize]
         while required and sizes[-1] > MIN_FONTSIZE:

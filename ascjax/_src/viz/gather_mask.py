@@ -36,10 +36,10 @@ def gather_mask_patterns(dtypes: Sequence[Any] = ("half", "float"),
     """
     where = "viz.gather_mask_patterns"
     config = resolve_config(config)
-    if isinstance(dtypes, str) or not isinstance(dtypes, Sequence) or not dtypes:
+    if isinstance(dtypes, str) or not hasattr(dtypes, "__len__") or len(dtypes) == 0:
         raise TypeError(f"{where}: dtypes must be a non-empty sequence of types, one panel "
                         f"each, e.g. ('half', 'float'); got {dtypes!r}")
-    if isinstance(patterns, str) or not isinstance(patterns, Sequence) or not patterns:
+    if isinstance(patterns, str) or not hasattr(patterns, "__len__") or len(patterns) == 0:
         raise TypeError(f"{where}: patterns must be a non-empty sequence of built-in pattern "
                         f"numbers, e.g. (1, 2, 7); got {patterns!r}")
     fmts = [resolve(d, where=where, arg="dtypes") for d in dtypes]

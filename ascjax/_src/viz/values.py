@@ -70,8 +70,15 @@ def labels(value: float, fmt: Format) -> list[str]:
         return [str(value)]
     else:
         exact, shorter = exact_text(value, fmt), [tidy(f"{value:.{d}g}") for d in (4, 3, 2, 1)]
-    rounded = [APPROXIMATE + t for t in dict.fromkeys(shorter) if float(t) != float(exact)]
+    # a shorter text that reads back as the value is exact too (448 in fp8_e4m3fn_t, whose
+    # shortest round trip is "450"); one that does not is marked
+    rounded = [t if _reads_back(t, value, fmt) else APPROXIMATE + t
+               for t in dict.fromkeys(shorter) if t != exact]
     return [exact, *rounded]
+
+
+def _reads_back(text: str, value: float, fmt: Format) -> bool:
+    return float(text) == value if fmt.kind != "float" else float(text) == float(value)
 
 
 def single_register(values: Any, fmt: Format, where: str, arg: str) -> np.ndarray:
