@@ -31,6 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ascjax import precision
+from ascjax._src.cli import _int_in  # the CLI's own range-checked int
 from ascjax._src.io.binio import aligned_empty
 
 DEFAULT_CASES = ("half:20000x4096", "bfloat16_t:4096x4096", "float:4096x4096")
@@ -56,8 +57,15 @@ def best_of_each(fns, repeats: int) -> list[float]:
 
 
 def parse_case(text: str) -> tuple[str, int, int]:
+    """``FORMAT:ROWSxN`` (argparse type): a format the study sums and two positive sizes."""
     name, _, size = text.partition(":")
     rows, _, n = size.partition("x")
+    if name not in precision.SUM_FORMATS:
+        raise argparse.ArgumentTypeError(f"{text!r}: format {name!r} is not one of "
+                                         f"{', '.join(precision.SUM_FORMATS)}")
+    if not (rows.isdigit() and n.isdigit() and int(rows) > 0 and int(n) > 0):
+        raise argparse.ArgumentTypeError(f"{text!r} is not FORMAT:ROWSxN with positive ROWS "
+                                         f"and N, e.g. half:20000x4096")
     return name, int(rows), int(n)
 
 
@@ -74,9 +82,11 @@ def rows_of(name: str, rows: int, n: int) -> np.ndarray:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", nargs="+", default=list(DEFAULT_CASES),
-                        help="FORMAT:ROWSxN")
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--cases", nargs="+", type=parse_case,
+                        default=[parse_case(c) for c in DEFAULT_CASES],
+                        help=f"FORMAT:ROWSxN (default {' '.join(DEFAULT_CASES)})")
+    parser.add_argument("--repeats", type=_int_in(1, 1000), default=3,
+                        help="timed calls of each, the best reported (default 3)")
     parser.add_argument("--check-rows", type=int, default=64,
                         help="rows compared bit for bit with the JAX path")
     parser.add_argument("--jax", action="store_true",
@@ -90,8 +100,7 @@ def main(argv: list[str] | None = None) -> int:
           f"and 64-byte aligned")
     results = []
     mismatches = 0
-    for case in args.cases:
-        name, rows, n = parse_case(case)
+    for name, rows, n in args.cases:
         x = rows_of(name, rows, n)
         aligned = aligned_empty(x.size, x.dtype).reshape(x.shape)
         aligned[...] = x

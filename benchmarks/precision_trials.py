@@ -16,6 +16,7 @@ import jax
 import numpy as np
 
 from ascjax import precision
+from ascjax._src.cli import _int_in  # the CLI's own range-checked int
 
 
 def timed(fn, chunks) -> float:
@@ -27,10 +28,17 @@ def timed(fn, chunks) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--trials", type=int, default=100_000)
-    parser.add_argument("--n", type=int, default=4096)
-    parser.add_argument("--chunk", type=int, default=12_500, help="trials per call")
-    parser.add_argument("--dtype", default="half")
+    parser.add_argument("--trials", type=_int_in(1, 1 << 31), default=100_000,
+                        help="trials (rows) in all (default 100000)")
+    parser.add_argument("--n", type=_int_in(1, 1 << 31), default=4096,
+                        help="elements a trial (default 4096)")
+    parser.add_argument("--chunk", type=_int_in(1, 1 << 31), default=12_500,
+                        help="trials per call (default 12500)")
+    parser.add_argument("--dtype", default="half", choices=precision.SUM_FORMATS,
+                        help="the format summed (default half)")
+    parser.add_argument("--repeats", type=_int_in(1, 100), default=3,
+                        help="timed passes over the chunks once compiled, the best reported "
+                             "(default 3)")
     args = parser.parse_args(argv)
 
     rng = np.random.default_rng(0)
@@ -39,7 +47,8 @@ def main(argv: list[str] | None = None) -> int:
               for k in range(0, args.trials, args.chunk)]
     print(f"{args.trials} trials x n={args.n} in {args.dtype}, {len(chunks)} chunk(s) of "
           f"<= {args.chunk}; {jax.device_count()} {jax.default_backend()} device(s)")
-    baseline = timed(lambda c: np.sum(c, axis=-1), chunks)
+    timed(lambda c: np.sum(c, axis=-1), chunks[:1])  # warm-up: page faults, caches
+    baseline = min(timed(lambda c: np.sum(c, axis=-1), chunks) for _ in range(args.repeats))
     print(f"{'np.sum (baseline)':<28} {baseline:8.2f} s")
     rows = [(f"sum order={order}", lambda c, o=order: precision.sum(c, order=o))
             for order in precision.ORDERS]
@@ -51,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'':<28} {'1st (jit)':>9} {'steady':>8} {'x np.sum':>9}")
     for label, fn in rows:
         first = timed(fn, chunks[:1]) + timed(fn, chunks[1:])
-        steady = timed(fn, chunks)
+        steady = min(timed(fn, chunks) for _ in range(args.repeats))
         print(f"{label:<28} {first:8.2f}s {steady:7.2f}s {steady / baseline:8.1f}x")
     return 0
 

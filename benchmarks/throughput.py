@@ -47,6 +47,7 @@ import numpy as np
 
 import ascjax
 from ascjax import reference
+from ascjax._src.cli import _int_in  # the CLI's own range-checked int
 
 RNG = np.random.default_rng(2026)
 LITERAL_REGISTERS = 32
@@ -591,11 +592,11 @@ def check_no_retrace(case: Case) -> bool:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--min-log2", type=_at_least(0), default=10,
+    parser.add_argument("--min-log2", type=_int_in(0, 40), default=10,
                         help="smallest size, 2^N registers or elements (default 10)")
-    parser.add_argument("--max-log2", type=_at_least(0), default=20,
+    parser.add_argument("--max-log2", type=_int_in(0, 40), default=20,
                         help="largest size, 2^N (default 20); the summary takes 2^18 on")
-    parser.add_argument("--step", type=_at_least(1), default=2,
+    parser.add_argument("--step", type=_int_in(1, 40), default=2,
                         help="step between sizes in N (default 2)")
     parser.add_argument("--cases", nargs="*", help="substrings of case names to run (default: "
                         "all)")
@@ -708,18 +709,6 @@ def main(argv=None) -> int:
 
 # The summary (and the targets) hold at sizes where per-call overheads no longer count.
 SUMMARY_LOG2 = 18
-
-
-def _at_least(lowest: int):
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-        if value < lowest:
-            raise argparse.ArgumentTypeError(f"{value} is below {lowest}")
-        return value
-    return parse
 
 
 def _earlier_cases(path: pathlib.Path, result: dict, run: set) -> dict | None:
