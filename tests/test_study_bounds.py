@@ -783,6 +783,10 @@ def test_the_csv_holds_the_stagnation_and_first_order_columns(e5m2_study, tmp_pa
     # kappa(K) at n = 2 has no cancelling pair: it measured kappa 1 as "kappa 1000"
     (["--sizes", "2,16", "--distributions", "kappa(1000)"],
      "'kappa(1000)' needs n >= 3 (a cancelling pair x, -x and a one-signed part), got n=2"),
+    # a K near 1 scales the one-signed part beyond a narrow format (NaN inputs, measured)
+    (["--formats", E4M3, "--sizes", "16", "--kappas", "1.0001", "--kappa-n", "256"],
+     (f"kappas: 'kappa(1.0001e+00)' at n=256 scales its one-signed part up to 4.68e+04, "
+      f"beyond {E4M3}'s largest finite value 448")),
     (["--kappa-n", "100", "--kappas", "none"],
      "--kappa-n sets the conditioning sweep's n, and --kappas none skips the sweep"),
     (["--out", ""], "--out is empty; name the directory"),

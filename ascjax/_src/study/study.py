@@ -68,6 +68,9 @@ _KAPPA = re.compile(rf"^kappa\({_NUMBER}\)$")
 DEFAULT_KAPPAS = (1e1, 1e3, 1e5, 1e7)
 DEFAULT_KAPPA_N = 4096
 KAPPA_MIN_N = 3  # kappa(K > 1): a pair x, -x and a one-signed part
+# check_study draws one trial of each kappa workload up to this n to check its range (larger
+# ones are checked as they are drawn)
+_DRAWN_IN_CHECK = 1 << 16
 # The long-vector sweep (``--long-vectors``): half, 2^10..2^20 elements, the hardware's patterns.
 LONG_SIZES = tuple(1 << e for e in range(10, 21))
 # uniform on [0, 1/16): 2^20 of them sum to about 32768, inside half's range (uniform [0, 1)
@@ -171,6 +174,11 @@ def make_inputs(distribution: str, n: int, trials: int, dtype: Any, *, seed: int
         total = cancel / (target - 1) if target > 1 and pairs else w.sum(axis=1, keepdims=True)
         w *= total / w.sum(axis=1, keepdims=True)
         x = rng.permuted(np.concatenate([v, -v, w], axis=1), axis=1)
+        top = float(finfo(fmt.name).max)
+        if np.abs(w).max(initial=0) > top:  # K near 1: the one-signed part outweighs the rest
+            raise ValueError(f"make_inputs: {distribution!r} at n={n} scales its one-signed "
+                             f"part up to {np.abs(w).max():.3g}, beyond {fmt.name}'s largest "
+                             f"finite value {top:g}: a K this close to 1 needs a wider format")
     elif distribution == "uniform":
         x = rng.uniform(0.0, 1.0, (trials, n))
     elif distribution == "normal":
@@ -433,6 +441,10 @@ def check_study(*, formats: Sequence[str], sizes: Sequence[int], distributions: 
         check_distribution(dist, where)
         for name in names:  # its range in each format, and n >= 3 for a kappa(K)
             check_distribution(dist, where, name, min([KAPPA_MIN_N, *sizes]))
+            if _KAPPA.match(dist):  # a K near 1 may outgrow the format: one trial at each n
+                for n in sizes:
+                    if n <= _DRAWN_IN_CHECK:
+                        check_distribution(dist, where, name, n)
     check_unique(distributions, where=where, arg="distributions",
                  keys=[distribution_key(d) for d in distributions])
     for kappa in kappas:
@@ -443,6 +455,14 @@ def check_study(*, formats: Sequence[str], sizes: Sequence[int], distributions: 
             raise ValueError(f"{where}: kappas: {kappa} is outside the valid range [1, inf)")
     # The workload's name holds its K: kappas with one name would be one workload.
     check_unique(kappas, where=where, arg="kappas", keys=[kappa_name(k) for k in kappas])
+    if kappa_n <= _DRAWN_IN_CHECK:  # a K near 1 may outgrow a narrow format
+        for kappa in kappas:
+            for name in names:
+                try:
+                    make_inputs(kappa_name(kappa), kappa_n, 1, name)
+                except ValueError as error:
+                    raise ValueError(f"{where}: kappas: "
+                                     f"{str(error).removeprefix('make_inputs: ')}") from None
     precision.check_args(where, failure=failure)
     if not (names and sizes and distributions and orders):
         raise ValueError(f"{where}: nothing to measure (formats, sizes, distributions and "
