@@ -71,6 +71,8 @@ def test_reduce_sum_datablock_errors(args, error, match):
     (lambda: ascjax.pair_reduce_sum(H[:64], H, 1, 128, 1, 1, 8,
                                     config=ascjax.Config(product="Atlas 9")), ValueError,
      "Config: unknown product 'Atlas 9'"),
+    (lambda: ascjax.Config(product="Kirin X90"), ValueError,
+     r"Config: unknown product 'Kirin X90' \(the pages' Kirin rows are not emulated\)"),
     (lambda: ascjax.pair_reduce_sum(H[:64], H, 1.5, 128, 1, 1, 8), TypeError,
      "repeat_time must be a Python int"),
     (lambda: ascjax.pair_reduce_sum(np.zeros(64, np.float32), H, 1, 128, 1, 1, 8), TypeError,

@@ -12,7 +12,7 @@ from jax.experimental import checkify
 from strategies import assert_bits_equal
 
 import ascjax
-from ascjax import Config
+from ascjax import Config, reference
 
 A2 = Config(product="A2")
 AIC = Config(product="inference AI Core")
@@ -328,7 +328,7 @@ def test_asc_reduce_page_example_and_forms():
     dst = ascjax.asc_reduce(np.zeros(128, np.uint16), src0, src1, 128, config=A2)
     want = [i for i in range(128) if i % 16 in (0, 15)]
     np.testing.assert_array_equal(np.asarray(dst)[:16], np.uint16(want))
-    assert ascjax.instruction("asc_reduce_sync") is ascjax.asc_reduce
+    assert ascjax.instruction("asc_reduce_sync").func is ascjax.asc_reduce
     # repeat form, built-in pattern 3 (src1 unused), two repeats 4 DataBlocks apart
     u32 = np.arange(200, dtype=np.uint32)
     dst = ascjax.asc_reduce(np.zeros(40, np.uint32), u32, None, 2, 1, 3, 4, 0, config=A2)
@@ -442,3 +442,22 @@ def test_a_batched_overflow_names_its_tensor():
     assert said in err.get()
     with pytest.raises(IndexError, match="keeps 40 elements but dst has 16"):  # one tensor
         call(dst[2], src[2], pattern[2])
+
+
+def test_asc_reduce_repeat_range_is_an_assumption_with_the_prototypes_reading():
+    """A51: asc_reduce's repeat is uint16_t in its prototype, with no range on its page; the
+    default reads it as the 8-bit repeat field (GatherMask's repeatTimes), [0, 255], and
+    Config(asc_reduce_repeat="prototype") takes [0, 65535], 256 repeats of 256 bytes here."""
+    a2 = ascjax.Config(product="A2")
+    src = np.arange(128 * 257, dtype=np.uint16)
+    dst = np.full(src.size, 0xABCD, np.uint16)
+    with pytest.raises(ValueError, match=r"asc_reduce: repeat \(Config\(asc_reduce_repeat="
+                                         r"'field'\)\)=256 is outside the valid range \[0, 255\]"):
+        ascjax.asc_reduce(dst, src, None, 256, 1, 2, 8, 0, config=a2)
+    wide = a2.replace(asc_reduce_repeat="prototype")
+    got = ascjax.asc_reduce(dst, src, None, 256, 1, 2, 8, 0, config=wide)
+    want = reference.asc_reduce(dst, src, None, 256, 1, 2, 8, 0, config=wide)
+    assert np.array_equal(np.asarray(got), np.asarray(want))
+    assert np.array_equal(np.asarray(got)[:128 * 128], src[1:128 * 256:2])  # pattern 2: odd
+    with pytest.raises(ValueError, match=r"=65536 is outside the valid range \[0, 65535\]"):
+        ascjax.asc_reduce(dst, src, None, 65536, 1, 2, 8, 0, config=wide)

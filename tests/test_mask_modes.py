@@ -252,7 +252,8 @@ def test_repeat_plan_count_is_processing_order():
      r"len \(Counter mode\)=-1 is outside the valid range \[0, 2147483647\]"),
     (lambda: ascjax.set_vector_mask(2**64, 0, dtype="half"), ValueError, "mask_high"),
     (lambda: ascjax.set_vector_mask(8, dtype="int8_t"), TypeError, "int8_t is 8-bit"),
-    (lambda: ascjax.set_vector_mask(8, dtype="half", mode="COUNTER"), ValueError, "MaskMode"),
+    (lambda: ascjax.set_vector_mask(8, dtype="half", mode="count"), ValueError,
+     r"mode='count' is not one of \['normal', 'counter'\] \(or the page's MaskMode::"),
     (lambda: ascjax.set_vector_mask(1, 2, 3, dtype="half"), TypeError, "3 positional"),
     (lambda: ascjax.set_vector_mask(1.0, dtype="half"), TypeError, "must be a Python int"),
     (lambda: ascjax.set_mask_count(config=Config(product="training")), TypeError,
@@ -336,3 +337,28 @@ def test_is_set_mask_false_without_a_mask_state_says_what_to_pass():
     total, _ = ascjax.reduce_sum(dst, src, None, 1, is_set_mask=False, mask_state=state,
                                  config=a2)
     assert float(total[0]) == 300
+
+
+def test_template_enums_take_the_pages_spellings():
+    """Every template enum keyword takes ours or the page's spelling, any case, with or
+    without namespaces: MaskMode and MaskMergeMode were refused in the page's
+    ``SetVectorMask<half, AscendC::MaskMode::COUNTER>`` / ``MaskMergeMode::ZEROING`` while
+    ReduceType and ReduceOrder took theirs."""
+    for mode in ("counter", "COUNTER", "MaskMode::COUNTER", "AscendC::MaskMode::COUNTER"):
+        assert ascjax.set_vector_mask(8, dtype="half", mode=mode) == ascjax.set_vector_mask(
+            8, dtype="half", mode="counter")
+    x = np.arange(128, dtype=np.float16)
+    mask = ascjax.create_mask("PAT_ALL", "b16")
+    want = np.asarray(ascjax.reg_reduce(x, mask)).view(np.uint16)
+    for mode in ("ZEROING", "MaskMergeMode::ZEROING", "AscendC::Reg::MaskMergeMode::ZEROING"):
+        got = np.asarray(ascjax.instruction("Reg::Reduce")(x, mask, mode=mode)).view(np.uint16)
+        assert np.array_equal(got, want), mode
+    with pytest.raises(ValueError, match="MERGING.*not supported"):
+        ascjax.reg_reduce(x, mask, mode="MaskMergeMode::MERGING")
+    with pytest.raises(ValueError, match=r"mode=3 is not one of \['zeroing'\]"):
+        ascjax.reg_reduce(x, mask, mode=3)
+    src = np.arange(64, dtype=np.float32)
+    for order in ("value_index", "ORDER_VALUE_INDEX", "AscendC::ReduceOrder::ORDER_VALUE_INDEX"):
+        _, spr = ascjax.reduce_repeat(np.zeros(2, np.float32), src, 64, 1, 1, 1, 8,
+                                      reduce_type="AscendC::ReduceType::MAX", order=order)
+        assert float(spr.value) == 63.0 and int(spr.index) == 63, order

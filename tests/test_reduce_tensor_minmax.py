@@ -449,3 +449,41 @@ def test_reduce_order_is_the_pages_eighth_argument_in_its_spelling():
     with pytest.raises(ValueError, match=r"order='ORDER_SIDEWAYS' is not one of .* \(or the "
                                          r"page's ReduceOrder::ORDER_\.\.\. names\)"):
         ascjax.reduce_repeat(dst, src, 128, 4, 1, 1, 8, "ORDER_SIDEWAYS", reduce_type="max")
+
+
+def test_a_huge_repeat_time_past_a_short_src_is_refused_without_exhausting_memory():
+    """repeatTime may reach int32's maximum (ReduceMax/Min/Sum pages); with a 640-element src
+    the length check built a (repeats, lanes) index array first: 2^31 - 1 repeats asked for
+    1 TiB (MemoryError), and the message named the last repeat's element for the first
+    repeat past the end. Repeat 10 reads elements 640..703."""
+    for name in ("ReduceSum", "ReduceMax", "ReduceMin"):
+        for repeats in (11, 100000, 2**31 - 1):
+            with pytest.raises(ValueError, match="src has 640 elements but repeat 10 reads "
+                                                 "element 703; the LocalTensor is too short"):
+                ascjax.instruction(name)(np.zeros(2, np.float32), np.ones(640, np.float32),
+                                         None, 64, repeats, 8)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_length_check_finds_the_first_repeat_past_src_as_the_arrays_do(seed):
+    """``RepeatPlan``'s check, worked out per kind of repeat, against every read spelled out:
+    random strides (0 included), masks, Counter-mode counts and src lengths."""
+    from ascjax._src.isa.repeat import RepeatPlan
+
+    rng = np.random.default_rng(seed)
+    fmt = ascjax.FORMATS[["half", "float"][seed % 2]]
+    lanes = fmt.lanes
+    repeats = int(rng.integers(1, 12))
+    mask = rng.random(lanes) < rng.choice([0.0, 0.05, 0.5, 1.0])
+    count = None if seed % 3 == 0 else int(rng.integers(0, repeats * lanes + 5))
+    plan = RepeatPlan(fmt, repeats, int(rng.integers(0, 4)), int(rng.integers(0, 12)),
+                      tuple(mask.tolist()), count=count)
+    needed = np.where(plan.active, plan.reads, -1)
+    top = max(int(needed.max()), 0)
+    for src_len in {0, 1, top, top + 1, int(rng.integers(0, top + 2))}:
+        past = needed >= src_len
+        want = None
+        if past.any():
+            r = int(np.argmax(past.any(axis=1)))
+            want = (r, int(needed[r].max()))
+        assert plan._first_read_past(src_len) == want, (plan, src_len)

@@ -13,6 +13,8 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import os
+import pathlib
+import re
 import zlib
 from collections.abc import Callable
 
@@ -1046,7 +1048,8 @@ def _asc_reduce_draw(rng, row, config):
         args = (count,)
     else:
         lo = 1 if config.gather_mask_empty == "raise" else 0
-        repeat = int(rng.choice([lo, 1, 2, 3] + ([255] if rng.integers(8) == 0 else [])))
+        big = 256 if config.asc_reduce_repeat == "prototype" else 255  # A51: past the field
+        repeat = int(rng.choice([lo, 1, 2, 3] + ([big] if rng.integers(8) == 0 else [])))
         mode = int(rng.integers(0, 8))
         blk, rep, src1_rep = _gm_strides(rng)
         src_n, src1_n, kept = _gm_layout(rng, lanes, repeat, lanes, None, False,
@@ -1214,7 +1217,8 @@ RECORDS = {r.name: r for r in (
     Record("asc_reduce", draw=_asc_reduce_draw, arrays=_asc_reduce_arrays,
            call=lambda f, a, s, c: (f(*a, *s[0], config=c),),
            configs=_readings({"gather_mask_tail": "zero_block"},
-                             {"gather_mask_counter": "raise"}, {"gather_mask_empty": "raise"})),
+                             {"gather_mask_counter": "raise"}, {"gather_mask_empty": "raise"},
+                             {"asc_reduce_repeat": "prototype"})),
     Record("squeeze_and_storeunalign",
            draw=lambda rng, row, c: ((int(rng.integers(0, 65 // lane_bytes(row[0])))
                                       * lane_bytes(row[0]), row[0]), c),
@@ -1496,7 +1500,7 @@ def test_the_calls_that_go_with_an_instruction_are_found_by_name():
             is ascjax.squeeze_and_storeunalign_finalize)
     for name in ("asc_sync", "asc_sync_notify", "asc_sync_wait"):
         assert ascjax.instruction(name) is getattr(ascjax, name[len("asc_"):])
-    assert ascjax.instruction("asc_pair_reduce_sum_sync") is ascjax.asc_pair_reduce_sum
+    assert ascjax.instruction("asc_pair_reduce_sum_sync").func is ascjax.asc_pair_reduce_sum
     state = ascjax.instruction("asc_squeeze_and_storeunalign_init")()
     assert int(ascjax.instruction("asc_get_squeeze_status")(state)) == 0
     with pytest.raises(ascjax.UnknownInstruction, match="nearest: asc_get_squeeze_status"):
@@ -1550,7 +1554,7 @@ def test_python_names_follow_the_one_rule():
     assert python_name("asc_reduce", library) == "asc_reduce"
     assert python_name("GatherMask") == "gather_mask"
     assert ascjax.instruction("asc_reduce") is ascjax.asc_reduce
-    assert ascjax.instruction("asc_reduce_sync") is ascjax.asc_reduce
+    assert ascjax.instruction("asc_reduce_sync").func is ascjax.asc_reduce
     assert ascjax.instruction("Reduce") is ascjax.reg_reduce
     assert ascjax.instruction("AscendC::GatherMask") is ascjax.gather_mask
 
@@ -1587,3 +1591,29 @@ def test_masked_lanes_next_to_negative_zeros(name, row):
             got = _run(record, "jit", [a], static, config)[0]
             for i, (g, w) in enumerate(zip(got, _want(record, a, static, config), strict=True)):
                 assert_bits_equal(g, w, f"{name} {row} {config} static={static} output {i}")
+
+
+def test_a_sync_name_takes_its_pages_one_form_alone():
+    """The c-memory pages give each ``_sync`` call one prototype (UB, first-n; the UB repeat
+    form for asc_gather_datablock_sync); the names ran every form of their function, the 950
+    register gathers included. Other argument counts are refused, naming the prototype."""
+    syncs = {n: p for ins in ascjax.INSTRUCTIONS.values() for n, p in ins.sync.items()}
+    c_memory = pathlib.Path(__file__).parents[2] / "shared" / "vendor-docs" / "c-memory"
+    assert {n for n in syncs if n.endswith("_sync")} == set(syncs)
+    for name, prototype in syncs.items():
+        if c_memory.is_dir():  # the page writes the name with as many parameters
+            page = next(p for p in c_memory.glob("*.md") if f"{name}(" in p.read_text())
+            line = next(x for x in page.read_text().splitlines() if f"{name}(" in x)
+            assert line.count(",") + 1 == len(prototype), (name, line)
+        for n in {2, len(prototype) + 1, len(prototype) + 3} - {len(prototype)}:
+            with pytest.raises(TypeError, match=re.escape(f"{name}({', '.join(prototype)})")):
+                ascjax.instruction(name)(*range(n))
+    a2 = ascjax.Config(product="A2")
+    x = np.arange(256, dtype=np.float16)
+    assert_bits_equal(ascjax.instruction("asc_repeat_reduce_sum_sync")(
+        np.zeros(2, np.float16), x, 256, config=a2),
+        ascjax.asc_repeat_reduce_sum(np.zeros(2, np.float16), x, 256, config=a2), "sync")
+    offsets = (np.arange(8, dtype=np.uint32)[::-1] * 2)
+    assert_bits_equal(ascjax.instruction("asc_gather_sync")(np.zeros(8, np.float16), x, offsets,
+                                                           8, config=a2),
+                      x[:8][::-1], "asc_gather_sync")

@@ -68,6 +68,7 @@ _CHOICES = {
     "gather_mask_tail": ("keep", "zero_block"),
     "gather_mask_counter": ("blocks", "raise"),
     "gather_mask_empty": ("nop", "raise"),
+    "asc_reduce_repeat": ("field", "prototype"),
     "unsqueeze_count": ("before", "through"),
 }
 
@@ -204,6 +205,9 @@ class Config:
         ``count`` above one repeat's elements likewise runs on or raises.
       gather_mask_empty: GatherMask / asc_reduce with repeatTimes 0: ``"nop"`` (dst unchanged,
         count 0, **assumed**, A41) or ``"raise"`` (a ValueError).
+      asc_reduce_repeat: the ``repeat`` asc_reduce's repeat form accepts: ``"field"``, [0, 255],
+        the 8-bit repeat field of 高维切分 that GatherMask's repeatTimes fills (**assumed**,
+        A51), or ``"prototype"``, [0, 65535], the ``uint16_t`` of its prototype.
       unsqueeze_count: what ``asc_unsqueeze`` writes to lane i: ``"before"``, the mask's 1s
         among lanes 0..i-1, the top lane's bit counted nowhere (**assumed**, A48: the page's
         first sentence and its "mask最高位被忽略"), or ``"through"``, ``dst[i] = dst[i-1] +
@@ -245,6 +249,7 @@ class Config:
     gather_mask_tail: str = "keep"
     gather_mask_counter: str = "blocks"
     gather_mask_empty: str = "nop"
+    asc_reduce_repeat: str = "field"
     unsqueeze_count: str = "before"
     ub_bytes: int = UB_BYTES
 
@@ -253,7 +258,9 @@ class Config:
             key = product_key(self.product)
             if key not in PRODUCTS:
                 aliases = ", ".join(f"{k!r} = {v!r}" for k, v in PRODUCT_ALIASES.items())
-                raise ValueError(f"Config: unknown product {self.product!r}; valid: "
+                kirin = (" (the pages' Kirin rows are not emulated)"
+                         if str(self.product).lower().startswith("kirin") else "")
+                raise ValueError(f"Config: unknown product {self.product!r}{kirin}; valid: "
                                  f"{list(PRODUCTS)}, or the pages' chip tags {aliases}")
             object.__setattr__(self, "product", key)  # one spelling: equal Configs, one cache
         for field, choices in _CHOICES.items():

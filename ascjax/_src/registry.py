@@ -40,7 +40,9 @@ class Instruction:
     call with the same arguments (an older class-library name, the C API spelling of a
     class-library call); ``variants`` maps a vendor name to the template keywords it fixes
     (``"WholeReduceMax": {"reduce_type": "max"}``): ``instruction(name)`` returns the function
-    with those keywords bound.
+    with those keywords bound. ``sync`` maps each of those names that is a C API synchronous
+    call (``asc_gather_sync``) to its one prototype's parameters: the pages give it for one
+    form alone (UB, first-n), so the name refuses the function's other forms.
     """
 
     name: str
@@ -53,6 +55,7 @@ class Instruction:
     assumed: dict = dataclasses.field(default_factory=dict)
     aliases: tuple[str, ...] = ()
     variants: dict = dataclasses.field(default_factory=dict)
+    sync: dict = dataclasses.field(default_factory=dict)
 
     def assumptions(self, row: tuple) -> tuple[str, ...]:
         """The assumption keys a type row rests on: its own entry, else its key's."""
@@ -131,6 +134,8 @@ def _gather_mask_rows(table: dict) -> tuple:
 
 
 _FLOAT_SUM = ("A3", "A7", "A8")
+# The C API reductions' synchronous calls: (dst, src, count) on UB, the first-n form alone.
+_SYNC_FIRST_N = ("dst", "src", "count")
 _MAX_MIN = ("A21", "A22")
 
 
@@ -237,7 +242,8 @@ INSTRUCTIONS: dict[str, Instruction] = {
                         for t in _register.PAIR_REDUCE_SUM_TYPES},
                      **{(t, "UB (A2, A3)"): _FLOAT_SUM + ("A5", "A9", "A28")
                         for t in _c_api_types()}},
-                    aliases=("asc_pair_reduce_sum_sync",)),
+                    aliases=("asc_pair_reduce_sum_sync",),
+                    sync={"asc_pair_reduce_sum_sync": _SYNC_FIRST_N}),
         Instruction("reg_reduce", "Reg::Reduce", _rminmax.reg_reduce, "-", "Reduce.md",
                     ("src", "dst", "reduce_type"),
                     _register_rows(_register.REDUCE_SUM_TYPES, _rminmax.REDUCE_EXTREME_TYPES),
@@ -316,19 +322,23 @@ INSTRUCTIONS: dict[str, Instruction] = {
                       _by_type(_tminmax.C_API_TYPES),
                       {t: (_FLOAT_SUM if k == "sum" else _MAX_MIN) + ("A9", "A28")
                        for t in ("half", "float")},
-                      aliases=(f"asc_datablock_reduce_{k}_sync",))
+                      aliases=(f"asc_datablock_reduce_{k}_sync",),
+                      sync={f"asc_datablock_reduce_{k}_sync": _SYNC_FIRST_N})
           for k in ("sum", "max", "min")),
         Instruction("asc_repeat_reduce_sum", "asc_repeat_reduce_sum",
                     _tminmax.asc_repeat_reduce_sum, "10", None, ("T", "products"),
                     _by_type(_tminmax.C_API_TYPES),
                     {t: _FLOAT_SUM + ("A9", "A28") for t in ("half", "float")},
-                    aliases=("asc_repeat_reduce_sum_sync",)),
+                    aliases=("asc_repeat_reduce_sum_sync",),
+                    sync={"asc_repeat_reduce_sum_sync": _SYNC_FIRST_N}),
         *(Instruction(f"repeat_reduce_{k}", f"asc_repeat_reduce_{k}",
                       getattr(_tminmax, f"repeat_reduce_{k}"), "10", None, ("T", "products"),
                       _by_type(_tminmax.C_API_TYPES),
                       {t: _MAX_MIN + ("A9", "A24", "A28") for t in ("half", "float")},
                       variants={f"asc_repeat_reduce_{k}_{o}{sync}": {"order": o}
-                                for o in _tensor.ORDERS for sync in ("", "_sync")})
+                                for o in _tensor.ORDERS for sync in ("", "_sync")},
+                      sync={f"asc_repeat_reduce_{k}_{o}_sync": _SYNC_FIRST_N
+                            for o in _tensor.ORDERS})
           for k in ("max", "min")),
         Instruction("reduce_max", "ReduceMax", _index.reduce_max, "10", "ReduceMax.md",
                     ("T", "products"), _extreme_rows(_index.REDUCE_MAX_TYPES),
@@ -362,7 +372,8 @@ INSTRUCTIONS: dict[str, Instruction] = {
         Instruction("asc_gather", "asc_gather", _gather.asc_gather, "6", "asc_gather.md",
                     ("form", "dst", "src", "index"), _asc_gather_rows(),
                     {"UB -> UB": ("A30", "A31", "A33")},
-                    aliases=("asc_gather_sync",)),
+                    aliases=("asc_gather_sync",),
+                    sync={"asc_gather_sync": ("dst", "src", "src_offset", "count")}),
         Instruction("gather", "Gather", _gtensor.gather, "-", "Gather.md", ("T", "products"),
                     _extreme_rows(_gtensor.GATHER_TYPES),
                     {t: ("A30", "A31", "A33") + (("A32",) if t in ("int8_t", "uint8_t") else ())
@@ -377,7 +388,10 @@ INSTRUCTIONS: dict[str, Instruction] = {
                     {**{(t, "register (950)"): ("A34",) for t in _gblock.REGISTER_TYPES},
                      **{(t, "UB (A2, A3)"): ("A38",)
                         for ts in _gblock.UB_TYPES.values() for t in ts}},
-                    aliases=("asc_gather_datablock_sync",)),
+                    aliases=("asc_gather_datablock_sync",),
+                    sync={"asc_gather_datablock_sync": ("dst", "src", "src_offset",
+                                                        "dst_repeat_stride", "dst_block_stride",
+                                                        "repeat")}),
         Instruction("reg_gather_b", "Reg::GatherB", _gblock.reg_gather_b, "-", "GatherB.md",
                     ("T",), tuple((t,) for t in _gblock.REGISTER_TYPES),
                     {t: ("A34",) for t in _gblock.REGISTER_TYPES}, aliases=("GatherB",)),
@@ -391,8 +405,9 @@ INSTRUCTIONS: dict[str, Instruction] = {
                      for t, *_ in _gather_mask_rows(_gmask.GATHER_MASK_TYPES)}),
         Instruction("asc_reduce", "asc_reduce", _gmask.asc_reduce, "-", "asc_reduce.md",
                     ("T", "products", "pattern"), _gather_mask_rows(_gmask.ASC_REDUCE_TYPES),
-                    {t: ("A39", "A40", "A41") for t in ("uint16_t", "uint32_t")},
-                    aliases=("asc_reduce_sync",)),
+                    {t: ("A39", "A40", "A41", "A51") for t in ("uint16_t", "uint32_t")},
+                    aliases=("asc_reduce_sync",),
+                    sync={"asc_reduce_sync": ("dst", "src0", "src1", "count")}),
         Instruction("squeeze_and_storeunalign", "asc_squeeze_and_storeunalign",
                     _squeeze.squeeze_and_storeunalign, "7", "asc_squeeze_and_storeunalign.md",
                     ("dtype",), tuple((t,) for t in _squeeze.SQUEEZE_TYPES),
@@ -462,11 +477,17 @@ def _bound(name: str) -> Callable:
     ins, fixed = _by_name()[name]
     if fixed is None:  # a companion call
         return ins
-    if not fixed:
+    prototype = ins.sync.get(name)
+    if not fixed and not prototype:
         return ins.function
 
     @functools.wraps(ins.function)
     def bound(*args, **kwargs):
+        if prototype and len(args) != len(prototype):
+            raise TypeError(
+                f"{name}: the page gives one prototype, {name}({', '.join(prototype)}) on UB; "
+                f"got {len(args)} positional arguments (the other forms are "
+                f"ascjax.instruction({ins.ascend!r}))")
         for key, value in fixed.items():  # the name fixes it: another value is a mistake
             given = kwargs.get(key, value)
             if str(given).lower() != str(value).lower():
@@ -476,7 +497,10 @@ def _bound(name: str) -> Callable:
 
     bound.func, bound.keywords = ins.function, dict(fixed)  # as functools.partial has them
     keywords = ", ".join(f"{k}={v!r}" for k, v in fixed.items())
-    bound.__doc__ = f"``{name}``: ``{ins.name}`` with {keywords}.\n\n{ins.function.__doc__}"
+    what = [f"with {keywords}"] if fixed else []
+    what += [f"in the form {name}({', '.join(prototype)}) alone"] if prototype else []
+    bound.__doc__ = (f"``{name}``: ``{ins.name}`` {' and '.join(what)}.\n\n"
+                     f"{ins.function.__doc__}")
     return bound
 
 
@@ -745,6 +769,9 @@ ASSUMPTIONS = (
      "uint16_t -> uint32_t, as asc_reduce_sum_datablock does), though its prototype gives "
      "dstReg and srcReg one type U"),
      "none (refusing them is not an output)"),
+    ("A51", ("asc_reduce's repeat is accepted in [0, 255], the 8-bit repeat field of 高维切分 "
+     "that GatherMask's repeatTimes fills; its prototype types it uint16_t and gives no range"),
+     'Config(asc_reduce_repeat="prototype") (accepted in [0, 65535])'),
 )
 
 

@@ -734,6 +734,7 @@ UNDECIDABLE = {
     "A33": "a misaligned offset is an error in the emulator: whether a call is accepted, not an "
            "output",
     "A50": "a type row the emulator accepts (a compile-time question), not an output",
+    "A51": "a range of repeats the emulator accepts: whether a call is accepted, not an output",
 }
 
 

@@ -227,8 +227,8 @@ def _from_register(where: str, src: Any, index: Any, dst_dtype: Any, dtype: Any,
 
 def asc_gather(*args: Any, dst_dtype: Any = None, dtype: Any = None, mask_state: Any = None,
                config: Config | None = None) -> jax.Array:
-    """``asc_gather`` (and ``asc_gather_sync``), every form the pages give, told apart by the
-    number of arguments as C++ tells its overloads apart.
+    """``asc_gather``, every form the pages give (``asc_gather_sync``: the UB first-n form
+    alone), told apart by the number of arguments as C++ tells its overloads apart.
 
     Registers (950, c-reg page; the destination register is returned):
 
@@ -249,7 +249,7 @@ def asc_gather(*args: Any, dst_dtype: Any = None, dtype: Any = None, mask_state:
       (the page: an index past the register wraps), index of T's width (uint8 / uint16 /
       uint32), no mask.
 
-    UB -> UB (Atlas A2 / A3, c-memory page; ``asc_gather_sync`` is the same call): srcBaseAddr
+    UB -> UB (Atlas A2 / A3, c-memory page; ``asc_gather_sync`` is the first-n call): srcBaseAddr
     0, offsets in bytes, as ``ascjax.gather``.
 
     {ub_forms}

@@ -409,8 +409,8 @@ def _register_call(where: str, src, index, mask, dtype, element: bool, config: C
 
 
 def gather_datablock(*args: Any, dtype: Any = None, config: Config | None = None) -> jax.Array:
-    """``asc_gather_datablock`` (and ``asc_gather_datablock_sync``): gather DataBlocks by byte
-    offsets. The two C API forms are told apart by their arguments:
+    """``asc_gather_datablock`` (``asc_gather_datablock_sync``: the UB form alone): gather
+    DataBlocks by byte offsets. The two C API forms are told apart by their arguments:
 
     * registers (c-reg, the 950): ``gather_datablock(src, index[, mask])`` returns ``dst``, a
       register of src's type: DataBlock k of dst is the 32 bytes at byte ``index[k]`` of src,

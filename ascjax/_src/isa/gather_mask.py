@@ -469,7 +469,8 @@ def _params(where: str, params: Any) -> tuple:
 
 def asc_reduce(dst: Any, src0: Any, src1: Any, *args: int,
                config: Config | None = None) -> jax.Array:
-    """``asc_reduce`` (and ``asc_reduce_sync``): the C API's gather-mask compaction on UB.
+    """``asc_reduce`` (``asc_reduce_sync``: the first-n form alone): the C API's gather-mask
+    compaction on UB.
 
     Two forms, as the C overloads: first n, ``(dst, src0, src1, count)``: the first ``count``
     elements of src0, element e kept where bit e of src1 (LSB first, continuously over the
@@ -496,7 +497,10 @@ def asc_reduce(dst: Any, src0: Any, src1: Any, *args: int,
                     config.out_of_range)
         pattern = _user_pattern(where, "src1", src1, fmt)
     elif len(args) == 5:
-        repeat = check_int(args[0], 0, REPEAT_MAX, where=where, arg="repeat")
+        # A51: the 8-bit repeat field, or its prototype's uint16_t
+        most = REPEAT_MAX if config.asc_reduce_repeat == "field" else REPEAT_STRIDE_MAX
+        repeat = check_int(args[0], 0, most, where=where,
+                           arg=f"repeat (Config(asc_reduce_repeat={config.asc_reduce_repeat!r}))")
         blk = check_int(args[1], 0, BYTE_STRIDE_MAX, where=where, arg="src0_block_stride")
         mode = check_int(args[2], 0, 7, where=where, arg="pattern_mode")
         rep = check_int(args[3], 0, REPEAT_STRIDE_MAX, where=where, arg="src0_repeat_stride")

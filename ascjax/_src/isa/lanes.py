@@ -817,13 +817,22 @@ def struct_fields(value: Any, struct: type, *, where: str, arg: str,
                        else "") + f") or a dict of its fields, got {value!r}")
 
 
-def check_reduce_type(reduce_type: Any, where: str, allowed: Sequence[str] = REDUCE_TYPES) -> str:
-    """``reduce_type`` (the pages' ReduceType, any case, with or without its namespace:
-    ``"ReduceType::MAX"``) as one of ``allowed``."""
-    name = reduce_type.rsplit("::", 1)[-1].lower() if isinstance(reduce_type, str) else None
+def enum_name(value: Any, where: str, arg: str, allowed: Sequence[str], enum: str,
+              prefix: str = "") -> str:
+    """A template enum keyword as one of ``allowed`` (snake_case): ours (``"max"``) or the
+    page's spelling, any case, with or without its namespaces (``"MAX"``, ``"ReduceType::MAX"``,
+    ``"AscendC::MaskMode::COUNTER"``) and the enum's own ``prefix`` (``ORDER_``)."""
+    name = (value.rsplit("::", 1)[-1].lower().removeprefix(prefix)
+            if isinstance(value, str) else None)
     if name not in allowed:
-        raise ValueError(f"{where}: reduce_type={reduce_type!r} is not one of {list(allowed)}")
+        raise ValueError(f"{where}: {arg}={value!r} is not one of {list(allowed)} (or the "
+                         f"page's {enum}::{prefix.upper()}... names)")
     return name
+
+
+def check_reduce_type(reduce_type: Any, where: str, allowed: Sequence[str] = REDUCE_TYPES) -> str:
+    """``reduce_type`` (the pages' ReduceType) as one of ``allowed`` (``enum_name``)."""
+    return enum_name(reduce_type, where, "reduce_type", allowed, "ReduceType")
 
 
 def order_key(bits, fmt: Format):

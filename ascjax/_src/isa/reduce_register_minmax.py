@@ -25,6 +25,7 @@ from ..formats import Format
 from ..numerics.bits import from_bits, quiet_nan_bits, to_bits
 from .lanes import (
     check_reduce_type,
+    enum_name,
     extreme_first_lane,
     extreme_value,
     extreme_with_index,
@@ -188,13 +189,10 @@ reduce_min_datablock.__doc__ = _DATABLOCK_DOC.format(kind="min", word="minimum",
 
 def _check_mode(mode: Any, where: str) -> None:
     """MaskMergeMode: the pages support ZEROING only ("MERGING，当前不支持")."""
-    if isinstance(mode, str) and mode.lower() == "zeroing":
-        return
-    if isinstance(mode, str) and mode.lower() == "merging":
-        raise ValueError(f"{where}: mode='merging' (MaskMergeMode::MERGING) is not supported "
+    if isinstance(mode, str) and mode.rsplit("::", 1)[-1].lower() == "merging":
+        raise ValueError(f"{where}: mode={mode!r} (MaskMergeMode::MERGING) is not supported "
                          f"(the page: 当前不支持); only mode='zeroing'")
-    raise ValueError(f"{where}: mode={mode!r} is not a supported MaskMergeMode; valid: "
-                     f"['zeroing']")
+    enum_name(mode, where, "mode", ("zeroing",), "MaskMergeMode")
 
 
 def reg_reduce(src: Any, mask: Any, *, reduce_type: str = "sum", mode: str = "zeroing",

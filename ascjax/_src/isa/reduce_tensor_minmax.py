@@ -39,6 +39,7 @@ from .lanes import (
     check_int,
     check_product,
     check_reduce_type,
+    enum_name,
     kernel,
     merge_last,
     padded_pair_tree,
@@ -175,12 +176,7 @@ def check_order(order: Any, config: Config, where: str, kind: str) -> str | None
     """ReduceOrder on this product, as snake_case; None for SUM (the page: no effect). The
     page's spelling, with or without its namespace (``AscendC::ReduceOrder::ORDER_ONLY_INDEX``),
     names the same order."""
-    name = (order.rsplit("::", 1)[-1].lower().removeprefix("order_")
-            if isinstance(order, str) else None)
-    if name not in ORDERS:
-        raise ValueError(f"{where}: order={order!r} is not one of {list(ORDERS)} (or the "
-                         f"page's ReduceOrder::ORDER_... names)")
-    order = name
+    order = enum_name(order, where, "order", ORDERS, "ReduceOrder", "order_")
     if kind == "sum":
         return None
     allowed = REDUCE_ORDERS[config.product]
@@ -404,13 +400,14 @@ def _c_datablock(where: str, kind: str, dst, src, args, mask_state, config):
     return _data_block(where, _c_call(where, dst, src, args, config, mask_state), kind)
 
 
-_C_FORMS = """Two forms, as the C API's overloads: first n, ``(dst, src, count)`` (also the
-    ``_sync`` spelling): contiguous repeats over the first ``count`` elements, the last repeat
-    partly; high-dimensional, ``(dst, src, repeat, dst_repeat_stride, src_block_stride,
-    src_repeat_stride)`` under the hardware mask: ``mask_state``, the ``ascjax.MaskState``
-    asc_set_vector_mask / asc_set_mask_count left (None: the power-on state, Normal mode, every
-    lane; in Counter mode its count covers the call and ``repeat`` has no effect). ``dst``,
-    ``src``: UB tensors ``(..., n)`` of half or float. Atlas A2 / A3."""
+_C_FORMS = """Two forms, as the C API's overloads: first n, ``(dst, src, count)`` (the
+    ``_sync`` spelling takes this form alone): contiguous repeats over the first ``count``
+    elements, the last repeat partly; high-dimensional, ``(dst, src, repeat,
+    dst_repeat_stride, src_block_stride, src_repeat_stride)`` under the hardware mask:
+    ``mask_state``, the ``ascjax.MaskState`` asc_set_vector_mask / asc_set_mask_count left
+    (None: the power-on state, Normal mode, every lane; in Counter mode its count covers the
+    call and ``repeat`` has no effect). ``dst``, ``src``: UB tensors ``(..., n)`` of half or
+    float. Atlas A2 / A3."""
 
 
 def datablock_reduce_sum(dst: Any, src: Any, *args: int, mask_state: Any = None,
@@ -496,7 +493,7 @@ def asc_pair_reduce_sum(*args: Any, mask_state: Any = None, dtype: Any = None,
     (``reduce_register.asc_pair_reduce_sum``); on UB, ``asc_pair_reduce_sum(dst, src, count)``
     or ``(dst, src, repeat, dst_repeat_stride, src_block_stride, src_repeat_stride)`` returns
     the new dst (``pair_reduce_sum_ub``; the mask is ``mask_state``). ``asc_pair_reduce_sum_sync``
-    (the count form) is the same call.
+    is the UB count form alone.
 
     >>> import numpy as np, ascjax
     >>> x = np.arange(64, dtype=np.float32)

@@ -473,14 +473,40 @@ class RepeatPlan:
     def check(self, src_len: int, dst_len: int, where: str) -> None:
         """Raises if an active element is read past the end of src or a result written past the
         end of dst (a LocalTensor too short)."""
-        needed = np.where(self.active, self.reads, -1)
-        if needed.max(initial=-1) >= src_len:
-            r = int(np.argmax(needed.max(axis=1) >= src_len))
+        past = self._first_read_past(src_len)
+        if past is not None:
+            r, element = past
             raise ValueError(f"{where}: src has {src_len} elements but repeat {r} reads element "
-                             f"{int(needed.max())}; the LocalTensor is too short")
+                             f"{element}; the LocalTensor is too short")
         if self.writes.max(initial=-1) >= dst_len:
             raise ValueError(f"{where}: dst has {dst_len} elements but the repeats write "
                              f"element {int(self.writes.max())}; the LocalTensor is too short")
+
+    def _first_read_past(self, src_len: int) -> tuple[int, int] | None:
+        """(the first repeat with an active element at or past ``src_len``, the last element it
+        reads), or None. Worked out per kind of repeat, never as a (repeats, lanes) array: a
+        repeatTime up to 2^31 - 1 with a short src would otherwise exhaust memory before the
+        error could be raised. Every repeat has the same active lanes (``mask``) except, under
+        ``count``, the one it cuts short and those after it (none)."""
+        lanes = self.fmt.lanes
+        lane_reads = repeat_offsets(self.fmt, 1, self.src_blk_stride, 0)[0]
+        step = self.src_rep_stride * self.fmt.per_block   # elements between repeats
+        mask = np.asarray(self.mask, bool)
+        full = self.repeats if self.count is None else min(self.repeats, self.count // lanes)
+        kinds = [(0, full, mask)]                        # (first repeat, end, active lanes)
+        if full < self.repeats and self.count is not None and self.count % lanes:
+            kinds.append((full, full + 1, mask & (np.arange(lanes) < self.count % lanes)))
+        for first, end, active in kinds:
+            if first >= end or not active.any():
+                continue
+            top = int(lane_reads[active].max())        # repeat r reads up to r * step + top
+            if step > 0:
+                r = max(first, -(-(src_len - top) // step))
+            else:
+                r = first if first * step + top >= src_len else end
+            if r < end:
+                return r, r * step + top
+        return None
 
     def load(self, s):
         """The repeats' src elements ``(..., R, lanes)`` at ``reads``, without a gather.

@@ -28,7 +28,7 @@ from typing import Any
 
 from ..config import Config
 from ..formats import resolve
-from .lanes import check_int, check_product
+from .lanes import check_int, check_product, enum_name
 
 WORD = 2**64 - 1
 MODES = ("normal", "counter")
@@ -139,8 +139,7 @@ def set_vector_mask(*args: int, dtype: Any, mode: str = "normal",
     if fmt.bits not in (16, 32):
         raise TypeError(f"{where}: T (dtype) {fmt.name} is {fmt.bits}-bit; the emulator takes "
                         f"16- and 32-bit types (64-bit types are not emulated)")
-    if mode not in MODES:
-        raise ValueError(f"{where}: mode={mode!r} is not one of {MODES} (MaskMode)")
+    mode = enum_name(mode, where, "mode", MODES, "MaskMode")
     lanes = fmt.lanes
     if len(args) == 1:
         if mode == "counter":
