@@ -189,3 +189,10 @@ def test_stale_temporary_files_of_dead_processes_are_removed(tmp_path):
             assert sorted(os.listdir(tmp_path)) == sorted(["out.bin", *names[1:]])
         finally:
             alive.kill()
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_failed_write_names_the_output():
+    """A write's own error names no file ("[Errno 28] No space left on device")."""
+    with pytest.raises(OSError, match=r"^/dev/full: cannot be written: \[Errno 28\] No space"):
+        ascjax.write_bin("/dev/full", np.zeros(1 << 16, np.float32))

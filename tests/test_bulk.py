@@ -231,10 +231,14 @@ def test_cli_run_and_bad_files(tmp_path, capsys):
     src = ["--src", str(tmp_path / "src.bin")]
     cases = [
         (["--src", str(tmp_path / "odd.bin")], "not a whole number of vector_half registers"),
-        (["--src", str(tmp_path / "missing.bin")], "missing.bin: no such file"),
+        (["--src", str(tmp_path / "missing.bin")],
+         f"--src {tmp_path / 'missing.bin'}: no such file"),
+        (src + ["--mask", str(tmp_path / "nope.bin")], f"--mask {tmp_path / 'nope.bin'}: no such"),
         (src + ["--mask", str(tmp_path / "mask.bin")], "129 bytes is neither one mask"),
         (src + ["--mask", str(tmp_path / "two.bin")], "values must be 0 or 1"),
-        (src + ["--pattern", "PAT_XX"], "unknown pattern 'PAT_XX'"),
+        (src + ["--pattern", "PAT_XX"], ("--pattern 'PAT_XX' is not a mask pattern; valid: "
+                                         "PAT_ALL, PAT_VL1,")),
+        (src + ["--pattern", ""], "--pattern '' is not a mask pattern"),  # not PAT_ALL
     ]
     for args, message in cases:
         code = main(["run", "reduce_sum_datablock", "--dtype", "half", "--out", out, *args])
@@ -611,3 +615,68 @@ def test_an_existing_output_is_replaced_whole(tmp_path):
     got = np.fromfile(out, np.float32).reshape(4, 64)
     assert got[:, :8].tolist() == [[8.0] * 8] * 4 and not got[:, 8:].any()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.bin", "src.bin"]
+
+
+def _no_work(*args, **kwargs):
+    raise AssertionError("computed before the outputs were checked")
+
+
+def test_outputs_that_cannot_name_a_file_are_refused_before_any_work(tmp_path, capsys,
+                                                                     monkeypatch):
+    """A review: ``--out ""`` exited 0 and wrote nothing (an empty optional ``--*-out`` was
+    dropped the same way); hand-built runners failed after the whole run, naming a temporary
+    file; ``--out x.bin/`` said "Not a directory"."""
+    from ascjax._src.io import runners
+
+    monkeypatch.setattr(runners, "execute", _no_work)
+    np.ones((4, 64), np.float32).tofile(tmp_path / "src.bin")
+    np.zeros((4, 64), np.uint32).tofile(tmp_path / "idx.bin")
+    (tmp_path / "dir").mkdir()
+    src = ["--src", str(tmp_path / "src.bin"), "--dtype", "float"]
+    good = str(tmp_path / "o.bin")
+    cases = [
+        (["reduce_sum_datablock", *src, "--out", ""], "--out '' is empty"),
+        (["asc_gather", *src, "--index", str(tmp_path / "idx.bin"), "--out", ""],
+         "--out '' is empty"),
+        (["squeeze_and_storeunalign", *src, "--out", good, "--ub-out", ""], "--ub-out '' is"),
+        (["reduce_sum_datablock", *src, "--out", "x.bin/"],
+         "--out 'x.bin/' ends in a path separator"),
+        (["reduce_sum_datablock", *src, "--out", str(tmp_path / "dir")],
+         f"--out '{tmp_path / 'dir'}' is a directory"),
+        (["reduce_sum_datablock", *src, "--out", str(tmp_path / "no" / "o.bin")],
+         f"is in {tmp_path / 'no'}, which does not exist"),
+    ]
+    for args, said in cases:
+        assert main(["run", *args]) == 2, args
+        err = capsys.readouterr().err
+        assert said in err and err.endswith("; give the path of the file to write\n"), err
+    with pytest.raises(ValueError, match="--out '' is empty"):
+        ascjax.run_bin("reduce_sum_datablock", src=str(tmp_path / "src.bin"), dtype="float",
+                       out="")
+    assert sorted(os.listdir(tmp_path)) == ["dir", "idx.bin", "src.bin"]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_a_failed_write_names_the_option_and_the_path(tmp_path, capsys):
+    np.ones((4, 64), np.float32).tofile(tmp_path / "src.bin")
+    src = ["--src", str(tmp_path / "src.bin"), "--dtype", "float"]
+    assert main(["run", "reduce_sum_datablock", *src, "--out", "/dev/full"]) == 2
+    assert capsys.readouterr().err == ("ascjax run: --out /dev/full: cannot be written: "
+                                       "[Errno 28] No space left on device\n")
+    assert main(["run", "squeeze_and_storeunalign", *src, "--out", str(tmp_path / "o.bin"),
+                 "--ar-out", "/dev/full"]) == 2
+    assert "--ar-out /dev/full: cannot be written" in capsys.readouterr().err
+    assert sorted(os.listdir(tmp_path)) == ["src.bin"]
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_run_whose_stderr_cannot_be_written_exits_2(tmp_path):
+    """The summary (or an error) lost to a full stderr: exit code 2, no traceback's exit 1."""
+    np.ones((4, 64), np.float32).tofile(tmp_path / "src.bin")
+    for src in ("src.bin", "missing.bin"):  # a run that succeeds, one that fails
+        with open("/dev/full", "w") as full:
+            done = subprocess.run([sys.executable, "-m", "ascjax", "run", "reduce_sum_datablock",
+                                   "--src", str(tmp_path / src), "--dtype", "float", "--out",
+                                   str(tmp_path / "o.bin")], stderr=full, check=False,
+                                  timeout=120)
+        assert done.returncode == 2, src

@@ -2,6 +2,7 @@
 
 import json
 import math
+import os
 import re
 import subprocess
 import sys
@@ -651,7 +652,8 @@ def _significant(text):
 
 def _printed_values(report):
     """The actual values of the report's table of first mismatches, as printed."""
-    rows = str(report).split("isclose\n", 1)[1].split("\n  rules")[0].splitlines()
+    rows = re.split(r"\n  (?:rules|first isclose)", str(report).split("isclose\n", 1)[1])[0]
+    rows = rows.splitlines()
     return [re.split(r"\s+", row.strip())[1] for row in rows]
 
 
@@ -856,7 +858,7 @@ def test_mismatch_rows_give_the_absolute_difference():
                                  for g, w in zip(got, want, strict=True))
     table = str(r).split("isclose\n", 1)
     assert "abs diff" in table[0].splitlines()[-1]
-    rows = table[1].split("\n  rules")[0].splitlines()
+    rows = re.split(r"\n  (?:rules|first isclose)", table[1])[0].splitlines()
     assert [row.split()[5] for row in rows] == ["0.5", "nan", "inf", "inf", "0.0", "131008.0",
                                                 "0.0009765625"]
     d = json.loads(r.to_json())
@@ -881,3 +883,82 @@ def test_bit_exact_fails_a_nan_of_another_payload(tmp_path):
     golden.tofile(tmp_path / "g.bin"), npu.tofile(tmp_path / "a.bin")
     assert main(["compare", str(tmp_path / "a.bin"), str(tmp_path / "g.bin"), "--dtype",
                  "half", "--bit-exact"]) == 1
+
+
+def _late_failures(n=128 * 64):
+    """A review's case: a 1-ulp flip every 100 elements (close), then 1500 elements near the
+    end off by 0.5 (isclose fails them); the first mismatches show only the harmless ones."""
+    golden = np.random.default_rng(6).uniform(1, 2, n).astype(np.float16)
+    actual = golden.copy()
+    actual.view(np.uint16)[::100] += 1
+    actual[n - 2000:n - 500] += np.float16(0.5)
+    return actual, golden
+
+
+def test_a_failing_isclose_lists_its_first_failures_and_where_the_max_ulp_is(tmp_path, capsys):
+    actual, golden = _late_failures()
+    fails = np.flatnonzero(~np.isclose(actual, golden, rtol=1e-3, atol=1e-3, equal_nan=True))
+    ulps = np.abs(actual.view(np.uint16).astype(int) - golden.view(np.uint16))  # all positive
+    top = int(np.argmax(ulps))  # the first of the largest
+    assert fails[0] > 1000 and (ulps == ulps[top]).sum() > 1  # ties: the first one is named
+    r = ascjax.compare(actual, golden, dtype="half", first=5)
+    assert all(m.close for m in r.first_mismatches)
+    assert [m.index for m in r.first_isclose_failures] == fails[:5].tolist()
+    assert not any(m.close for m in r.first_isclose_failures)
+    at = r.max_ulp_at
+    assert (at.index, at.ulp, at.register, at.block, at.lane) == (
+        top, r.max_ulp, top // 128, top % 128 // 16, top % 128)
+    for chunk in (4096, 3 * 4096):  # the same first failures and max across chunks
+        assert ascjax.compare(actual, golden, dtype="half", first=5,
+                              chunk=chunk).as_dict() == r.as_dict()
+    actual.tofile(tmp_path / "a.bin"), golden.tofile(tmp_path / "g.bin")
+    files = ["compare", str(tmp_path / "a.bin"), str(tmp_path / "g.bin"), "--dtype", "half"]
+    assert main([*files, "--first", "5", "--json"]) == 1
+    d = json.loads(capsys.readouterr().out)
+    assert [m["index"] for m in d["first_isclose_failures"]] == fails[:5].tolist()
+    assert d["max_ulp_at"] == at.as_dict() and d["max_ulp_at"]["lane"] == top % 128
+    assert main([*files, "--first", "5"]) == 1
+    text = capsys.readouterr().out
+    assert (f"max ulp {r.max_ulp} at index {top} (register {top // 128}, block "
+            f"{top % 128 // 16}, lane {top % 128}): actual ") in text
+    table = text.split("first isclose failures (registers):\n")[1].splitlines()
+    assert [int(line.split()[0]) for line in table[1:6]] == fails[:5].tolist()
+    assert table[1].split()[1:4] == [str(fails[0] // 128), str(fails[0] % 128 // 16),
+                                     str(fails[0] % 128)] and table[1].endswith("  no")
+    # only where isclose decides and fails; --shape places both as the mismatch table does
+    assert main([*files, "--rule", "loss"]) == 1
+    assert "first isclose failures" not in capsys.readouterr().out
+    assert main([*files, "--shape", "-1,16", "--json"]) == 1
+    d = json.loads(capsys.readouterr().out)
+    assert d["max_ulp_at"]["position"] == [top // 16, top % 16]
+    assert d["first_isclose_failures"][0]["position"] == [fails[0] // 16, fails[0] % 16]
+    same = ascjax.compare(golden, golden, dtype="half")
+    assert (same.max_ulp_at, same.first_isclose_failures) == (None, ())
+    assert "max ulp" not in str(same) and same.as_dict()["max_ulp_at"] is None
+
+
+def test_a_missing_file_is_named_by_its_argument(tmp_path, capsys):
+    g = tmp_path / "g.bin"
+    np.ones(16, np.float16).tofile(g)
+    nope = str(tmp_path / "nope.bin")
+    for args, said in [([nope, str(g)], f"actual {nope}: no such file"),
+                       ([str(g), nope], f"golden {nope}: no such file"),
+                       ([str(g), str(g), "--shape", "1,16", "--valid-counts", nope],
+                        f"--valid-counts {nope}: no such file")]:
+        assert main(["compare", *args, "--dtype", "half"]) == 2
+        assert capsys.readouterr().err == f"ascjax compare: {said}\n"
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("json_flag", [[], ["--json"]])
+def test_a_report_that_cannot_be_written_is_exit_code_2_not_fail(tmp_path, json_flag):
+    """Exit code 1 is FAIL: a report lost to a full disk is not one, nor a traceback."""
+    np.ones(256, np.float16).tofile(tmp_path / "g.bin")
+    with open("/dev/full", "w") as full:
+        out = subprocess.run([sys.executable, "-m", "ascjax", "compare", str(tmp_path / "g.bin"),
+                              str(tmp_path / "g.bin"), "--dtype", "half", *json_flag],
+                             stdout=full, stderr=subprocess.PIPE, text=True, check=False,
+                             timeout=120)
+    assert out.returncode == 2
+    assert out.stderr == ("ascjax compare: cannot write to stdout: [Errno 28] No space left on "
+                          "device\n")

@@ -165,10 +165,35 @@ def _run_args(p: argparse.ArgumentParser) -> None:
 
 def _fail(name: str, error: BaseException) -> int:
     text = " ".join(str(error).split("\n"))  # one line, whatever raised it
-    print(f"ascjax {name}: {text.removeprefix(name + ': ')}", file=sys.stderr)
-    if getattr(error, "run_hint", None):  # how run read the data (runners.run_bin)
-        print(f"  {error.run_hint}", file=sys.stderr)
+    hint = getattr(error, "run_hint", None)  # how run read the data (runners.run_bin)
+    try:
+        print(f"ascjax {name}: {text.removeprefix(name + ': ')}", file=sys.stderr)
+        if hint:
+            print(f"  {hint}", file=sys.stderr)
+    except OSError:  # stderr is gone or full: the exit code still says bad input
+        _quiet(sys.stderr)
     return 2
+
+
+class _Unwritable(Exception):
+    """A command's own output to ``stream`` (stdout, stderr) failed: exit code 2."""
+
+    def __init__(self, stream: Any, error: OSError):
+        super().__init__(f"cannot write to {'stderr' if stream is sys.stderr else 'stdout'}: "
+                         f"{error}")
+        self.stream = stream
+
+
+def _say(text: Any, stream: Any = None) -> None:
+    """``print`` flushed; a failure other than a reader gone (``BrokenPipeError``, which the
+    callers handle) raises ``_Unwritable``."""
+    stream = stream or sys.stdout
+    try:
+        print(text, file=stream, flush=True)
+    except BrokenPipeError:
+        raise
+    except OSError as error:
+        raise _Unwritable(stream, error) from error
 
 
 # Errors that mean bad input (files, sizes, options, addresses): exit code 2.
@@ -197,7 +222,7 @@ def _run(args: argparse.Namespace) -> int:
                           **{n: getattr(args, n) for n in names if hasattr(args, n)})
     except BAD_INPUT as error:
         return _fail("run", error)
-    print(summary, file=sys.stderr)
+    _say(summary, sys.stderr)
     return 0
 
 
@@ -254,7 +279,8 @@ def _compare_args(p: argparse.ArgumentParser) -> None:
                 "  --valid-counts CNT.bin  with --shape N,LEN: the first CNT[t] of row t only\n"
                 "                  (GatherMask's dst past rsvdCnt is undefined on the NPU;\n"
                 "                  `ascjax run gather_mask --cnt-out CNT.bin` writes them)\n"
-                "\nexit code: 0 pass, 1 fail, 2 bad input")
+                "\nexit code: 0 pass, 1 fail, 2 bad input or a report that could not be "
+                "written")
     p.add_argument("actual", help="output to check (.bin, e.g. the NPU dump; a pipe is read "
                    "to its end)")
     p.add_argument("golden", help="golden (.bin)")
@@ -286,7 +312,7 @@ def _compare_args(p: argparse.ArgumentParser) -> None:
                         "counted")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--first", type=nonnegative_int, default=10,
-                   help="mismatches to locate (default 10)")
+                   help="mismatches to locate, and isclose failures (default 10)")
     p.add_argument("--allow-empty", action="store_true",
                    help="two empty inputs pass instead of being an error")
 
@@ -306,18 +332,22 @@ def _compare(args: argparse.Namespace) -> int:
         return _fail("compare", error)
     code = 0 if report.passed else 1
     try:
-        print(report.to_json() if args.json else report, flush=True)
+        _say(report.to_json() if args.json else report)
     except BrokenPipeError:  # `ascjax compare ... | head`: the reader has gone, say nothing
-        _quiet_stdout()
+        _quiet(sys.stdout)
     return code
 
 
-def _quiet_stdout() -> None:
-    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+def _quiet(stream: Any) -> None:
+    """Point ``stream`` at /dev/null so the interpreter's final flush cannot fail again."""
     import os
 
+    try:
+        fd = stream.fileno()
+    except (OSError, ValueError):  # no descriptor (a captured stream): nothing to flush there
+        return
     devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, sys.stdout.fileno())
+    os.dup2(devnull, fd)
     os.close(devnull)
 
 
@@ -690,8 +720,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ascjax {args.command}: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # the reader of stdout has gone (`ascjax ... | head`)
-        _quiet_stdout()
+        _quiet(sys.stdout)
         return 141
+    except _Unwritable as error:  # a full disk, /dev/full: not the verdict of exit code 1
+        _quiet(error.stream)
+        return _fail(args.command, error)
 
 
 if __name__ == "__main__":

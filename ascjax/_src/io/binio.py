@@ -61,11 +61,11 @@ def _native(bits: np.ndarray, fmt: Format) -> np.ndarray:
 _PIPES: dict[tuple[int, int], bytearray] = {}  # pipes read to their end, until read_bin takes them
 
 
-def _status(path: str | os.PathLike) -> os.stat_result:
+def _status(path: str | os.PathLike, arg: str) -> os.stat_result:
     try:
         return os.stat(path)
     except FileNotFoundError:
-        raise FileNotFoundError(f"{os.fspath(path)}: no such file") from None
+        raise FileNotFoundError(f"{arg} {os.fspath(path)}: no such file") from None
 
 
 def _pipe_bytes(path: str | os.PathLike, st: os.stat_result) -> bytearray:
@@ -85,7 +85,7 @@ def file_size(path: str | os.PathLike, arg: str = "file") -> int:
 
     ``FileNotFoundError`` with the path in the message for a missing file; ``BinFileError`` for
     a directory or a device (unknown size: /dev/zero never ends)."""
-    st = _status(path)
+    st = _status(path, arg)
     if stat.S_ISREG(st.st_mode):
         return st.st_size
     if stat.S_ISFIFO(st.st_mode) or stat.S_ISSOCK(st.st_mode):
@@ -317,7 +317,7 @@ def write_bin(path: str | os.PathLike, array: Any, dtype: Any = None) -> str:
     written flat in C order.
     """
     array, fmt = _stored(array, dtype, "write_bin")
-    with atomic_outputs([path]) as (handle,):
+    with atomic_outputs([path]) as (handle,), output_errors(path):
         write_to(handle, array, fmt)
     return os.fspath(path)
 
@@ -392,6 +392,27 @@ def _terminate_cleanly() -> Iterator[None]:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
+class OutputError(OSError):
+    """An output that could not be opened, written or put in place: ``path`` as given, the
+    ``option`` that named it (where known) and ``reason``, the system's error."""
+
+    def __init__(self, path: str | os.PathLike, reason: str, option: str = ""):
+        self.path, self.reason, self.option = os.fspath(path), reason, option
+        super().__init__(f"{option} {self.path}".lstrip() + f": cannot be written: {reason}")
+
+
+@contextlib.contextmanager
+def output_errors(path: str | os.PathLike) -> Iterator[None]:
+    """The block's OSError as an ``OutputError`` naming ``path`` (a write's own error names no
+    file: "[Errno 27] File too large")."""
+    try:
+        yield
+    except OutputError:
+        raise
+    except OSError as error:
+        raise OutputError(path, str(error)) from error
+
+
 def _open_output(path: str | os.PathLike) -> tuple[Any, str | None, str]:
     """(handle, temporary name or None, target) for one output: see the module doc."""
     target = os.path.realpath(path) if os.path.islink(path) else os.fspath(path)
@@ -400,13 +421,15 @@ def _open_output(path: str | os.PathLike) -> tuple[Any, str | None, str]:
         if stat.S_ISDIR(mode):
             raise IsADirectoryError(f"{os.fspath(path)}: is a directory")
         if not stat.S_ISREG(mode):  # a device or a FIFO: written in place, never replaced
-            return open(target, "wb"), None, target
+            with output_errors(path):
+                return open(target, "wb"), None, target
     directory = os.path.dirname(os.path.abspath(target))
     if not os.path.isdir(directory):
         raise FileNotFoundError(f"{os.fspath(path)}: directory {directory} does not exist")
     remove_stale_temporaries(target)
-    handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 (closed or removed by the caller)
-        dir=directory, prefix=_temp_prefix(target), suffix=".tmp", delete=False)
+    with output_errors(path):
+        handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 (closed or removed by the caller)
+            dir=directory, prefix=_temp_prefix(target), suffix=".tmp", delete=False)
     return handle, handle.name, target
 
 
@@ -425,17 +448,19 @@ def atomic_outputs(paths: list[str | os.PathLike]) -> Iterator[list[Any]]:
             for path in paths:
                 opened.append(_open_output(path))
             yield [handle for handle, _, _ in opened]
-            for handle, temp, target in opened:
-                handle.close()
-                if temp is not None:
-                    os.chmod(temp, _new_file_mode(target))  # temporary files are 0600
-            for _, temp, target in opened:
+            for path, (handle, temp, target) in zip(paths, opened, strict=True):
+                with output_errors(path):  # close writes what the buffer holds
+                    handle.close()
+                    if temp is not None:
+                        os.chmod(temp, _new_file_mode(target))  # temporary files are 0600
+            for path, (_, temp, target) in zip(paths, opened, strict=True):
                 if temp is not None:
                     # Removing the old file first spares ext4's flush of the new data that a
                     # rename over an existing file triggers (auto_da_alloc: ~0.1 s per 256 MiB)
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(target)
-                    os.replace(temp, target)
+                    with output_errors(path):
+                        with contextlib.suppress(FileNotFoundError):
+                            os.unlink(target)
+                        os.replace(temp, target)
             done = True
     finally:
         if not done:

@@ -306,9 +306,12 @@ class CompareReport:
     every applied criterion (the ``rules`` asked for) passes; ``layout`` is how mismatches are
     located (``"registers"``, ``"flat"`` or ``"shape"``, in ``shape``); ``excluded`` counts the
     elements left out past each row's valid count (``valid_counts=``; None without it), which
-    ``elements`` does not include. ``str(report)`` is a table for people, closing with the
-    deciding rules' lines and the verdict; ``as_dict()`` / ``to_json()`` the data (JSON keys
-    as ``ascjax compare --json`` prints them).
+    ``elements`` does not include. ``first_isclose_failures`` are the first elements
+    ``np.isclose`` fails (as many as ``first_mismatches``; ``str(report)`` lists them when the
+    isclose rule decides and fails); ``max_ulp_at`` is the first mismatch at ``max_ulp`` (None
+    without one: no mismatch, or NaN payloads only). ``str(report)`` is a table for people,
+    closing with the deciding rules' lines and the verdict; ``as_dict()`` / ``to_json()`` the
+    data (JSON keys as ``ascjax compare --json`` prints them).
     """
 
     dtype: str
@@ -327,12 +330,16 @@ class CompareReport:
     layout: str = "registers"
     shape: tuple[int, ...] | None = None
     excluded: int | None = None
+    first_isclose_failures: tuple[Mismatch, ...] = ()
+    max_ulp_at: Mismatch | None = None
 
     def as_dict(self) -> dict:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         d.pop("passed")
         d.update(max_ulp=_json_ulp(self.max_ulp),
+                 max_ulp_at=None if self.max_ulp_at is None else self.max_ulp_at.as_dict(),
                  first_mismatches=[m.as_dict() for m in self.first_mismatches],
+                 first_isclose_failures=[m.as_dict() for m in self.first_isclose_failures],
                  criteria={c.name: c.as_dict() for c in self.criteria},
                  ulp_histogram=dict(self.ulp_histogram), rules=list(self.rules),
                  shape=None if self.shape is None else list(self.shape))
@@ -352,11 +359,20 @@ class CompareReport:
         if self.ulp_histogram:
             lines.append("  ulp histogram: " + "  ".join(
                 f"{k}: {v}" for k, v in self.ulp_histogram.items()))
+        if self.max_ulp_at is not None:
+            m = self.max_ulp_at
+            place = ", ".join(f"{k} {v}" for k, v in self._where(m))
+            lines.append(f"  max ulp {ulp} at index {m.index}" + (f" ({place})" if place else "")
+                         + f": actual {self._value(m.actual, m.actual_bits)}, golden "
+                         f"{self._value(m.golden, m.golden_bits)}")
         lines.append(f"  NaN pairs {self.nan_pairs} ({self.nan_payload_differs} with other "
                      f"payloads), NaN vs number {self.nan_vs_number}, inf mismatches "
                      f"{self.inf_mismatches}")
         if self.first_mismatches:
-            lines += self._located()
+            lines += self._located("first mismatches", self.first_mismatches)
+        if self.first_isclose_failures and any(
+                c.name == "isclose" and c.applied and not c.passed for c in self.criteria):
+            lines += self._located("first isclose failures", self.first_isclose_failures)
         others = "; the others, in parentheses, do not decide" if any(
             not c.applied for c in self.criteria) else ""
         lines.append(f"  rules (deciding: {', '.join(map(_spelled, self.rules))}{others}):")
@@ -380,36 +396,36 @@ class CompareReport:
                      f"  PASS ({', '.join(_spelled(c.name) for c in deciding)})")
         return "\n".join(lines)
 
-    def _located(self) -> list[str]:
-        """The table of the first mismatches, in the report's layout."""
+    def _where(self, m: Mismatch) -> list[tuple[str, Any]]:
+        """(field, value) of where ``m`` is, past its index, in the report's layout."""
+        if self.layout == "registers":
+            fields = [("register", m.register), ("block", m.block), ("lane", m.lane)]
+            return fields + ([("byte", m.byte)] if FORMATS[self.dtype].packed else [])
+        return [("position", m.position)] if self.layout == "shape" else []
+
+    def _value(self, value: float, bits: str) -> str:
+        return f"{shortest(value, self.dtype)} ({bits})"
+
+    def _located(self, what: str, found: tuple[Mismatch, ...]) -> list[str]:
+        """A table of mismatches (``what``: its title), in the report's layout."""
         packed = FORMATS[self.dtype].packed
-
-        def where(m: Mismatch) -> str:
-            if self.layout == "registers":
-                return f"{m.register:>8} {m.block:>5} {m.lane:>4} " + \
-                    (f"{m.byte:>4} " if packed else "")
-            if self.layout == "shape":
-                return f"{m.position!s:>{width}} "
-            return ""
-
-        width = max((len(str(m.position)) for m in self.first_mismatches), default=0)
+        width = max((len(str(m.position)) for m in found), default=0)
         width = max(width, len("position"))
-        head = {"registers": f"{'register':>8} {'block':>5} {'lane':>4} " +
-                (f"{'byte':>4} " if packed else ""),
-                "shape": f"{'position':>{width}} ", "flat": ""}[self.layout]
+        widths = {"register": 8, "block": 5, "lane": 4, "byte": 4, "position": width}
+        head = "".join(f"{k:>{widths[k]}} " for k, _ in self._where(found[0]))
         title = {"registers": "registers", "flat": "flat index",
                  "shape": f"shape {self.shape}"}[self.layout]
-        lines = [f"  first mismatches ({title}):"]
+        lines = [f"  {what} ({title}):"]
         if self.layout == "registers" and packed:
             lines.append("    (4-bit type: lane = the element's index in its register, 0-511; "
                          "byte = the register byte holding it, element 2k in the low nibble)")
         lines.append(f"    {'index':>10} {head} {'actual':>24}  {'golden':>24}  "
                      f"{'abs diff':>12}  {'ulp':>6}  isclose")
-        for m in self.first_mismatches:
-            a = f"{shortest(m.actual, self.dtype)} ({m.actual_bits})"
-            g = f"{shortest(m.golden, self.dtype)} ({m.golden_bits})"
+        for m in found:
+            where = "".join(f"{v!s:>{widths[k]}} " for k, v in self._where(m))
+            a, g = self._value(m.actual, m.actual_bits), self._value(m.golden, m.golden_bits)
             u = str(m.ulp) if math.isfinite(m.ulp) else "inf" if m.ulp == math.inf else "payload"
-            lines.append(f"    {m.index:>10} {where(m)} {a:>24}  {g:>24}  "
+            lines.append(f"    {m.index:>10} {where} {a:>24}  {g:>24}  "
                          f"{_diff_text(m.abs_diff, self.dtype):>12}  {u:>6}  "
                          f"{'yes' if m.close else 'no'}")
         return lines
@@ -487,6 +503,9 @@ class _Tally:
         self.nan_pairs = self.nan_payload = self.nan_vs_number = self.inf_mismatches = 0
         self.hist: dict[str, int] = {}
         self.found: list[Mismatch] = []
+        self.failing: list[Mismatch] = []  # the first elements np.isclose fails
+        self.max_at: Mismatch | None = None  # the first element at the largest distance
+        self._max_key = -1  # its distance, inf as int64's largest (payload pairs: -2, none)
         self.rtol_fail = self.atol_fail = self.nonfinite_agree = self.zero_agree = 0
         self.rel_sum, self.rel_max = 0.0, 0.0
         self._rel_group = np.zeros(0, np.float64)  # differing elements' rel, not yet summed
@@ -569,9 +588,19 @@ class _Tally:
         for value, n in zip(labels.tolist(), counts.tolist(), strict=True):
             key = _bin_label(value)
             self.hist[key] = self.hist.get(key, 0) + n
-        for k, i in enumerate(where[: max(self.first - len(self.found), 0)].tolist()):
-            self.found.append(self._mismatch(int(positions[i]), a[i], g[i], int(d[k]),
-                                             bool(close[i])))
+
+        def at(k: int) -> Mismatch:
+            i = where[k]
+            return self._mismatch(int(positions[i]), a[i], g[i], int(d[k]), bool(close[i]))
+
+        self.found += map(at, range(min(where.size, max(self.first - len(self.found), 0))))
+        # equal bits are always close (equal_nan=True): isclose fails only where bits differ
+        fails = np.flatnonzero(~close[where])[: max(self.first - len(self.failing), 0)]
+        self.failing += map(at, fails.tolist())
+        key = np.where(d == _INF_ULP, np.iinfo(np.int64).max, d)
+        k = int(np.argmax(key))  # the first of the largest; an earlier chunk's tie stays
+        if key[k] > self._max_key:
+            self._max_key, self.max_at = int(key[k]), at(k)
 
     def _mismatch(self, index: int, a, g, ulp: int, close: bool) -> Mismatch:
         fmt, per = self.fmt, _elements_per_register(self.fmt)
@@ -663,7 +692,7 @@ class _Tally:
                              self.nan_payload, self.nan_vs_number, self.inf_mismatches,
                              tuple(self.found), tuple(criteria),
                              all(c.passed for c in criteria if c.applied), rules, self.layout,
-                             self.shape, self.excluded)
+                             self.shape, self.excluded, tuple(self.failing), self.max_at)
 
 
 def _tally(a: np.ndarray, g: np.ndarray, tally: _Tally, chunk: int,
@@ -844,10 +873,11 @@ def compare(actual: Any, golden: Any, *, dtype: Any, first: int = 10, bit_exact:
     adds ``"bit_exact"``. The isclose rule's (rtol, atol, error ratio) come from ``preset``
     (``"r1e-3-a1e-3-e1e-3"``, the default, ``"r1e-3-a1e-3-e1e-4"``, ``"r1e-4-a1e-5-e1e-4"``
     or ``"r1e-6-a1e-9-e1e-4"``: the settings of the samples' scripts), each overridden by
-    ``rtol``, ``atol``, ``error_ratio`` when given. ``first`` mismatches are located: with
-    ``shape`` (ints, one of them may be -1; their product must be the element count) by their
-    index tuple in that shape (``shape=(1024, 16)``: (tensor, element) of a file of 1024
-    LocalTensors of 16 elements, as ``ascjax run`` writes for the LocalTensor instructions);
+    ``rtol``, ``atol``, ``error_ratio`` when given. ``first`` mismatches (and as many isclose
+    failures) are located: with ``shape`` (ints, one of them may be -1; their product must be
+    the element count) by their index tuple in that shape (``shape=(1024, 16)``: (tensor,
+    element) of a file of 1024 LocalTensors of 16 elements, as ``ascjax run`` writes for the
+    LocalTensor instructions);
     else in ``layout``: ``"registers"`` (index, register, block, lane: files of registers),
     ``"flat"`` (index only, for compacted outputs) or ``"shape"``; by default arrays of more
     than one dimension are located in their own shape (a 4-bit type's last axis counts bytes,

@@ -31,7 +31,7 @@ from jax.experimental import checkify
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from ..formats import Format
-from .binio import aligned_empty, atomic_outputs, write_to
+from .binio import aligned_empty, atomic_outputs, output_errors, write_to
 from .progress import Progress
 
 CHUNK = 1 << 16  # registers per compiled call: 16 MiB of input at 256 bytes a register
@@ -220,7 +220,8 @@ def execute(plan: Plan, *, chunk: int, devices: list, progress: bool, label: str
 
 def _write_chunk(handles: list, arrays: list[np.ndarray], outputs: list[Output]) -> None:
     for handle, array, o in zip(handles, arrays, outputs, strict=True):
-        write_to(handle, array, o.fmt)
+        with output_errors(o.path):
+            write_to(handle, array, o.fmt)
 
 
 def _join_parts(paths: list[str], rank: int, procs: int) -> None:

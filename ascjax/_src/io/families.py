@@ -39,7 +39,7 @@ from ..cli_options import CONFIG_OPTIONS, Option, ascend_type, config_from_optio
 from ..config import PRODUCTS
 from ..formats import DATABLOCK_BYTES, FORMATS, Format, resolve
 from ..isa.lanes import check_int
-from ..isa.masks import Pattern, create_mask
+from ..isa.masks import Pattern, _pattern, create_mask
 from ..registry import ASSUMPTIONS, INSTRUCTIONS
 from .binio import BinFileError, count_units, read_bin
 from .engine import CHUNK, Output, Plan
@@ -318,7 +318,7 @@ def _outputs(name: str, plan: Plan, extras: Sequence[str], opts: dict, fmt: Form
         if not part.shape or part.shape[0] != 2:
             raise TypeError(f"run {name}: part {i} of the result has shape {part.shape}, not "
                             f"one row per input row")
-        if label and opts.get(label):
+        if label and opts.get(label) is not None:  # given ("" is refused up front)
             outputs.append(Output(opts[label], _format_of(part.dtype, hints),
                                   lambda out, i=i: out[i]))
     return outputs
@@ -360,8 +360,13 @@ def mask_input(opts: dict, fmt: Format, count: int, dtype: Any) -> tuple[list, l
     """(batched, shared, to_mask) for the mask options: a per-register or a common mask."""
     path = opts.get("mask")
     if path is None:
-        mask = create_mask(opts.get("pattern") or DEFAULT_PATTERN, dtype,
-                           config=config_from_options(opts))
+        pattern = DEFAULT_PATTERN if opts.get("pattern") is None else opts["pattern"]
+        try:
+            _pattern(pattern)  # create_mask's own check; its message names no option
+        except ValueError:
+            raise ValueError(f"--pattern {pattern!r} is not a mask pattern; valid: "
+                             f"{', '.join(Pattern.__members__)} (PAT_ may be left out)") from None
+        mask = create_mask(pattern, dtype, config=config_from_options(opts))
         return [], [mask], lambda m: m
     units = count_units(path, FORMATS["uint8_t"], arg="--mask")
     lanes = DATABLOCK_BYTES if opts.get("mask_bits") else fmt.lanes

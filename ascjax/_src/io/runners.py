@@ -36,7 +36,7 @@ from ..isa.reduce_tensor import ORDERS, REDUCE_SUM_METHODS
 from ..isa.reduce_tensor_minmax import pair_reduce_sum_ub
 from ..isa.scatter import scatter
 from ..isa.squeeze import squeeze, squeeze_sequence, squeeze_window
-from .binio import BinFileError, check_output_paths, read_bin
+from .binio import BinFileError, OutputError, check_output_paths, read_bin
 from .engine import CHUNK, Output, Plan, execute
 from .families import (
     MASK_OPTIONS,
@@ -762,6 +762,7 @@ def run_bin(instruction: str, *, chunk: int = CHUNK, devices: Sequence[Any] | No
         if o.low is not None and opts[name] is not None:
             _check_low(instruction, o, opts[name])
     _check_conflicts(instruction, opts)
+    outputs = _check_outputs(instruction, opts)
     check_int(chunk, 1, 1 << 30, where=f"run {instruction}", arg="chunk")
     begin = time.perf_counter()
     try:
@@ -775,6 +776,8 @@ def run_bin(instruction: str, *, chunk: int = CHUNK, devices: Sequence[Any] | No
                            [opts[name] for name in runner.inputs if opts.get(name)])
         devices = list(jax.local_devices() if devices is None else devices)
         rows = execute(plan, chunk=chunk, devices=devices, progress=progress, label=instruction)
+    except OutputError as error:  # name the option too: "--out big.bin: cannot be written"
+        raise OutputError(error.path, error.reason, outputs.get(error.path, "")) from error
     except IndexError as error:  # a fault (an offset or index): say how the data was read
         hint = _dtype_hint(opts, runner.inputs)
         if hint:
@@ -794,6 +797,29 @@ _CONFLICTS = (("mask", "pattern", "--pattern builds the mask when no --mask file
               ("dst", "dst_len", "--dst-len sizes the zero dst made when no --dst is given"))
 # Options that only describe another one's input.
 _NEEDS = (("mask_bits", "mask", "--mask-bits says how the --mask file is laid out"),)
+
+
+def _check_outputs(instruction: str, opts: dict) -> dict[str, str]:
+    """Refuse, before any work, an output option (``--out``, ``--*-out``) given a value that
+    cannot name a file to write: empty (an optional one given "" is not dropped silently),
+    ending in a separator, a directory, or in a directory that does not exist. Returns each
+    output path's option (``{"big.bin": "--out"}``)."""
+    flags = {}
+    for name in (n for n in opts if n == "out" or n.endswith("_out")):
+        if opts[name] is None:
+            continue
+        path, flag = os.fspath(opts[name]), "--" + name.replace("_", "-")
+        parent = os.path.dirname(os.path.abspath(path))
+        why = ("is empty" if not path else
+               "ends in a path separator" if path.endswith((os.sep, os.altsep or os.sep)) else
+               "is a directory" if os.path.isdir(path) else
+               f"is in {parent}, which does not exist" if not os.path.exists(parent) else
+               f"is in {parent}, which is not a directory" if not os.path.isdir(parent) else "")
+        if why:
+            raise ValueError(f"{instruction}: {flag} {path!r} {why}; give the path of the "
+                             f"file to write")
+        flags[path] = flag
+    return flags
 
 
 def _check_conflicts(instruction: str, opts: dict) -> None:
