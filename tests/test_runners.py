@@ -1431,3 +1431,28 @@ def test_help_states_every_default_and_the_mask_bit_mapping(capsys):
         assert said in text, said
     text = " ".join(_help(capsys, "reduce_sum_datablock").split())
     assert "element i of a 2-byte type is bit 2i, of a 4-byte type bit 4i" in text
+
+
+def test_a_sync_name_runs_its_pages_ub_form_alone(tmp_path, capsys):
+    """`ascjax run asc_gather_sync` ran the 950 register gather and asc_gather_datablock_sync
+    its register form: a _sync name's page gives one prototype, on UB. A runner of register
+    forms alone refuses it, naming the runner of UB gathers; one of both kinds needs the UB
+    form's --dst (the UB form through the _sync name runs, as checked above)."""
+    index = np.zeros((3, 64), np.uint32)
+    index[:, :8] = np.arange(8) * 32
+    paths = _files(tmp_path, index=index, data=np.arange(256, dtype=np.uint16))
+    out = str(tmp_path / "out.bin")
+    for name, extra, says in (
+            ("asc_gather_datablock_sync", ["--pattern", "PAT_H"], "give the UB form's --dst"),
+            ("asc_gather_sync", [], "`ascjax run gather` runs UB gathers")):
+        with pytest.raises(SystemExit) as done:
+            main(["run", name, "--src", paths["data"], "--dtype", "uint16_t", "--index",
+                  paths["index"], "--out", out, *extra])
+        assert done.value.code == 2
+        err = capsys.readouterr().err
+        assert f"{name}: its page gives one prototype, {name}(dst, src, src_offset" in err
+        assert says in err
+        with pytest.raises(TypeError, match=re.escape(says)):
+            ascjax.run_bin(name, src=paths["data"], dtype="uint16_t", index=paths["index"],
+                           out=out, **({"pattern": "PAT_H"} if extra else {}))
+    assert not Path(out).exists()

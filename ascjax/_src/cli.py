@@ -672,7 +672,7 @@ def _run_by_vendor_name(argv: list[str]) -> list[str]:
     (``WholeReduceMax`` -> ``reduce_repeat --reduce-type max``)."""
     if len(argv) < 2 or argv[0] != "run" or argv[1].startswith("-"):
         return argv
-    from .io.runners import resolve_runner
+    from .io.runners import resolve_runner, sync_form_error
 
     name = argv[1]
     try:
@@ -680,7 +680,12 @@ def _run_by_vendor_name(argv: list[str]) -> list[str]:
     except ValueError as error:
         _usage_error(str(error))
     rest = argv[2:]
-    if fixed and any(a in ("-h", "--help") for a in rest):
+    helped = any(a in ("-h", "--help") for a in rest)
+    refused = sync_form_error(name, runner, helped or any(
+        a == "--dst" or a.startswith("--dst=") for a in rest))
+    if refused:
+        _usage_error(refused)
+    if fixed and helped:
         options = " ".join(f"--{k.replace('_', '-')} {v}" for k, v in fixed.items())
         print(f"{name}: `ascjax run {runner}` with {options} (given for you; leave it out)\n")
     for keyword, value in fixed.items():

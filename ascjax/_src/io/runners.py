@@ -740,6 +740,7 @@ def run_bin(instruction: str, *, chunk: int = CHUNK, devices: Sequence[Any] | No
     >>> ascjax.read_bin(os.path.join(d, "dst.bin"), "half")[:8].tolist()
     [16.0, 16.0, 16.0, 16.0, 16.0, 16.0, 16.0, 16.0]
     """
+    given = instruction
     instruction, fixed = resolve_runner(instruction)
     for keyword, value in fixed.items():
         if options.setdefault(keyword, value) != value:
@@ -762,6 +763,9 @@ def run_bin(instruction: str, *, chunk: int = CHUNK, devices: Sequence[Any] | No
         if o.low is not None and opts[name] is not None:
             _check_low(instruction, o, opts[name])
     _check_conflicts(instruction, opts)
+    refused = sync_form_error(given, instruction, bool(opts.get("dst")))
+    if refused:
+        raise TypeError(f"run {refused}")
     outputs = _check_outputs(instruction, opts)
     check_int(chunk, 1, 1 << 30, where=f"run {instruction}", arg="chunk")
     begin = time.perf_counter()
@@ -797,6 +801,26 @@ _CONFLICTS = (("mask", "pattern", "--pattern builds the mask when no --mask file
               ("dst", "dst_len", "--dst-len sizes the zero dst made when no --dst is given"))
 # Options that only describe another one's input.
 _NEEDS = (("mask_bits", "mask", "--mask-bits says how the --mask file is laid out"),)
+
+
+def sync_form_error(given: str, instruction: str, has_dst: bool) -> str | None:
+    """Why a ``_sync`` name cannot run with these options, or None. Its page gives it one
+    prototype, on UB (``Instruction.sync``): a runner of register forms alone refuses it, and
+    one of register and UB forms (``call_forms``) must be given the UB form's --dst."""
+    from ..registry import INSTRUCTIONS
+
+    prototype = INSTRUCTIONS[instruction].sync.get(given)
+    options = RUNNERS[instruction].options
+    ub_form = any(o.name == "dst" for o in options)
+    register_form = any("register" in (o.group or "") for o in options)
+    if not prototype or (ub_form and (has_dst or not register_form)):
+        return None
+    page = f"{given}: its page gives one prototype, {given}({', '.join(prototype)}) on UB"
+    if not ub_form:
+        return (f"{page}; `ascjax run {instruction}` runs its register forms"
+                + (" (`ascjax run gather` runs UB gathers by byte offsets, srcBaseAddr 0)"
+                   if instruction == "asc_gather" else ""))
+    return f"{page}; give the UB form's --dst (without it {instruction} runs on registers)"
 
 
 def _check_outputs(instruction: str, opts: dict) -> dict[str, str]:
