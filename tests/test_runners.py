@@ -1443,7 +1443,9 @@ def test_a_sync_name_runs_its_pages_ub_form_alone(tmp_path, capsys):
     paths = _files(tmp_path, index=index, data=np.arange(256, dtype=np.uint16))
     out = str(tmp_path / "out.bin")
     for name, extra, says in (
-            ("asc_gather_datablock_sync", ["--pattern", "PAT_H"], "give the UB form's --dst"),
+            ("asc_gather_datablock_sync", ["--pattern", "PAT_H"],
+             ("give the UB form's options (--dst or --dst-len), not the register form's "
+              "(--index, --pattern)")),
             ("asc_gather_sync", [], "`ascjax run gather` runs UB gathers")):
         with pytest.raises(SystemExit) as done:
             main(["run", name, "--src", paths["data"], "--dtype", "uint16_t", "--index",
@@ -1456,3 +1458,16 @@ def test_a_sync_name_runs_its_pages_ub_form_alone(tmp_path, capsys):
             ascjax.run_bin(name, src=paths["data"], dtype="uint16_t", index=paths["index"],
                            out=out, **({"pattern": "PAT_H"} if extra else {}))
     assert not Path(out).exists()
+    # a first-n prototype refuses the repeat form's options; its own form runs (--dst-len: the
+    # UB form of asc_pair_reduce_sum, which also has a register form)
+    half = _files(tmp_path, src=np.ones(512, np.float16))["src"]
+    with pytest.raises(TypeError, match=r"asc_repeat_reduce_sum_sync\(dst, src, count\) on UB, "
+                                        r"the first-n form: --repeat belong"):
+        ascjax.run_bin("asc_repeat_reduce_sum_sync", src=half, dtype="half", repeat=2,
+                       dst_len=2, out=out, product="A2")
+    for name, length in (("asc_repeat_reduce_sum_sync", 4), ("asc_pair_reduce_sum_sync", 256)):
+        assert main(["run", name, "--src", half, "--dtype", "half", "--count", "512",
+                     "--dst-len", str(length), "--product", "A2", "--out", out]) == 0
+        want = ascjax.instruction(name)(np.zeros(length, np.float16), np.ones(512, np.float16),
+                                        512, config=ascjax.Config(product="A2"))
+        assert np.array_equal(np.fromfile(out, np.float16), np.asarray(want)), name

@@ -681,8 +681,8 @@ def _run_by_vendor_name(argv: list[str]) -> list[str]:
         _usage_error(str(error))
     rest = argv[2:]
     helped = any(a in ("-h", "--help") for a in rest)
-    refused = sync_form_error(name, runner, helped or any(
-        a == "--dst" or a.startswith("--dst=") for a in rest))
+    given = {a[2:].split("=")[0].replace("-", "_") for a in rest if a.startswith("--")}
+    refused = None if helped else sync_form_error(name, runner, given)
     if refused:
         _usage_error(refused)
     if fixed and helped:

@@ -763,7 +763,8 @@ def run_bin(instruction: str, *, chunk: int = CHUNK, devices: Sequence[Any] | No
         if o.low is not None and opts[name] is not None:
             _check_low(instruction, o, opts[name])
     _check_conflicts(instruction, opts)
-    refused = sync_form_error(given, instruction, bool(opts.get("dst")))
+    named = {n for n, v in options.items() if v is not None and v is not False}
+    refused = sync_form_error(given, instruction, named)
     if refused:
         raise TypeError(f"run {refused}")
     outputs = _check_outputs(instruction, opts)
@@ -803,24 +804,40 @@ _CONFLICTS = (("mask", "pattern", "--pattern builds the mask when no --mask file
 _NEEDS = (("mask_bits", "mask", "--mask-bits says how the --mask file is laid out"),)
 
 
-def sync_form_error(given: str, instruction: str, has_dst: bool) -> str | None:
-    """Why a ``_sync`` name cannot run with these options, or None. Its page gives it one
-    prototype, on UB (``Instruction.sync``): a runner of register forms alone refuses it, and
-    one of register and UB forms (``call_forms``) must be given the UB form's --dst."""
+# The options of the C API's repeat forms: a _sync name whose page gives the first-n form
+# (count) refuses them.
+_REPEAT_FORM_OPTIONS = frozenset((
+    "repeat", "dst_repeat_stride", "src_block_stride", "src_repeat_stride", "src0_block_stride",
+    "pattern_mode", "src0_repeat_stride", "src1_repeat_stride", "mask_state"))
+
+
+def sync_form_error(given: str, instruction: str, options: set[str]) -> str | None:
+    """Why a ``_sync`` name cannot run with the options given (their names), or None. Its
+    page gives it one prototype, on UB (``Instruction.sync``): a runner of register forms alone
+    refuses it, one of register and UB forms (``call_forms``) needs the UB form's options, and
+    a first-n prototype refuses the repeat form's."""
     from ..registry import INSTRUCTIONS
 
     prototype = INSTRUCTIONS[instruction].sync.get(given)
-    options = RUNNERS[instruction].options
-    ub_form = any(o.name == "dst" for o in options)
-    register_form = any("register" in (o.group or "") for o in options)
-    if not prototype or (ub_form and (has_dst or not register_form)):
+    if not prototype:
         return None
     page = f"{given}: its page gives one prototype, {given}({', '.join(prototype)}) on UB"
-    if not ub_form:
+    groups = {o.name: o.group or "" for o in RUNNERS[instruction].options}
+    if "dst" not in groups:
         return (f"{page}; `ascjax run {instruction}` runs its register forms"
                 + (" (`ascjax run gather` runs UB gathers by byte offsets, srcBaseAddr 0)"
                    if instruction == "asc_gather" else ""))
-    return f"{page}; give the UB form's --dst (without it {instruction} runs on registers)"
+    register = sorted(n for n in options if "register" in groups.get(n, ""))
+    if register or (any("register" in g for g in groups.values())
+                    and not any("UB" in groups.get(n, "") for n in options)):
+        return (f"{page}; give the UB form's options (--dst or --dst-len), not the register "
+                f"form's" + (f" ({', '.join('--' + n.replace('_', '-') for n in register)})"
+                             if register else ""))
+    repeat = sorted(n for n in options & _REPEAT_FORM_OPTIONS if n not in prototype)
+    if repeat:
+        flags = ", ".join("--" + n.replace("_", "-") for n in repeat)
+        return f"{page}, the first-n form: {flags} belong to {instruction}'s repeat form"
+    return None
 
 
 def _check_outputs(instruction: str, opts: dict) -> dict[str, str]:
