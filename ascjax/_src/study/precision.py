@@ -175,7 +175,10 @@ def sum(x: Any, *, dtype: Any = None, order: str = "sequential",
       summed by 8 accumulators r[j] += x[i+j], combined as ((r0+r1)+(r2+r3))+((r4+r5)+(r6+r7)),
       then the rest added one by one; below 8, -0 + x0 + x1 + ...), accumulated in float32
       and rounded once to the format at the end (as NumPy's half loop does). That is
-      ``np.sum`` of a float16 or float32 array. ``np.sum`` of an ml_dtypes bfloat16 array is
+      ``np.sum`` of a float16 or float32 array along its contiguous last axis; summed along
+      another axis (axis 0 of a C-ordered array, the rows of a Fortran-ordered one), NumPy
+      adds one element at a time in the array's own type: ``"sequential"``. ``np.sum`` of an
+      ml_dtypes bfloat16 array is
       not: NumPy adds it sequentially in bfloat16, every add rounded, which is
       ``"sequential"`` (``reveal_order`` shows the tree; its fp8 arrays go in order too).
     * ``"kahan"``: s = x0, e = +0; for each next x: y = x - e; t = s + y; e = (t - s) - y; s = t.

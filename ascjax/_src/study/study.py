@@ -42,7 +42,8 @@ DISTRIBUTIONS = {
     "uniform": "uniform on [0, 1)",
     "normal": "standard normal",
     "ones": "all ones",
-    "cancelling": "n/2 standard normal values and their negatives, shuffled (exact sum 0)",
+    "cancelling": ("n/2 standard normal values and their negatives (and one 0 where n is odd), "
+                   "shuffled (exact sum 0)"),
 }
 # Where Higham & Mary's model (independent, mean-zero rounding errors) cannot hold: constant
 # inputs make every rounding error a fixed function of the step, not a random draw.
@@ -283,6 +284,25 @@ def order_gammas(order: str, n: int, dtype: Any, failure: float = precision.DEFA
     return (precision.higham_gamma(order, n, fmt.name),
             precision.higham_mary_gamma(order, n, fmt.name, failure=failure),
             precision.higham_mary_lambda(n, lam_u, failure))
+
+
+def final_rounding(order: str, fmt: Any) -> float:
+    """The term of ``order_gammas``' bounds that is no accumulated error: an order that
+    accumulates in float32 and rounds once to a narrower format has the bound
+    u |S| + (1 + u) gamma(float32) sum|x| (u the format's), shown per sum|x| as
+    u + (1 + u) gamma by |S| <= sum|x|; 0 for every other order and for float."""
+    name = resolve(fmt, where="final_rounding").name
+    if order in _orders.FLOAT32_ORDERS and name != "float":
+        return precision.unit_roundoff(name)
+    return 0.0
+
+
+def relative_bound(per_sum_abs: float, order: str, fmt: Any, kappa):
+    """The relative error a bound of ``per_sum_abs`` sum|x| (``order_gammas``) allows at
+    condition number ``kappa``: kappa times it, but the final rounding to a narrower format
+    (``final_rounding``) is relative to |S| itself, not scaled by kappa."""
+    last = final_rounding(order, fmt)
+    return last + kappa * (per_sum_abs - last)
 
 
 def _bounds(x, fmt: Format, order: str, exact, failure: float):
@@ -735,8 +755,10 @@ ORDER_DESCRIPTIONS = {
                            "the tree over the merged register",
     "numpy_pairwise": "NumPy's pairwise summation (blocks of 128, 8 accumulators) "
                       "accumulated in float32, rounded once to the format: np.sum's order for "
-                      "float16 and float32 arrays. np.sum of an ml_dtypes bfloat16 array is "
-                      "not this: NumPy adds it sequentially in bfloat16 (`sequential`)",
+                      "float16 and float32 arrays along a contiguous last axis (along another "
+                      "axis NumPy adds one element at a time in the array's type: "
+                      "`sequential`). np.sum of an ml_dtypes bfloat16 array is not this: "
+                      "NumPy adds it sequentially in bfloat16 (`sequential`)",
     "kahan": "Kahan's compensated sum in the format",
     **PATTERNS,
 }
@@ -759,7 +781,12 @@ COLUMNS = (
     "where m trials did so, measured over the others. `inf` as an error means the order's "
     "result is not finite though the exact sum is in range (a partial sum overflowed). A `!` "
     "marks a cell where some trial with neither kind of overflow exceeded the deterministic "
-    "bound, a `?` one where some such trial exceeded the probabilistic bound."),
+    "bound, a `?` one where some such trial exceeded the probabilistic bound. For an order "
+    "that accumulates in float32 and rounds once to a narrower format (numpy_pairwise, "
+    "float_acc_repeat_sequential) the bound on a trial is u |S| + (1 + u) gamma(float32) "
+    "sum|x|; the cell shows its largest value over |S| <= sum|x|, u + (1 + u) gamma, which is "
+    "loose where the sum cancels (u |S| is then small); the `!` and `?` marks and the counts "
+    "use each trial's own bound."),
     ("**max ULPs (correctly rounded)**: the largest error in units in the last place of the "
     "format at the exact sum, over the trials whose exact sum is not 0 (n/a where every one "
     "is), then the share of trials whose "
@@ -770,7 +797,9 @@ COLUMNS = (
     ("**relative error vs kappa**: per kappa(K) workload, the median measured kappa = "
     "sum|x| / |exact sum|, then per order the median and largest relative error |computed - "
     "exact| / |exact| over the trials and, in brackets, kappa times the probabilistic bound "
-    "(the relative error it allows at the median kappa); `degenerate` where the exact sum is "
+    "(the relative error it allows at the median kappa; for an order that accumulates in "
+    "float32 and rounds once to a narrower format, u + kappa (1 + u) gamma~(float32): that last "
+    "rounding is relative to the sum itself); `degenerate` where the exact sum is "
     "0 in most trials (the one-signed part rounded to 0 in a narrow format), so that kappa "
     "is undefined."),
     ("The CSV files hold every row (`sweep`: `n` for the main cells, `kappa` for the "
@@ -1013,6 +1042,21 @@ def order_findings(study: Study, fmt: str) -> list[str]:
         text += f" (k = {depth} at n = {n_max}): " if depth is not None else ": "
         growth = _growth(study, fmt, order)
         stagnant = sorted({r["n"] for r in mine if r["stagnates"]})
+        last = final_rounding(order, fmt)
+        if top and last and top["prob_bound_over_sum_abs"] - last < last:
+            # float32's accumulated error is below the one rounding to fmt at every size: a
+            # slope against float32's k would fit how the sums sit in fmt's binades
+            rounded = [r["correctly_rounded"] for r in mine if r["median_kappa"] <= 1 + 1e-9
+                       and math.isfinite(r["correctly_rounded"])]
+            text += (f"it accumulates in float32 (probabilistic bound "
+                     f"{_fmt(top['prob_bound_over_sum_abs'] - last)} of sum|x| at n = "
+                     f"{n_max}) and rounds once to {fmt}, whose u = {_fmt(last)} is larger: "
+                     f"on same-sign data its error is that last rounding"
+                     + (" (every trial correctly rounded)" if rounded and min(rounded) == 1
+                        else f" ({100 * min(rounded):.0f}% or more of each such cell's trials "
+                             f"correctly rounded)" if rounded else "")
+                     + ", so no growth with k is fitted. ")
+            growth = None
         if growth is None and stagnant:
             text += (f"the sum stagnates on same-sign data from n = {stagnant[0]} on, leaving "
                      f"too few sizes to fit a growth rate. ")
@@ -1045,8 +1089,10 @@ def order_findings(study: Study, fmt: str) -> list[str]:
                            and math.isfinite(r["p50_err_over_sum_abs"])]
                 if depth and typical:
                     r = max(typical, key=lambda r: r["p50_err_over_sum_abs"])
+                    unit = 2.0 ** -24 if last else u  # the accumulation's own u
                     text += (f"; at n = {n_max} it is "
-                             f"{r['p50_err_over_sum_abs'] / (math.sqrt(depth) * u):.2g} sqrt(k) u, "
+                             f"{r['p50_err_over_sum_abs'] / (math.sqrt(depth) * unit):.2g} "
+                             f"sqrt(k) u{'(float32)' if last else ''}, "
                              f"{r['p50_err_over_sum_abs'] / r['prob_bound_over_sum_abs']:.2g} "
                              f"of the probabilistic bound")
                 text += ". "
@@ -1138,7 +1184,9 @@ def conditioning_findings(cond: Study) -> list[str]:
         # held against kappa gamma~: the orders with a bound (not kahan's first-order 2u)
         rows = [r for r in cond.rows if r["format"] == fmt and r["distribution"] in kept
                 and not r["first_order_bound"]]
-        lo, hi = kept[0], kept[-1]
+        # the least and the most conditioned workloads, by measured kappa (not --kappas order)
+        lo = min(kept, key=lambda d: by_key[d, first]["median_kappa"])
+        hi = max(kept, key=lambda d: by_key[d, first]["median_kappa"])
         k_lo, k_hi = by_key[lo, first]["median_kappa"], by_key[hi, first]["median_kappa"]
         if lo == hi:
             parts = [f"{o} {_fmt(by_key[lo, o]['p50_rel_err'])}" for o in cond.orders]
@@ -1152,11 +1200,32 @@ def conditioning_findings(cond: Study) -> list[str]:
         total = sum(r["checked_trials"] for r in rows)
         lines.append(f"- **{fmt}, relative error against kappa (n = {cond.sizes[0]}):** "
                      f"{trend} {'; '.join(parts)}"
-                     + (": it grows with kappa, as kappa times the bound per sum|x| predicts "
-                        "(relative error <= kappa gamma)" if lo != hi else "")
+                     + (_kappa_trend(by_key, lo, hi, cond.orders) if lo != hi else "")
                      + f". Trials above kappa gamma~ (every order but kahan): {over} of "
                        f"{total}.")
     return lines
+
+
+# A median relative error that rose by less than this from the least to the most conditioned
+# workload is not called growth (a few trials' medians move by tens of percent at random).
+KAPPA_GROWTH = 1.5
+
+
+def _kappa_trend(by_key: dict, lo: str, hi: str, orders: Sequence[str]) -> str:
+    """Which orders' median relative error grew (by more than ``KAPPA_GROWTH``) from workload
+    ``lo`` to ``hi`` (more conditioned), as the bound (relative error <= kappa gamma) allows,
+    and which did not."""
+    grew = [o for o in orders
+            if by_key[hi, o]["p50_rel_err"] > KAPPA_GROWTH * by_key[lo, o]["p50_rel_err"]]
+    rest = [o for o in orders if o not in grew]
+    if not rest:
+        return (f": it grows with kappa (more than {KAPPA_GROWTH:g}x) for every order, as kappa "
+                f"times the bound per sum|x| allows (relative error <= kappa gamma)")
+    if not grew:
+        return (f": it grows with kappa (more than {KAPPA_GROWTH:g}x) for no order here, though "
+                f"kappa gamma would allow it")
+    return (f": it grows with kappa (more than {KAPPA_GROWTH:g}x) for {', '.join(grew)}, as "
+            f"kappa gamma allows; not for {', '.join(rest)}")
 
 
 def _marks(r: dict) -> str:
@@ -1178,8 +1247,9 @@ def _cell(r: dict, measured: Callable[[dict], str]) -> str:
 def _kappa_cell(r: dict, kappa: float) -> str:
     if _degenerate(r):
         return f"degenerate (exact sum 0 in {r['zero_exact_trials']} of {r['trials']})"
+    allowed = relative_bound(r["prob_bound_over_sum_abs"], r["order"], r["format"], kappa)
     return (f"{_fmt(r['p50_rel_err'])} / {_fmt(r['max_rel_err'])} "
-            f"({_fmt(kappa * r['prob_bound_over_sum_abs'])}){_marks(r)}")
+            f"({_fmt(allowed)}){_marks(r)}")
 
 
 def markdown(study: Study, title: str = "Summation error: hardware trees vs sequential vs "
@@ -1364,8 +1434,10 @@ def plot_kappa(study: Study, fmt: str) -> Any:
         # Unclipped (matplotlib clips at the panel): np.clip would flatten a line at the top
         # edge, as if the bound levelled off.
         if not math.isinf(det):
-            ax.plot(line_k, line_k * det, "--", color="0.3", lw=0.8, label="kappa gamma_k")
-        ax.plot(line_k, line_k * prob, ":", color="0.1", lw=1.0, label="kappa gamma~_k")
+            ax.plot(line_k, relative_bound(det, order, fmt, line_k), "--", color="0.3", lw=0.8,
+                    label="kappa gamma_k")
+        ax.plot(line_k, relative_bound(prob, order, fmt, line_k), ":", color="0.1", lw=1.0,
+                label="kappa gamma~_k")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_ylim(floor / 2, ceiling * 2)
