@@ -974,3 +974,15 @@ def test_np_sum_along_a_strided_axis_is_sequential(dtype):
     described = " ".join(precision.ORDER_DESCRIPTIONS["numpy_pairwise"].split())
     assert "along a contiguous last axis" in described
     assert "along another axis" in " ".join(precision.sum.__doc__.split())
+
+
+def test_the_vacuity_sentence_sets_the_bound_against_random_data_only():
+    """"probabilistic ... 1.9e-01 of sum|x| at n = 4096, against a measured 5.0e-01" quoted
+    the all-ones cell, which the probabilistic model does not cover."""
+    def row(dist, err):
+        return {"n": 4096, "bound_over_sum_abs": math.inf, "prob_bound_over_sum_abs": 0.19,
+                "max_err_over_sum_abs": err, "random_model": dist != "ones"}
+
+    text = study_module._vacuity([row("uniform", 0.02), row("ones", 0.5)])
+    assert "against a measured 2.0e-02 on random data" in text and "5.0e-01" not in text
+    assert "against a measured" not in study_module._vacuity([row("ones", 0.5)])
