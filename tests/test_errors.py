@@ -325,14 +325,25 @@ def test_64_bit_inputs_are_refused_not_narrowed(dtype):
     ("asc_squeeze", (np.ones(64, np.float32), np.ones(64)), 1),  # a float64 mask: to bool
     ("asc_gather_datablock", (np.ones(128, np.float16), np.arange(64, dtype=np.uint32) % 8 * 32,
                               np.ones(128)), 2),
+    # data of the kind it came in, the widest taken: float64 [0, 1] data was told to become
+    # int16 (zeros), int64 data uint16 (negatives wrapped)
+    ("asc_reduce_sum_datablock", (np.linspace(0, 1, 64), np.ones(64, bool)), 0),
+    ("asc_reduce_max", (np.arange(-32, 32), np.ones(64, bool)), 0),
+    ("AscendC::GatherMask", (np.zeros(64, np.float32), np.linspace(0, 1, 64), 7, False, 0,
+                             (1, 1, 8, 0)), 1),
 ])
 def test_a_64_bit_argument_gets_a_cast_the_call_then_takes(name, args, arg):
     call = ascjax.instruction(name)
     with pytest.raises(TypeError, match=r"would narrow") as error:
         call(*args)
     cast = re.search(r"\.astype\(np\.(\w+)\)", str(error.value)).group(1)
+    kept = {"asc_reduce_sum_datablock": "float32", "asc_reduce_max": "int32",
+            "AscendC::GatherMask": "float32"}  # the kind the data came in, widest
+    assert cast == kept.get(name, cast), error.value
     fixed = list(args)
     fixed[arg] = args[arg].astype(cast)
+    if name == "AscendC::GatherMask":  # dst and src0 are one type
+        fixed[0] = fixed[0].astype(cast)
     call(*fixed)  # no error: the advice is followed through
 
 

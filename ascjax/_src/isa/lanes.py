@@ -42,6 +42,16 @@ def _numpy_name(name: str) -> str:
     return "bool_" if name == "bool" else resolve(name).storage_dtype.name
 
 
+# The cast a 64-bit array's error suggests, by its kind: the widest accepted type of that kind
+# keeps most values (float64 data cast to int16 would be zeros).
+_CLOSEST = {"f": ("float", "half", "bfloat16_t"), "i": ("int32_t", "int16_t", "int8_t"),
+            "u": ("uint32_t", "uint16_t", "uint8_t")}
+
+
+def _closest(wide: np.dtype, accepts: Sequence[str]) -> str:
+    return next((name for name in _CLOSEST[wide.kind] if name in accepts), accepts[0])
+
+
 def as_array(x: Any, *, where: str, arg: str, accepts: Sequence[str] = ()) -> jax.Array:
     """``x`` as a JAX array, or a TypeError naming the argument: None, a string and anything
     else JAX cannot hold, and 64-bit arrays, which JAX (64-bit types off) would narrow to 32
@@ -55,7 +65,7 @@ def as_array(x: Any, *, where: str, arg: str, accepts: Sequence[str] = ()) -> ja
         narrow = {"f": "float32", "i": "int32", "u": "uint32"}[wide.kind]
         hint = (f"e.g. {arg}.astype(np.{narrow})" if not accepts else
                 f"to {' or '.join(accepts)}, the {arg} type{'s' if len(accepts) > 1 else ''} "
-                f"taken here, e.g. {arg}.astype(np.{_numpy_name(accepts[0])})")
+                f"taken here, e.g. {arg}.astype(np.{_numpy_name(_closest(wide, accepts))})")
         raise TypeError(f"{where}: {arg} has dtype {wide}, which JAX (64-bit types off) would "
                         f"narrow to {narrow} silently; the pages' 64-bit rows (int64_t / "
                         f"uint64_t) are not emulated: cast it yourself, {hint}, after checking "
