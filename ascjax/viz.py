@@ -1,7 +1,9 @@
 """Pictures of registers, masks and what each instruction does (matplotlib).
 
 Every function returns a ``matplotlib.figure.Figure`` (built without pyplot: importing this
-module or drawing changes no global matplotlib state; notebooks show the figure). The names
+module or drawing changes no global matplotlib state). A notebook shows a figure that is a
+cell's last value; anywhere else in a cell (in a loop, before other statements) call
+``fig.show()``. ``plt.show()`` does not know these figures, as they are not pyplot's. The names
 and arguments mirror the instructions: ``ascjax.viz.asc_gather(src, index, mask)`` draws what
 ``ascjax.asc_gather(src, index, mask)`` does, with the values the instruction returns.
 

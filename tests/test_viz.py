@@ -334,3 +334,24 @@ def test_pair_outputs_a_later_repeat_overwrote_show_what_the_repeat_wrote():
     for gid, text in drawn.items():
         k = int(gid.split(":")[1])
         assert float(text) == float(np.float16(src[2 * k]) + np.float16(src[2 * k + 1]))
+
+
+def test_fig_show_shows_a_picture_anywhere_in_a_notebook_cell(tmp_path, monkeypatch):
+    """A figure showed only as a cell's last value: fig.show() raised matplotlib's "works only
+    for figures managed by pyplot", so pictures drawn in a loop never appeared."""
+    import nbclient
+    import nbformat
+
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "import numpy as np, ascjax\nfrom ascjax import viz\n"
+        "for p in ('PAT_M3', 'PAT_M4'):\n"
+        "    viz.register(np.arange(64, dtype=np.float32), ascjax.create_mask(p, 'float')).show()\n"
+        "print('done')")])
+    nbclient.NotebookClient(nb, timeout=120, kernel_name="python3",
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    outputs = nb.cells[0].outputs
+    assert sum("image/png" in o.get("data", {}) for o in outputs) == 2, outputs
+    fig = viz.register(np.arange(64, dtype=np.float32), ascjax.create_mask("PAT_M3", "float"))
+    with pytest.raises(RuntimeError, match=r"not pyplot's .* fig\.savefig"):
+        fig.show()  # no IPython here: the way to see it in a script

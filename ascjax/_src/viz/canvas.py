@@ -34,6 +34,21 @@ def _figure_class() -> type:
             self.savefig(buf, format="png", dpi=100)
             return buf.getvalue()
 
+        def show(self, warn: bool = True) -> None:
+            """Show the figure in a notebook from anywhere in a cell (a loop, before other
+            statements), where a cell's last value alone is shown. ``plt.show()`` does not
+            know these figures: they are not pyplot's. Outside IPython, save it instead."""
+            try:
+                from IPython import get_ipython
+                from IPython.display import display
+            except ImportError:
+                get_ipython = None
+            if get_ipython is None or get_ipython() is None:
+                raise RuntimeError("ascjax.viz figures are not pyplot's and show only in a "
+                                   "notebook (IPython); in a script save one: "
+                                   "fig.savefig(\"picture.png\")")
+            display(self)
+
     return ShownFigure
 
 
