@@ -355,3 +355,15 @@ def test_fig_show_shows_a_picture_anywhere_in_a_notebook_cell(tmp_path, monkeypa
     fig = viz.register(np.arange(64, dtype=np.float32), ascjax.create_mask("PAT_M3", "float"))
     with pytest.raises(RuntimeError, match=r"not pyplot's .* fig\.savefig"):
         fig.show()  # no IPython here: the way to see it in a script
+
+
+def test_gather_mask_patterns_legend_says_how_to_read_unnumbered_panels():
+    """The legend promised "number: the dst element it lands in" while only panels of 64
+    elements or fewer carry numbers (half, int8_t and bfloat16_t panels had none)."""
+    def legend(dtypes):
+        return [t.get_text() for t in viz.gather_mask_patterns(dtypes).legends[0].get_texts()]
+
+    assert "number: the dst element it lands in" in legend(("float",))
+    assert legend(("half",))[-1].startswith("the k-th kept element")
+    both = legend(("half", "float"))[-1]
+    assert both.startswith("number:") and "panels without numbers" in both

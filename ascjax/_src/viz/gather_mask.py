@@ -22,6 +22,19 @@ def _pattern_colour(pattern: int) -> tuple:
     return palette((0, 1, 2, 3, 4, 5, 6, 8, 9)[pattern % 9])
 
 
+NUMBERED_LANES = 64  # panels of more elements a repeat have cells too narrow for a number
+
+
+def _numbers_legend(lanes: list[int]) -> str:
+    numbered = [n <= NUMBERED_LANES for n in lanes]
+    if all(numbered):
+        return "number: the dst element it lands in"
+    unnumbered = "the k-th kept element (from the left) lands in dst element k"
+    if not any(numbered):
+        return unnumbered
+    return f"number: the dst element it lands in (panels without numbers: {unnumbered})"
+
+
 def gather_mask_patterns(dtypes: Sequence[Any] = ("half", "float"),
                          patterns: Sequence[int] = tuple(range(1, 8)), *,
                          config: Config | None = None):
@@ -73,7 +86,7 @@ def gather_mask_patterns(dtypes: Sequence[Any] = ("half", "float"),
                 on = e in order
                 canvas.cell(ax, e, row, 1, 0.8, face=_pattern_colour(p) if on else MASKED,
                             edge="#777777", lw=0.3)
-                if on and lanes <= 64:
+                if on and lanes <= NUMBERED_LANES:
                     ax.text(e + 0.5, row + 0.4, str(order[e]), ha="center", va="center",
                             fontsize=5)
             ax.text(-1, row + 0.4, f"{p}: {_BITS[p]}", ha="right", va="center", fontsize=8)
@@ -86,6 +99,6 @@ def gather_mask_patterns(dtypes: Sequence[Any] = ("half", "float"),
     canvas.legend([*((f"kept by pattern {p}" if i == 0 else str(p),
                       {"facecolor": _pattern_colour(p)}) for i, p in enumerate(patterns)),
                    ("not kept", {"facecolor": MASKED}),
-                   ("number: the dst element it lands in", {"facecolor": "none",
-                                                            "edgecolor": "none"})])
+                   (_numbers_legend([f.lanes for f in fmts]), {"facecolor": "none",
+                                                                "edgecolor": "none"})])
     return canvas.flush()
