@@ -367,3 +367,12 @@ def test_gather_mask_patterns_legend_says_how_to_read_unnumbered_panels():
     assert legend(("half",))[-1].startswith("the k-th kept element")
     both = legend(("half", "float"))[-1]
     assert both.startswith("number:") and "panels without numbers" in both
+
+
+def test_the_unaligned_register_row_says_its_bytes_are_hex():
+    """The src0 row prints raw bytes in hex, the UB rows values in decimal: int8 bytes read
+    "49 52 55" above and "31 34 37" below, unexplained."""
+    x = (np.arange(256) % 100).astype(np.int8)
+    fig = viz.squeeze_and_storeunalign(x, np.arange(256) % 37 == 0, dst_addr=5, finalize=False)
+    labels = [t.get_text() for ax in fig.axes for t in ax.get_yticklabels()]
+    assert "src0 (unaligned reg),\nbytes in hex" in labels

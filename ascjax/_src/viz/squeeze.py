@@ -187,7 +187,7 @@ def _panel(canvas: Canvas, ax: Axes, layout: _Layout, step: _Step, *, in_ub: int
                   [str(c) for c in range(0, DATABLOCK_BYTES, 4)], fontsize=7)
     ax.set_yticks([r + 0.5 for r in range(rows)] + [y + 0.5],
                   [f"UB {base + DATABLOCK_BYTES * r:#06x}" for r in range(rows)]
-                  + ["src0 (unaligned reg)"],
+                  + ["src0 (unaligned reg),\nbytes in hex"],
                   fontsize=7)
     ax.tick_params(length=0)
 
