@@ -376,3 +376,15 @@ def test_the_unaligned_register_row_says_its_bytes_are_hex():
     fig = viz.squeeze_and_storeunalign(x, np.arange(256) % 37 == 0, dst_addr=5, finalize=False)
     labels = [t.get_text() for ax in fig.axes for t in ax.get_yticklabels()]
     assert "src0 (unaligned reg),\nbytes in hex" in labels
+
+
+def test_asc_gather_widens_for_many_lanes_instead_of_dropping_values():
+    """64 lanes of five-digit floats: every src and dst cell read "…" in a 13-inch figure,
+    though the README says a value is never left out; the figure now widens with the lanes,
+    as the compaction pictures do."""
+    rng = np.random.default_rng(1)
+    fig = viz.asc_gather((rng.standard_normal(100) * 1e4).astype(np.float32),
+                         rng.integers(0, 100, 64).astype(np.uint32),
+                         ascjax.create_mask("PAT_ALL", "float"), lanes=(0, 64))
+    assert not [t for ax in fig.axes for t in ax.texts if t.get_text() == "…"]
+    assert len(texts(fig, "dst:")) == 64

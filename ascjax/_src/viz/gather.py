@@ -64,15 +64,18 @@ def asc_gather(src: Any, index: Any, mask: Any, *, dst_dtype: Any = None, dtype:
     layout = ("b8 -> b16: the source byte is zero-extended" if widen else
               "value i goes to dst element 2i; odd elements are 0" if even else
               "dst[i] = src[index[i]]")
-    canvas = Canvas(13, 7.2)
+    run = _Run(np.asarray(src), src_fmt, idx, active, out, dst_fmt, even)
+    window = range(lo, hi)
+    # wide enough for every value (as the compaction pictures): ~0.55 inch a cell
+    cells = max(_src_positions(run, window)[1], len(window) * (2 if even else 1))
+    canvas = Canvas(max(13.0, 0.55 * cells / 0.9 + 1.5), 7.2)
     top = canvas.axes((0.07, 0.63, 0.68, 0.27))
     _overview(top, idx, active, lo, hi)
     canvas.figure.suptitle(f"asc_gather: dst={dst_fmt.name}, src={src_fmt.name}, "
                            f"index={idx_fmt.name} ({idx_fmt.lanes} lanes, {int(active.sum())} "
                            f"active); {layout}", fontsize=11)
     bottom = canvas.axes((0.07, 0.08, 0.9, 0.42))
-    run = _Run(np.asarray(src), src_fmt, idx, active, out, dst_fmt, even)
-    _detail(canvas, bottom, run, range(lo, hi))
+    _detail(canvas, bottom, run, window)
     odd = [("odd element of the even-position layout: 0", {"facecolor": "white",
                                                               "hatch": ".."})]
     canvas.legend([("active lane: src element and the dst element it fills",
@@ -106,17 +109,24 @@ def _overview(ax: Axes, idx: np.ndarray, active: np.ndarray, lo: int, hi: int) -
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
 
 
-def _detail(canvas: Canvas, ax: Axes, run: _Run, window: range) -> None:
-    """The index lanes in ``window``: arrows from the src elements read to the dst filled."""
-    idx, active, lo = run.index, run.active, window.start
-    used = sorted({int(idx[i]) for i in window if active[i]})
-    # Source cells: the elements read, in order, with a gap wherever they are not contiguous.
+def _src_positions(run: _Run, window: range) -> tuple[dict, float]:
+    """Source cells: the elements the lanes in ``window`` read, in order, with a gap wherever
+    they are not contiguous; each element's x, and the width they take."""
+    used = sorted({int(run.index[i]) for i in window if run.active[i]})
     src_x, x = {}, 0.0
     for j, e in enumerate(used):
         if j and e != used[j - 1] + 1:
             x += 0.6
         src_x[e] = x
         x += 1
+    return src_x, x
+
+
+def _detail(canvas: Canvas, ax: Axes, run: _Run, window: range) -> None:
+    """The index lanes in ``window``: arrows from the src elements read to the dst filled."""
+    idx, active, lo = run.index, run.active, window.start
+    src_x, x = _src_positions(run, window)
+    used = list(src_x)
     per_lane = 2 if run.even else 1
     n_dst = len(window) * per_lane
     width = max(x, n_dst)
