@@ -612,3 +612,21 @@ def test_a_batched_squeeze_store_past_the_ub_names_its_register():
         ascjax.squeeze_and_storeunalign(np.zeros((2, 3, 512), np.uint8), 256, state, reg, keep)
     fits = state._replace(ar=jnp.array([0, 0, 0], jnp.int32))
     assert checked(fits)[0].get() is None and np.asarray(store(fits)).shape == (3, 512)
+
+
+def test_a_register_dst_the_page_passes_is_said_to_be_returned():
+    """help(asc_reduce_sum) began "asc_reduce_sum(dst, src, mask)", and calling it so gave a
+    bare "takes 2 positional arguments but 3 were given": each function whose page passes
+    the register dst first, which ascjax returns, says so in its docstring."""
+    import inspect
+
+    found = []
+    for name in dir(ascjax):
+        f = getattr(ascjax, name)
+        doc = getattr(f, "__doc__", None) or ""
+        head = re.match(r"``([\w:]+)\(dst, ([^)]*)\)``", doc.strip())
+        if callable(f) and head and next(iter(inspect.signature(f).parameters)) == "src":
+            found.append(name)
+            assert "the register ``dst`` is returned, not passed" in " ".join(doc.split()), name
+    assert {"asc_reduce_sum", "asc_reduce_max", "reduce_sum_datablock",
+            "squeeze_with_status"} <= set(found)

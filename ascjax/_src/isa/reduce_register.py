@@ -62,6 +62,7 @@ def _block_sums(adder: Adder, src, emask, block: int, levels=None):
 def reduce_sum_datablock(src: Any, mask: Any, *, dtype: Any = None,
                          config: Config | None = None) -> jax.Array:
     """``asc_reduce_sum_datablock(dst, src, mask)``: the sum of each 32-byte DataBlock.
+    Called with ``(src, mask)``: the register ``dst`` is returned, not passed.
 
     ``src`` is a register ``(..., lanes)`` of half, float, int16/uint16 (widened to 32 bits
     before any add) or int32/uint32; ``mask`` is hardware form ``(..., 256)`` or per-element
@@ -85,6 +86,7 @@ def reduce_sum_datablock(src: Any, mask: Any, *, dtype: Any = None,
 def asc_reduce_sum(src: Any, mask: Any, *, dtype: Any = None,
                    config: Config | None = None) -> jax.Array:
     """``asc_reduce_sum(dst, src, mask)``: the sum of the register's active elements, in lane 0.
+    Called with ``(src, mask)``: the register ``dst`` is returned, not passed.
 
     ``src`` is a register ``(..., lanes)`` of half, float, int16/uint16 (widened to
     int32/uint32 before any add, and dst is int32/uint32) or int32/uint32; ``mask`` is hardware

@@ -120,6 +120,7 @@ def _extreme(where: str, kind: str, per_block: bool, src, mask, dtype, config) -
 
 _EXTREME_DOC = """``asc_reduce_{kind}(dst, src, mask)``: the {word} of the register's active
     elements in lane 0, its index in lane 1.
+    Called with ``(src, mask)``: the register ``dst`` is returned, not passed.
 
     ``src`` is a register ``(..., lanes)`` of half, float, int16/uint16 or int32/uint32;
     ``mask`` hardware form ``(..., 256)`` or per-element ``(..., lanes)``. ``dst[..., 0]`` is
@@ -160,6 +161,7 @@ asc_reduce_min.__doc__ = _EXTREME_DOC.format(kind="min", word="minimum", zero="-
 
 _DATABLOCK_DOC = """``asc_reduce_{kind}_datablock(dst, src, mask)``: the {word} of each 32-byte
     DataBlock's active elements, in dst's lowest 8 lanes.
+    Called with ``(src, mask)``: the register ``dst`` is returned, not passed.
 
     Types and masks as ``asc_reduce_{kind}``. ``dst[..., b]`` is block b's {word} (exact;
     ``{kind}(-0, +0) = {zero}``; an active NaN gives the type's NaN, A19); a block with no

@@ -419,6 +419,7 @@ def squeeze(*args: Any, dtype: Any = None, config: Config | None = None) -> jax.
 def squeeze_with_status(src: Any, mask: Any, *, dtype: Any = None,
                         config: Config | None = None) -> tuple[jax.Array, jax.Array]:
     """``asc_squeeze_with_status(dst, src, mask)`` (and the deprecated ``asc_squeeze_v2``).
+    Called with ``(src, mask)``: the register ``dst`` is returned, not passed.
 
     Returns ``(dst, ar)``: dst as ``squeeze``'s register form, and the value the call leaves in
     the AR register, the "有效数据大小" of this call that ``asc_get_squeeze_status`` reads and
