@@ -571,9 +571,17 @@ def _order_ratio(order: str, n: int, fmt: Format, inner) -> tuple[float, float]:
     u = orders.unit_roundoff(fmt)
     if order == "kahan":
         return 2 * u, 0.0
-    if order in FLOAT32_ORDERS and fmt.name != "float":
-        return float(inner(tree_depth(order, n, fmt.name), 2.0 ** -24, n)), u
+    last = final_rounding(order, fmt)
+    if last:
+        return float(inner(tree_depth(order, n, fmt.name), 2.0 ** -24, n)), last
     return float(inner(tree_depth(order, n, fmt.name), u, n)), 0.0
+
+
+def final_rounding(order: str, fmt: Format) -> float:
+    """The ``f`` of ``_order_ratio``: the format's u where the order accumulates in float32
+    and rounds once more to a narrower format (its bound u |S| + (1 + u) gamma(float32)
+    sum|x|), else 0."""
+    return orders.unit_roundoff(fmt) if order in FLOAT32_ORDERS and fmt.name != "float" else 0.0
 
 
 def _per_trial(x, fmt: Format, ratio: tuple[float, float], exact_value) -> np.ndarray:

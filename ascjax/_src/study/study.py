@@ -280,21 +280,17 @@ def order_gammas(order: str, n: int, dtype: Any, failure: float = precision.DEFA
     precision.check_args("order_gammas", order=order, n=n, failure=failure)
     fmt = resolve(dtype, where="order_gammas")
     u = precision.unit_roundoff(fmt.name)
-    lam_u = 2.0 ** -24 if order in _orders.FLOAT32_ORDERS and fmt.name != "float" else u
+    lam_u = 2.0 ** -24 if precision.final_rounding(order, fmt) else u
     return (precision.higham_gamma(order, n, fmt.name),
             precision.higham_mary_gamma(order, n, fmt.name, failure=failure),
             precision.higham_mary_lambda(n, lam_u, failure))
 
 
 def final_rounding(order: str, fmt: Any) -> float:
-    """The term of ``order_gammas``' bounds that is no accumulated error: an order that
-    accumulates in float32 and rounds once to a narrower format has the bound
-    u |S| + (1 + u) gamma(float32) sum|x| (u the format's), shown per sum|x| as
-    u + (1 + u) gamma by |S| <= sum|x|; 0 for every other order and for float."""
-    name = resolve(fmt, where="final_rounding").name
-    if order in _orders.FLOAT32_ORDERS and name != "float":
-        return precision.unit_roundoff(name)
-    return 0.0
+    """The term of ``order_gammas``' bounds that is no accumulated error
+    (``precision.final_rounding``): shown per sum|x|, such a bound is u + (1 + u) gamma by
+    |S| <= sum|x|; 0 for every order that rounds each add."""
+    return precision.final_rounding(order, resolve(fmt, where="final_rounding"))
 
 
 def relative_bound(per_sum_abs: float, order: str, fmt: Any, kappa):
@@ -1043,7 +1039,7 @@ def order_findings(study: Study, fmt: str) -> list[str]:
         depth = top["depth"] if top else None
         text = f"- {fmt}, `{order}`"
         text += f" (k = {depth} at n = {n_max}): " if depth is not None else ": "
-        growth = _growth(study, fmt, order)
+        growth = None
         stagnant = sorted({r["n"] for r in mine if r["stagnates"]})
         last = final_rounding(order, fmt)
         if top and last and top["prob_bound_over_sum_abs"] - last < last:
@@ -1059,7 +1055,8 @@ def order_findings(study: Study, fmt: str) -> list[str]:
                         else f" ({100 * min(rounded):.0f}% or more of each such cell's trials "
                              f"correctly rounded)" if rounded else "")
                      + ", so no growth with k is fitted. ")
-            growth = None
+        else:
+            growth = _growth(study, fmt, order)
         if growth is None and stagnant:
             text += (f"the sum stagnates on same-sign data from n = {stagnant[0]} on, leaving "
                      f"too few sizes to fit a growth rate. ")
