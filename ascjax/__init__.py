@@ -139,6 +139,10 @@ PAT_VL128, PAT_M3, PAT_M4, PAT_H, PAT_Q, PAT_ALLF = (Pattern.PAT_VL128, Pattern.
                                                      Pattern.PAT_M4, Pattern.PAT_H, Pattern.PAT_Q,
                                                      Pattern.PAT_ALLF)
 
+# Each instruction as the registry holds it (the imports above name them for readers): with
+# the check that names a page's camelCase keyword (reduceMode= is reduce_mode= here).
+globals().update({_ins.name: _ins.function for _ins in INSTRUCTIONS.values()})
+
 __version__ = "0.1.0"
 
 _SUBMODULES = ("precision", "reference", "viz")

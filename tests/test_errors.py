@@ -630,3 +630,108 @@ def test_a_register_dst_the_page_passes_is_said_to_be_returned():
             assert "the register ``dst`` is returned, not passed" in " ".join(doc.split()), name
     assert {"asc_reduce_sum", "asc_reduce_max", "reduce_sum_datablock",
             "squeeze_with_status"} <= set(found)
+
+
+# --- a porter's mistakes (a review, stop 46): each reproduced before its fix --------------------
+
+def test_a_register_dst_passed_to_an_overloaded_c_name_names_the_register_form():
+    """asc_gather(dst, src, index, mask) has the UB form's 4 arguments, and the 950 said only
+    "not available on product '950'"; the error now gives the register forms."""
+    data, index = np.arange(100, dtype=np.float32), np.arange(64, dtype=np.uint32)
+    for call in (lambda: ascjax.asc_gather(np.zeros(64, np.float32), data, index, ALL32),
+                 lambda: ascjax.instruction("asc_pair_reduce_sum")(H[:128], H[:128], ALL16)):
+        with pytest.raises(TypeError, match=r"positional arguments is the UB form, which the "
+                           r"pages give on A3, A2; on product '950' call asc_\w+\(src, [^)]*\)"
+                           r".*returns the destination register, which is not passed"):
+            call()
+    a2 = ascjax.Config(product="A2")  # the UB forms where the pages give them
+    x = np.arange(64, dtype=np.float32)
+    assert ascjax.asc_pair_reduce_sum(np.zeros(32, np.float32), x, 64, config=a2)[:2].tolist() \
+        == [1.0, 5.0]
+
+
+@pytest.mark.parametrize("name, args", [
+    ("ReduceMax", (np.zeros(2, np.float16), H, 256, True)),          # count in the buffer's place
+    ("ReduceMin", (np.zeros(2, np.float16), H, 128, 2, 8, True)),
+    ("ReduceSum", (np.zeros(1, np.float16), H, 256)),
+])
+def test_a_left_out_shared_tmp_buffer_is_named(name, args):
+    """On the 950 any buffer is accepted, so ReduceMax(dst, src, 256, True) took 256 as the
+    buffer and blamed count=True; an int is never a buffer."""
+    with pytest.raises(TypeError, match=r"shared_tmp_buffer must be None or a LocalTensor of T "
+                       r"\(an array\), got int \d+: the third argument is the buffer"):
+        ascjax.instruction(name)(*args)
+    assert float(ascjax.instruction(name)(args[0], H, None, 256)[0][0]) == 0.0
+
+
+def test_a_ub_array_larger_than_the_ub_is_refused():
+    """Addresses were checked against the array passed, so np.zeros(2**19) took dst_addr
+    300000, past the 256 KiB UB (and past Config.ub_bytes)."""
+    state = ascjax.squeeze_and_storeunalign_init()
+    reg, m3 = np.arange(64, dtype=np.float32), ascjax.create_mask("PAT_M3", "float")
+    with pytest.raises(ValueError, match=r"squeeze_and_storeunalign: ub holds 524288 bytes, more "
+                       r"than the 262144-byte Unified Buffer \(Config.ub_bytes"):
+        ascjax.squeeze_and_storeunalign(np.zeros(2**19, np.uint8), 300000, state, reg, m3)
+    with pytest.raises(ValueError, match="ub holds 1024 bytes, more than the 512-byte"):
+        ascjax.squeeze_and_storeunalign(np.zeros(1024, np.uint8), 0, state, reg, m3,
+                                        config=ascjax.Config(ub_bytes=512))
+    with pytest.raises(ValueError, match="loadalign: ub holds 524288 bytes"):
+        ascjax.loadalign(np.zeros(2**19, np.uint8), 400000, "float")
+    ub = ascjax.squeeze_and_storeunalign(ascjax.make_ub(), 300, state, reg, m3)
+    assert int(ub[2].ar) == 88
+
+
+def test_scalars_and_masks_of_the_wrong_kind_are_named():
+    gm = ascjax.instruction("GatherMask")
+    dst, src = np.zeros(128, np.float16), np.arange(128, dtype=np.float16)
+    with pytest.raises(TypeError, match=r"src1_pattern=1.0 is neither a built-in pattern \(a "
+                       r"Python int in \[1, 7\] on product '950'\) nor a user pattern"):
+        gm(dst, src, 1.0, False, 0, (1, 1, 8, 0))
+    with pytest.raises(TypeError, match=r"neither a built-in pattern .* under jax.jit pass it as "
+                       r"a static argument"):
+        jax.jit(lambda p: gm(dst, src, p, False, 0, (1, 1, 8, 0)))(1)
+    with pytest.raises(TypeError, match=r"reduce_mode must be a bool .* under jax.jit pass it"):
+        jax.jit(lambda r: gm(dst, src, 1, r, 0, (1, 1, 8, 0)))(False)
+    with pytest.raises(TypeError, match=r"pair_reduce_sum: mask is a bool array of shape \(128,\):"
+                       r" that is a register mask; a LocalTensor call's mask is an int"):
+        ascjax.pair_reduce_sum(H[:64], H[:128], 1, np.ones(128, bool), 1, 1, 8)
+    with pytest.raises(TypeError, match=r"asc_reduce_max: mask=64 is an int; a register call takes"
+                       r" a mask register, a bool array: ascjax.update_mask\(64, 'float'\)\[0\]"):
+        ascjax.asc_reduce_max(np.zeros(64, np.float32), 64)
+    with pytest.raises(TypeError, match=r"update_mask: count must be an int in \[0, 2\^32\), got "
+                       r"True"):
+        ascjax.update_mask(True, "float")
+
+
+def test_config_takes_numpy_sizes_and_products_in_any_case():
+    assert ascjax.Config(ub_bytes=np.int64(262144)) == ascjax.Config()
+    assert ascjax.Config(product="a2") == ascjax.Config(product="A2")
+    assert ascjax.Config(product="INFERENCE AI CORE").product == "inference AI Core"
+    with pytest.raises(TypeError, match=r"Config: ub_bytes must be an int \(bytes\), got True"):
+        ascjax.Config(ub_bytes=True)
+
+
+def test_a_pages_camel_case_keyword_is_named_in_snake_case():
+    """reduceMode= gave Python's bare "unexpected keyword argument 'reduceMode'": every
+    instruction (but Gather, which checks its own) names the keyword it takes instead."""
+    import inspect
+
+    checked = 0
+    for ins in ascjax.INSTRUCTIONS.values():
+        if ins.name == "gather":
+            continue
+        for name in inspect.signature(ins.function).parameters:
+            head, *rest = name.split("_")
+            if not rest:
+                continue
+            camel = head + "".join(w.title() for w in rest)  # cal_index -> calIndex
+            with pytest.raises(TypeError, match=rf"^{ins.name}: no keyword '{camel}'; the page's "
+                                                rf"{camel} is {name}= here \(its keywords: "):
+                ins.function(**{camel: 1})
+            checked += 1
+    assert checked > 50
+    with pytest.raises(TypeError, match=r"reduce_repeat: no keyword 'reduceOrder'; did you mean "
+                                        r"order=\?"):
+        ascjax.instruction("WholeReduceMax")(H, H, 128, 1, 1, 1, 8, reduceOrder=0)
+    with pytest.raises(TypeError, match=r"unexpected keyword argument\(s\) \['srcBaseAddr'"):
+        ascjax.gather(H, H, np.zeros(8, np.uint32), srcBaseAddr=0)

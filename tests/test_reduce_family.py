@@ -415,8 +415,8 @@ def test_reduce_sum_shared_tmp_buffer_is_checked_as_the_page_sizes_it():
                 "reduce_sum: shared_tmp_buffer dtype float32 differs from T half (float16)")):
             ascjax.reduce_sum(dst, half, np.zeros(80, np.float32), *level0, method=method)
     with pytest.raises(TypeError, match=re.escape(
-            "reduce_sum: shared_tmp_buffer must be None or a LocalTensor of half (an array), "
-            "got list")):
+            "reduce_sum: shared_tmp_buffer must be None or a LocalTensor of T (an array), "
+            "got list: the third argument is the buffer")):
         ascjax.reduce_sum(dst, half, [0.0] * 80, *level0)
 
 

@@ -11,6 +11,8 @@ import dataclasses
 import difflib
 import functools
 
+import numpy as np
+
 from .formats import UB_BYTES
 
 # Products named on the vendor pages, with the short keys ``Config(product=...)`` accepts.
@@ -30,9 +32,13 @@ PRODUCT_ALIASES = {"910b": "A2", "310b": "200I/500 A2", "310p": "inference AI Co
 
 
 def product_key(name: object) -> object:
-    """The ``PRODUCTS`` key ``name`` means: itself, or the product a chip tag names (any case);
-    anything else unchanged, for the caller's check to list the valid names."""
-    return PRODUCT_ALIASES.get(name.lower(), name) if isinstance(name, str) else name
+    """The ``PRODUCTS`` key ``name`` means, in any case ("a2", "Inference AI Core"): a key, or
+    the product a chip tag names; anything else unchanged, for the caller's check to list the
+    valid names."""
+    if not isinstance(name, str):
+        return name
+    keys = {key.lower(): key for key in PRODUCTS}
+    return keys.get(name.lower()) or PRODUCT_ALIASES.get(name.lower(), name)
 
 _CHOICES = {
     "masked_pair": (None, "keep", "zero"),
@@ -267,10 +273,13 @@ class Config:
             value = getattr(self, field)
             if value not in choices:
                 raise ValueError(f"Config: {field}={value!r} is not one of {choices}")
-        if not (isinstance(self.ub_bytes, int) and 32 <= self.ub_bytes <= UB_BYTES
-                and self.ub_bytes % 32 == 0):
-            raise ValueError(f"Config: ub_bytes={self.ub_bytes!r} must be a multiple of 32 in "
+        size = self.ub_bytes
+        if isinstance(size, (bool, np.bool_)) or not isinstance(size, (int, np.integer)):
+            raise TypeError(f"Config: ub_bytes must be an int (bytes), got {size!r}")
+        if not (32 <= size <= UB_BYTES and size % 32 == 0):
+            raise ValueError(f"Config: ub_bytes={size!r} must be a multiple of 32 in "
                              f"[32, {UB_BYTES}]")
+        object.__setattr__(self, "ub_bytes", int(size))  # np.int64(262144) equals 262144
 
     @property
     def zero_masked_pairs(self) -> bool:

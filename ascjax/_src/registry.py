@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
+import inspect
 import re
 from collections.abc import Callable
 
@@ -57,6 +58,9 @@ class Instruction:
     variants: dict = dataclasses.field(default_factory=dict)
     sync: dict = dataclasses.field(default_factory=dict)
 
+    def __post_init__(self):
+        object.__setattr__(self, "function", with_keyword_check(self.function))
+
     def assumptions(self, row: tuple) -> tuple[str, ...]:
         """The assumption keys a type row rests on: its own entry, else its key's."""
         return self.assumed.get(tuple(row)) or self.assumed.get(row[0]) or ()
@@ -83,6 +87,39 @@ class Instruction:
             stem, widths = width_family(name)
             names += [f"{stem}_b{w}" for w in widths] if widths else [name]
         return tuple(names + [f"AscendC::{n}" for n in names if not n.startswith("asc_")])
+
+
+def with_keyword_check(function: Callable) -> Callable:
+    """``function``, refusing a keyword it does not take with the name it does: a porter writes
+    the page's camelCase (``reduceMode=``, ``repeatTime=``), which here is ``reduce_mode=``,
+    ``repeat_time=``. A function that takes ``**kwargs`` checks its own."""
+    if getattr(function, "_keywords_checked", False):
+        return function
+    params = inspect.signature(function).parameters
+    if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        return function
+    names = [n for n, p in params.items() if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+    @functools.wraps(function)
+    def checked(*args, **kwargs):
+        for key in kwargs:
+            if key not in params:
+                raise TypeError(_unknown_keyword(function.__name__, key, names))
+        return function(*args, **kwargs)
+
+    checked._keywords_checked = True
+    return checked
+
+
+def _unknown_keyword(where: str, key: str, names: list[str]) -> str:
+    snake = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key).lower()
+    if snake in names and snake != key:
+        hint = f"; the page's {key} is {snake}= here"
+    else:  # reduceOrder: ReduceRepeat's order=
+        near = ([n for n in names if snake.endswith("_" + n)]
+                or difflib.get_close_matches(snake, names, n=1, cutoff=0.6))
+        hint = f"; did you mean {near[0]}=?" if near else ""
+    return f"{where}: no keyword {key!r}{hint} (its keywords: {', '.join(names)})"
 
 
 def width_family(name: str) -> tuple[str, tuple[str, ...]]:

@@ -19,13 +19,14 @@ from jax import lax
 from ..config import Config
 from ..formats import Format, resolve
 from ..numerics.bits import from_bits, to_bits
-from .gather_tensor import UB_FORMS, ub_gather
+from .gather_tensor import UB_FORMS, UB_GATHER_TYPES, ub_gather
 from .lanes import (
     REGISTER_PRODUCTS,
     as_array,
     check_batch,
     check_product,
     check_register,
+    check_ub_overload,
     first_true,
     kernel,
     placed,
@@ -266,6 +267,8 @@ def asc_gather(*args: Any, dst_dtype: Any = None, dtype: Any = None, mask_state:
         if dst_dtype is not None or dtype is not None:
             raise TypeError(f"{where}: the UB -> UB forms take T from dst and src; dst_dtype / "
                             f"dtype apply to the register forms")
+        check_ub_overload(config, UB_GATHER_TYPES, where, len(args),
+                          f"{where}(src, index, mask) or {where}(src, index)")
         dst, src, src_offset, *rest = args
         return ub_gather(dst, src, src_offset, tuple(rest), mask_state, config)
     if len(args) == 3:

@@ -46,6 +46,7 @@ from .lanes import (
     runtime_check,
     split_last,
     struct_fields,
+    traced_hint,
 )
 from .repeat import RepeatPlan, fit_last_axis, same_type_tensors
 from .squeeze import source_lanes, word_source_lanes
@@ -424,13 +425,19 @@ def gather_mask(dst: Any, src0: Any, src1_pattern: Any, reduce_mode: bool, mask:
     src1_rep = check_int(params[3], 0, BYTE_STRIDE_MAX, where=where, arg="src1_repeat_stride")
     if not isinstance(reduce_mode, (bool, np.bool_)):
         raise TypeError(f"{where}: reduce_mode must be a bool (False: Normal, True: Counter), "
-                        f"got {reduce_mode!r}")
+                        f"got {reduce_mode!r}{traced_hint(reduce_mode)}")
     if isinstance(src1_pattern, (int, np.integer)) and not isinstance(src1_pattern, bool):
         modes = PATTERN_MODES[config.product]
         pattern_mode = check_int(src1_pattern, modes[0], modes[-1], where=where,
                                  arg=f"src1_pattern (built-in modes on product "
                                      f"{config.product!r})")
         pattern = None
+    elif np.ndim(src1_pattern) == 0 and src1_pattern is not None:
+        modes = PATTERN_MODES[config.product]
+        raise TypeError(f"{where}: src1_pattern={src1_pattern!r} is neither a built-in pattern "
+                        f"(a Python int in [{modes[0]}, {modes[-1]}] on product "
+                        f"{config.product!r}) nor a user pattern (a LocalTensor (..., n) of "
+                        f"{PATTERN_TYPES[fmt.bits]}){traced_hint(src1_pattern)}")
     else:
         pattern_mode = 0
         pattern = _user_pattern(where, "src1_pattern", src1_pattern, fmt)

@@ -194,6 +194,19 @@ def check_product(config: Config | None, products: Sequence[str], where: str) ->
     return config
 
 
+def check_ub_overload(config: Config | None, products: Sequence[str], where: str, got: int,
+                      register_forms: str) -> None:
+    """A C name whose overloads the argument count tells apart (``asc_gather``): ``got``
+    arguments picked its UB form; on a product without it, a TypeError that says so and
+    gives the register forms, where a porter most often passed the returned dst."""
+    product = resolve_config(config).product
+    if product not in products:
+        raise TypeError(f"{where}: {got} positional arguments is the UB form, which the pages "
+                        f"give on {', '.join(products)}; on product {product!r} call "
+                        f"{register_forms}: a register form returns the destination register, "
+                        f"which is not passed")
+
+
 def traced_hint(value: Any) -> str:
     """How to keep an immediate static, when ``value`` is a traced one."""
     if not isinstance(value, jax.core.Tracer):

@@ -123,6 +123,8 @@ def update_mask(count: Any, dtype: Any, *,
     layout = check_product(config, REGISTER_PRODUCTS, "update_mask").mask_layout
     width = _width_of(dtype, "update_mask")
     n = VL_BYTES // width
+    if isinstance(count, (bool, np.bool_)):
+        raise TypeError(f"update_mask: count must be an int in [0, 2^32), got {count!r}")
     if isinstance(count, int):  # untyped: must be a uint32_t value (typed ones convert, as C)
         if not 0 <= int(count) < 2**32:
             raise ValueError(f"update_mask: count={count} is outside uint32_t [0, 2^32)")
@@ -144,6 +146,11 @@ def element_mask(mask: Any, fmt: Format, *, where: str, arg: str = "mask") -> ja
     if isinstance(mask, str):
         raise TypeError(f"{where}: {arg}={mask!r} is a pattern name, not a mask; build the mask "
                         f"with ascjax.create_mask({mask!r}, {fmt.name!r})")
+    if isinstance(mask, (int, np.integer)) and not isinstance(mask, (bool, np.bool_)):
+        raise TypeError(f"{where}: {arg}={mask!r} is an int; a register call takes a mask "
+                        f"register, a bool array: ascjax.update_mask({mask}, {fmt.name!r})[0] "
+                        f"for the first {mask} lanes, ascjax.create_mask(\"PAT_ALL\", "
+                        f"{fmt.name!r}) for all (an int mask is the LocalTensor calls')")
     mask = as_array(mask, where=where, arg=arg, accepts=("bool",))
     if mask.dtype != jnp.bool_:
         hint = f" (0/1 values: {arg}.astype(bool))" if mask.dtype.kind in "iu" else ""

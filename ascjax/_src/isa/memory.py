@@ -59,11 +59,17 @@ def make_ub(size: int | None = None, *, config: Config | None = None) -> jax.Arr
     return jnp.zeros(size, jnp.uint8)
 
 
-def check_ub(ub: Any, where: str) -> jax.Array:
+def check_ub(ub: Any, where: str, config: Config | None = None) -> jax.Array:
+    """``ub`` as a uint8 array (..., size), size at most ``config.ub_bytes``: every address is
+    checked against the array's size, so a larger array would pass addresses the NPU has not."""
     ub = as_array(ub, where=where, arg="ub")
     if ub.dtype != jnp.uint8 or ub.ndim == 0:
         raise TypeError(f"{where}: ub must be a uint8 array (..., size) of UB bytes, got "
                         f"{ub.dtype} {ub.shape}")
+    most = resolve_config(config).ub_bytes
+    if ub.shape[-1] > most:
+        raise ValueError(f"{where}: ub holds {ub.shape[-1]} bytes, more than the {most}-byte "
+                         f"Unified Buffer (Config.ub_bytes; ascjax.make_ub() makes one)")
     return ub
 
 

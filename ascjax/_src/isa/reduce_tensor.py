@@ -483,6 +483,17 @@ def reduce_sum_method(method: int | str | None, config: Config, count: int | Non
     raise ValueError(f"reduce_sum: method={method!r} is not one of {choices}")
 
 
+def check_tmp_tensor(where: str, tmp: Any, prototype: str) -> None:
+    """sharedTmpBuffer is None or an array, checked before the other arguments: anything else
+    is most often the buffer left out, the next argument (a count, a mask) in its place."""
+    if tmp is None or (hasattr(tmp, "shape") and hasattr(tmp, "dtype")):
+        return
+    value = f" {tmp!r}" if isinstance(tmp, (int, float, np.number)) else ""
+    raise TypeError(f"{where}: shared_tmp_buffer must be None or a LocalTensor of T (an array), "
+                    f"got {type(tmp).__name__}{value}: the third argument is the buffer, "
+                    f"{prototype} (None where the kernel passes none)")
+
+
 def check_tmp_dtype(where: str, fmt: Format, tmp: Any) -> None:
     """A given sharedTmpBuffer holds T (ReduceSum, ReduceMax, ReduceMin: a LocalTensor<T>)."""
     if np.dtype(tmp.dtype) != fmt.storage_dtype:
@@ -505,9 +516,6 @@ def reduce_sum_tmp_size(dtype: Any, first_repeats: int) -> int:
 def _check_sum_tmp(where: str, call, tmp: Any, method: int) -> None:
     if tmp is None:  # the work space is not modelled; None is accepted unchecked
         return
-    if not hasattr(tmp, "shape") or not hasattr(tmp, "dtype"):
-        raise TypeError(f"{where}: shared_tmp_buffer must be None or a LocalTensor of "
-                        f"{call.fmt.name} (an array), got {type(tmp).__name__}")
     check_tmp_dtype(where, call.fmt, tmp)
     if method != 2:  # the page: method 1 never uses it; method 3 gives no size
         return
@@ -591,6 +599,8 @@ def reduce_sum(dst: Any, src: Any, shared_tmp_buffer: Any, *args: Any,
     128.0
     """
     where = "reduce_sum"
+    check_tmp_tensor(where, shared_tmp_buffer, "reduce_sum(dst, src, shared_tmp_buffer, count) "
+                     "or (dst, src, shared_tmp_buffer, mask, repeat_time, src_rep_stride)")
     call = tensor_reduce_call(where, dst, src, REDUCE_SUM_TYPES, config, args,
                               is_set_mask=is_set_mask, mask_state=mask_state)
     config, fmt, dst = call.config, call.fmt, call.dst

@@ -33,7 +33,7 @@ from ..config import Config
 from ..formats import Format, resolve
 from ..numerics.bits import from_bits, to_bits, with_nan_as
 from .lanes import check_int, kernel, merge_last
-from .reduce_tensor import ReduceSpr, check_tmp_dtype, extreme_index, spr_in
+from .reduce_tensor import ReduceSpr, check_tmp_dtype, check_tmp_tensor, extreme_index, spr_in
 from .repeat import RepeatPlan, tensor_reduce_call
 
 _HALF_FLOAT = ("half", "float")
@@ -200,6 +200,9 @@ def _check_tmp(where: str, call, tmp: Any, cal_index: bool) -> None:
 
 
 def _reduce_extreme(where, kind, table, dst, src, tmp, args, cal_index, spr, config):
+    check_tmp_tensor(where, tmp, f"{where}(dst, src, shared_tmp_buffer, count[, cal_index]) or "
+                     f"(dst, src, shared_tmp_buffer, mask, repeat_time, src_rep_stride[, "
+                     f"cal_index])")
     call = tensor_reduce_call(where, dst, src, table, config, args, optional=("cal_index",))
     cal_index = _check_cal_index(where, call.extra[0], cal_index)
     dtype = call.fmt.storage_dtype

@@ -39,6 +39,7 @@ from .lanes import (
     check_int,
     check_product,
     check_reduce_type,
+    check_ub_overload,
     enum_name,
     kernel,
     merge_last,
@@ -512,6 +513,8 @@ def asc_pair_reduce_sum(*args: Any, mask_state: Any = None, dtype: Any = None,
             raise TypeError("asc_pair_reduce_sum: the register form (src, mask) takes its mask "
                             "as an argument, not mask_state")
         return register_pair_reduce_sum(*args, dtype=dtype, config=config)
+    check_ub_overload(config, C_API_TYPES, "asc_pair_reduce_sum", len(args),
+                      "asc_pair_reduce_sum(src, mask)")
     if dtype is not None:
         raise TypeError("asc_pair_reduce_sum: dtype= belongs to the register form (src, mask); "
                         "the UB form's T is its tensors' dtype")

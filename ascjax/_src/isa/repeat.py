@@ -133,6 +133,11 @@ def repeat_mask(mask: Any, fmt: Format, where: str, *, allow_zero: bool = False)
         raise TypeError(f"{where}: mask must be an int (continuous mode) or a sequence of "
                         f"uint64 words (bit mode), got {type(mask).__name__}"
                         f"{traced_hint(mask)}")
+    if isinstance(mask, np.ndarray) and mask.dtype == np.bool_:
+        raise TypeError(f"{where}: mask is a bool array of shape {mask.shape}: that is a register "
+                        f"mask; a LocalTensor call's mask is an int (continuous mode: the first "
+                        f"n of {lanes} lanes) or {lanes // 64} uint64 word(s) (bit mode: bit e "
+                        f"of word e // 64 for lane e)")
     words = list(mask)
     n_words = lanes // 64
     # Kernels often declare uint64_t mask[2] for every type; a 32-bit type reads mask[0] only,

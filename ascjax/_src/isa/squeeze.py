@@ -312,7 +312,7 @@ def _squeeze_and_storeunalign(ub, dst_addr, state, src1, squeeze_mask, dtype, co
     where = "squeeze_and_storeunalign"
     config = check_product(config, REGISTER_PRODUCTS, where)
     state = check_state(state, where)
-    ub = check_ub(ub, where)
+    ub = check_ub(ub, where, config)
     fmt = resolve_dtypes(src1, dtype, where=where, arg="src1")
     check_supported(fmt, SQUEEZE_TYPES, where=where, arg="src1 dtype")
     src1 = check_register(src1, fmt, where=where, arg="src1")
@@ -684,7 +684,7 @@ def _finalize_checked(ub, dst_addr, state, config, *, trusted: bool):
     where = "squeeze_and_storeunalign_finalize"
     config = check_product(config, REGISTER_PRODUCTS, where)
     state = check_state(state, where)
-    ub = check_ub(ub, where)
+    ub = check_ub(ub, where, config)
     batch = check_batch(where, ub=ub, **{"state.tail": state.tail})
     with one_report():
         _check_dst_addr(dst_addr, 1, ub.shape[-1], where, config.out_of_range)
