@@ -196,7 +196,9 @@ def test_cli_exit_codes_json_and_table(tmp_path, capsys):
                                       "golden_bits": f"0x{int(golden.view(np.uint16)[5]):04x}",
                                       "ulp": 1, "close": True,
                                       # one half ulp below golden: 2^(exponent - 11)
-                                      "abs_diff": 2.0 ** (math.frexp(float(actual[5]))[1] - 11)}]
+                                      "abs_diff": 2.0 ** (math.frexp(float(actual[5]))[1] - 11),
+                                      "rel_diff": 2.0 ** (math.frexp(float(actual[5]))[1] - 11)
+                                      / float(golden[5])}]
     assert main(["compare", str(a), str(g), "--dtype", "half", "--bit-exact"]) == 1
     table = capsys.readouterr().out
     assert "first mismatches" in table and "FAIL" in table
@@ -370,7 +372,7 @@ def test_rules_decide_and_json_gives_every_rule(tmp_path, capsys):
     m = json.loads(capsys.readouterr().out)["first_mismatches"][0]
     assert m == {"index": 7, "actual": 1.5, "golden": 1.0, "actual_bits": "0x3fc00000",
                  "golden_bits": "0x3f800000", "ulp": 1 << 22, "close": False,
-                 "abs_diff": 0.5}
+                 "abs_diff": 0.5, "rel_diff": 0.5}
     assert main(base + ["--layout", "flat"]) == 1
     assert "register" not in capsys.readouterr().out
     for bad in (["--rtol", "-1"], ["--error-ratio", "2"]):
@@ -637,9 +639,14 @@ def test_counts_are_worded_in_the_singular_and_the_plural():
         a = g.copy()
         a[:bad] = 1
         return str(ascjax.compare(a, g, dtype="half")).splitlines()[0]
-    assert first_line(1, 1) == "compare half: 1 element, 1 bit mismatch, max 15360 ulp"
-    assert first_line(2, 1) == "compare half: 2 elements, 1 bit mismatch, max 15360 ulp"
-    assert first_line(3, 2) == "compare half: 3 elements, 2 bit mismatches, max 15360 ulp"
+    assert first_line(1, 1) == ("compare half: 1 element, 1 bit mismatch in 1 register, max "
+                                "15360 ulp")
+    assert first_line(2, 1) == ("compare half: 2 elements, 1 bit mismatch in 1 register, max "
+                                "15360 ulp")
+    assert first_line(3, 2) == ("compare half: 3 elements, 2 bit mismatches in 1 register, max "
+                                "15360 ulp")
+    assert first_line(300, 200) == ("compare half: 300 elements, 200 bit mismatches in 2 "
+                                     "registers, max 15360 ulp")
     assert first_line(3, 0) == "compare half: 3 elements, 0 bit mismatches, max 0 ulp"
     assert "bit-exact: 1 bit mismatch\n" in str(ascjax.compare(
         np.ones(1, np.float16), np.zeros(1, np.float16), dtype="half", bit_exact=True))
@@ -962,3 +969,52 @@ def test_a_report_that_cannot_be_written_is_exit_code_2_not_fail(tmp_path, json_
     assert out.returncode == 2
     assert out.stderr == ("ascjax compare: cannot write to stdout: [Errno 28] No space left on "
                           "device\n")
+
+
+def test_a_nan_does_not_hide_the_largest_finite_error_or_pass_unremarked():
+    """A review's fake dump (a kernel developer's): 1-ulp errors, one NaN, a -0 for +0 and a
+    register shifted by a lane passed isclose with only "NaN vs number 1" to show for it, and
+    the summary's max ulp was the NaN's, so the shifted register (thousands of ulp) was seen
+    only with --first 2000. The counts here are worked out apart from compare."""
+    rng = np.random.default_rng(5)
+    golden = rng.standard_normal(1 << 18).astype(np.float16)
+    golden[77] = 0
+    actual = golden.copy()
+    bits = actual.view(np.uint16)
+    bits[rng.choice(1 << 18, 40, replace=False)] ^= 1            # 1-ulp errors
+    actual[300] = np.nan
+    actual[77] = -0.0
+    actual[1280:1408] = np.roll(golden[1280:1408], 1)            # register 10 shifted a lane
+    report = ascjax.compare(actual, golden, dtype="half")
+    differ = np.flatnonzero(actual.view(np.uint16) != golden.view(np.uint16))
+    assert report.mismatches == differ.size
+    assert report.mismatched_rows == np.unique(differ // 128).size
+    assert report.signed_zero_mismatches == 1 and report.nan_vs_number == 1
+    assert report.passed and report.max_ulp == math.inf
+    finite = differ[np.isfinite(actual[differ])]
+    keys = golden.view(np.uint16).astype(np.int64), actual.view(np.uint16).astype(np.int64)
+    ordered = [np.where(k >> 15, -(k & 0x7FFF), k & 0x7FFF) for k in keys]
+    distance = np.abs(ordered[0] - ordered[1])[finite]
+    assert report.max_finite_ulp == distance.max()
+    assert report.max_finite_ulp_at.index == finite[np.argmax(distance)]
+    assert report.max_finite_ulp_at.register == 10
+    text = str(report)
+    assert f"max finite ulp {distance.max()} (both values finite) at index" in text
+    assert "+0 vs -0 1" in text
+    assert "note: 1 NaN against a number passed within the share of failing elements" in text
+    assert text.splitlines()[-1] == "  PASS (isclose)"
+    m = report.max_finite_ulp_at
+    assert m.rel_diff == abs(m.actual - m.golden) / abs(m.golden)
+    assert report.as_dict()["max_finite_ulp_at"]["rel_diff"] == m.rel_diff
+
+
+def test_rows_with_a_mismatch_are_counted_once_across_chunks():
+    """Rows of 1000 elements straddle the 4096-element chunks: a row is counted once."""
+    golden = np.zeros(20000, np.float32)
+    actual = golden.copy()
+    actual[[4095, 4096, 4097, 8191, 15000, 19999]] = 1  # rows 4, 8, 15, 19
+    for chunk in (4096, 1 << 20):
+        report = ascjax.compare(actual, golden, dtype="float", shape=(-1, 1000), chunk=chunk)
+        assert report.mismatched_rows == 4
+        assert "6 bit mismatches in 4 rows of shape (20, 1000)" in str(report)
+    assert ascjax.compare(actual, golden, dtype="float", layout="flat").mismatched_rows is None

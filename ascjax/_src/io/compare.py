@@ -163,9 +163,10 @@ def _order(codes: np.ndarray, fmt: Format) -> np.ndarray:
             return _code_table(fmt.name)[0][codes].astype(np.int64)
         return codes.view(fmt.storage_dtype).astype(np.int64)
     top = fmt.register_bits - 1
-    wide = codes.astype(np.int64)
+    wide = codes.astype(np.int32 if top < 31 else np.int64)  # half the traffic for 16 bits
     mag = wide & ((1 << top) - 1)
-    return np.where(wide >> top, -mag, mag)
+    np.negative(mag, out=mag, where=(wide >> top).astype(bool))
+    return mag
 
 
 # --- the report -----------------------------------------------------------------------------
@@ -244,7 +245,7 @@ class Mismatch:
     element under the report's isclose rule. ``actual`` / ``golden`` hold the exact values
     (``str(report)`` prints them in their own format's shortest form, ``shortest``);
     ``abs_diff`` is ``|actual - golden|`` in float64 (nan where a side is NaN, inf where one is
-    infinite).
+    infinite), ``rel_diff`` that over ``|golden|``.
     """
 
     index: int
@@ -265,10 +266,19 @@ class Mismatch:
         # float64 (Python's float): inf - -inf is inf, a NaN side gives nan
         return abs(float(self.actual) - float(self.golden))
 
+    @property
+    def rel_diff(self) -> float:
+        """``abs_diff / |golden|`` in float64: inf against a golden 0, nan for a NaN side."""
+        diff, golden = self.abs_diff, abs(float(self.golden))
+        if math.isnan(diff) or math.isnan(golden):
+            return math.nan
+        return diff / golden if golden else (0.0 if diff == 0 else math.inf)
+
     def as_dict(self) -> dict:
         d = dataclasses.asdict(self)
         d.update(actual=_json_value(self.actual), golden=_json_value(self.golden),
-                 ulp=_json_ulp(self.ulp), abs_diff=_json_value(self.abs_diff))
+                 ulp=_json_ulp(self.ulp), abs_diff=_json_value(self.abs_diff),
+                 rel_diff=_json_value(self.rel_diff))
         if self.position is not None:
             d["position"] = list(self.position)
         for key in ("register", "block", "lane", "byte", "position"):
@@ -309,7 +319,12 @@ class CompareReport:
     ``elements`` does not include. ``first_isclose_failures`` are the first elements
     ``np.isclose`` fails (as many as ``first_mismatches``; ``str(report)`` lists them when the
     isclose rule decides and fails); ``max_ulp_at`` is the first mismatch at ``max_ulp`` (None
-    without one: no mismatch, or NaN payloads only). ``str(report)`` is a table for people,
+    without one: no mismatch, or NaN payloads only). ``max_finite_ulp`` / ``max_finite_ulp_at``
+    are the same over the mismatches whose two values are finite, the largest error that is
+    a number (None without one), shown apart where a NaN or inf holds ``max_ulp``;
+    ``signed_zero_mismatches`` counts +0 against -0; ``mismatched_rows`` the registers
+    (layout ``"registers"``) or rows of ``shape`` (its first axis) holding a mismatch (None
+    for ``"flat"``). ``str(report)`` is a table for people,
     closing with the deciding rules' lines and the verdict; ``as_dict()`` / ``to_json()`` the
     data (JSON keys as ``ascjax compare --json`` prints them).
     """
@@ -332,12 +347,18 @@ class CompareReport:
     excluded: int | None = None
     first_isclose_failures: tuple[Mismatch, ...] = ()
     max_ulp_at: Mismatch | None = None
+    signed_zero_mismatches: int = 0
+    max_finite_ulp: int | None = None
+    max_finite_ulp_at: Mismatch | None = None
+    mismatched_rows: int | None = None
 
     def as_dict(self) -> dict:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         d.pop("passed")
         d.update(max_ulp=_json_ulp(self.max_ulp),
                  max_ulp_at=None if self.max_ulp_at is None else self.max_ulp_at.as_dict(),
+                 max_finite_ulp_at=(None if self.max_finite_ulp_at is None
+                                    else self.max_finite_ulp_at.as_dict()),
                  first_mismatches=[m.as_dict() for m in self.first_mismatches],
                  first_isclose_failures=[m.as_dict() for m in self.first_isclose_failures],
                  criteria={c.name: c.as_dict() for c in self.criteria},
@@ -351,8 +372,13 @@ class CompareReport:
 
     def __str__(self) -> str:
         ulp = "inf" if self.max_ulp == math.inf else str(self.max_ulp)
+        within = ""
+        if self.mismatched_rows is not None and self.mismatches:
+            unit = "register" if self.layout == "registers" else "row"
+            within = f" in {_plural(self.mismatched_rows, unit)}" + (
+                "" if self.layout == "registers" else f" of shape {self.shape}")
         lines = [(f"compare {self.dtype}: {_plural(self.elements, 'element')}, "
-                  f"{_plural(self.mismatches, 'bit mismatch')}, max {ulp} ulp")]
+                  f"{_plural(self.mismatches, 'bit mismatch')}{within}, max {ulp} ulp")]
         if self.excluded is not None:
             lines.append(f"  valid counts: {_plural(self.excluded, 'element')} past each row's "
                          f"count excluded as undefined (not compared)")
@@ -365,9 +391,16 @@ class CompareReport:
             lines.append(f"  max ulp {ulp} at index {m.index}" + (f" ({place})" if place else "")
                          + f": actual {self._value(m.actual, m.actual_bits)}, golden "
                          f"{self._value(m.golden, m.golden_bits)}")
+        f = self.max_finite_ulp_at
+        if f is not None and f is not self.max_ulp_at and f != self.max_ulp_at:
+            place = ", ".join(f"{k} {v}" for k, v in self._where(f))
+            lines.append(f"  max finite ulp {self.max_finite_ulp} (both values finite) at index "
+                         f"{f.index}" + (f" ({place})" if place else "")
+                         + f": actual {self._value(f.actual, f.actual_bits)}, golden "
+                         f"{self._value(f.golden, f.golden_bits)}")
         lines.append(f"  NaN pairs {self.nan_pairs} ({self.nan_payload_differs} with other "
                      f"payloads), NaN vs number {self.nan_vs_number}, inf mismatches "
-                     f"{self.inf_mismatches}")
+                     f"{self.inf_mismatches}, +0 vs -0 {self.signed_zero_mismatches}")
         if self.first_mismatches:
             lines += self._located("first mismatches", self.first_mismatches)
         if self.first_isclose_failures and any(
@@ -392,6 +425,13 @@ class CompareReport:
         deciding = [c for c in self.criteria if c.applied]
         lines += [f"  {_closing(c)}" for c in deciding]
         failed = [_spelled(c.name) for c in deciding if not c.passed]
+        odd = [f"{_plural(n, what)}" for n, what in (
+            (self.nan_vs_number, "NaN against a number"), (self.inf_mismatches, "inf mismatch"))
+            if n]
+        if odd and not failed:
+            lines.append(f"  note: {' and '.join(odd)} passed within the share of failing "
+                         f"elements the rules allow: a NaN or an inf is seldom a rounding "
+                         f"difference (bit-exact fails on them)")
         lines.append(f"  FAIL ({', '.join(failed)})" if failed else
                      f"  PASS ({', '.join(_spelled(c.name) for c in deciding)})")
         return "\n".join(lines)
@@ -420,13 +460,14 @@ class CompareReport:
             lines.append("    (4-bit type: lane = the element's index in its register, 0-511; "
                          "byte = the register byte holding it, element 2k in the low nibble)")
         lines.append(f"    {'index':>10} {head} {'actual':>24}  {'golden':>24}  "
-                     f"{'abs diff':>12}  {'ulp':>6}  isclose")
+                     f"{'abs diff':>12}  {'rel diff':>9}  {'ulp':>6}  isclose")
         for m in found:
             where = "".join(f"{v!s:>{widths[k]}} " for k, v in self._where(m))
             a, g = self._value(m.actual, m.actual_bits), self._value(m.golden, m.golden_bits)
             u = str(m.ulp) if math.isfinite(m.ulp) else "inf" if m.ulp == math.inf else "payload"
             lines.append(f"    {m.index:>10} {where} {a:>24}  {g:>24}  "
-                         f"{_diff_text(m.abs_diff, self.dtype):>12}  {u:>6}  "
+                         f"{_diff_text(m.abs_diff, self.dtype):>12}  {m.rel_diff:>9.3g}  "
+                         f"{u:>6}  "
                          f"{'yes' if m.close else 'no'}")
         return lines
 
@@ -506,9 +547,21 @@ class _Tally:
         self.failing: list[Mismatch] = []  # the first elements np.isclose fails
         self.max_at: Mismatch | None = None  # the first element at the largest distance
         self._max_key = -1  # its distance, inf as int64's largest (payload pairs: -2, none)
+        self.max_finite_at: Mismatch | None = None  # ... of those whose values are finite
+        self.signed_zeros = 0
+        self.rows = 0 if self._row_size() else None  # rows holding a mismatch
+        self._last_row = -1  # the last of them counted: a row may span two chunks
         self.rtol_fail = self.atol_fail = self.nonfinite_agree = self.zero_agree = 0
         self.rel_sum, self.rel_max = 0.0, 0.0
         self._rel_group = np.zeros(0, np.float64)  # differing elements' rel, not yet summed
+
+    def _row_size(self) -> int | None:
+        """Elements per row: a register's, or a row of the shape (its first axis)."""
+        if self.layout == "registers":
+            return _elements_per_register(self.fmt)
+        if self.layout == "shape" and self.shape is not None and len(self.shape) > 1:
+            return math.prod(self.shape[1:])
+        return None
 
     def add(self, a: np.ndarray, g: np.ndarray, offset: int,
             index: np.ndarray | None = None) -> None:
@@ -580,6 +633,11 @@ class _Tally:
         self.mismatches += where.size
         if not where.size:
             return
+        self.signed_zeros += count((va == 0) & (vg == 0) & (a != g))
+        if self.rows is not None:  # positions ascend: a row's mismatches come together
+            rows = np.unique(positions[where] // self._row_size())
+            self.rows += rows.size - int(rows[0] == self._last_row)
+            self._last_row = int(rows[-1])
         d = np.abs(_order(a[where], fmt) - _order(g[where], fmt))
         d = np.where(one_nan[where], _INF_ULP, np.where(both_nan[where], _PAYLOAD_ULP, d))
         self.max_ulp = math.inf if (d == _INF_ULP).any() or self.max_ulp == math.inf \
@@ -601,6 +659,11 @@ class _Tally:
         k = int(np.argmax(key))  # the first of the largest; an earlier chunk's tie stays
         if key[k] > self._max_key:
             self._max_key, self.max_at = int(key[k]), at(k)
+        finite = ~(nan_a | nan_g | inf_a | inf_g)[where]
+        if finite.any():
+            k = int(np.argmax(np.where(finite, d, -1)))
+            if self.max_finite_at is None or d[k] > self.max_finite_at.ulp:
+                self.max_finite_at = at(k)
 
     def _mismatch(self, index: int, a, g, ulp: int, close: bool) -> Mismatch:
         fmt, per = self.fmt, _elements_per_register(self.fmt)
@@ -692,7 +755,10 @@ class _Tally:
                              self.nan_payload, self.nan_vs_number, self.inf_mismatches,
                              tuple(self.found), tuple(criteria),
                              all(c.passed for c in criteria if c.applied), rules, self.layout,
-                             self.shape, self.excluded, tuple(self.failing), self.max_at)
+                             self.shape, self.excluded, tuple(self.failing), self.max_at,
+                             self.signed_zeros,
+                             None if self.max_finite_at is None else self.max_finite_at.ulp,
+                             self.max_finite_at, self.rows)
 
 
 def _tally(a: np.ndarray, g: np.ndarray, tally: _Tally, chunk: int,

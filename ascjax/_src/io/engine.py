@@ -66,8 +66,8 @@ def iter_chunks(fn: Callable, batched: Sequence[Any], shared: Sequence[Any] = ()
     returns an array or a tuple of arrays with the same leading axis; ``outputs`` is a tuple of
     NumPy arrays of ``stop - start`` rows. Each call has the same shape (``chunk_size``), split over
     ``devices`` (default: all local devices) along the leading axis. A fault names its register
-    or tensor within the chunk; the message adds the chunk's row of the input (``first_row``:
-    the input's row of ``batched[0]``, this process's share under ``jax.distributed``).
+    or tensor by its row of the input (``first_row``: the input's row of ``batched[0]``, this
+    process's share under ``jax.distributed``), not its row within the chunk.
     """
     if not batched:
         raise ValueError("iter_chunks: at least one batched array is needed")
@@ -135,11 +135,10 @@ def _fetch(pending: tuple, bar: Progress, first_row: int) -> tuple:
     message = err.get()
     if message is not None:
         message = message.removesuffix(" (`check` failed)")
-        named = re.search(r" of (register|tensor) ", message)
         row = first_row + start  # the input's row where this chunk starts
-        if named and row:  # the register or tensor named is counted within the chunk
-            message += (f" (in the chunk of rows {row}..{row + stop - start - 1} of the input: "
-                        f"{named[1]} k is row {row} + k)")
+        if row:  # the register or tensor named is counted within the chunk: name the input's
+            message = re.sub(r" of (register|tensor) (\d+)\b",
+                             lambda m: f" of {m[1]} {row + int(m[2])}", message, count=1)
         raise IndexError(message)
     result = tuple(np.asarray(o)[: stop - start] for o in out)
     bar.update(stop - start)
@@ -162,9 +161,15 @@ def map_registers(fn: Callable, *batched: Any, shared: Sequence[Any] = (), chunk
     ...                      shared=[mask])[:, :8].tolist()[0]
     [8.0, 8.0, 8.0, 8.0, 8.0, 8.0, 8.0, 8.0]
     """
-    pieces = [out for _, _, out in iter_chunks(fn, batched, shared, chunk=chunk, devices=devices,
-                                                progress=progress)]
-    joined = tuple(np.concatenate(p) for p in zip(*pieces, strict=True))
+    joined = None  # each output filled in place: one copy of it in memory, not two
+    for start, stop, out in iter_chunks(fn, batched, shared, chunk=chunk, devices=devices,
+                                        progress=progress):
+        if joined is None:
+            joined = tuple(np.empty((len(batched[0]),) + o.shape[1:], o.dtype) for o in out)
+        for whole, part in zip(joined, out, strict=True):
+            whole[start:stop] = part
+    if joined is None:
+        raise ValueError("map_registers: the batched arrays have no rows")
     return joined[0] if len(joined) == 1 else joined
 
 
