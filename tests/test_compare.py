@@ -991,6 +991,7 @@ def test_a_nan_does_not_hide_the_largest_finite_error_or_pass_unremarked():
     assert report.mismatched_rows == np.unique(differ // 128).size
     assert report.signed_zero_mismatches == 1 and report.nan_vs_number == 1
     assert report.passed and report.max_ulp == math.inf
+    assert report.max_ulp_at.index == 300  # the NaN (int32 ulp keys once put a finite one here)
     finite = differ[np.isfinite(actual[differ])]
     keys = golden.view(np.uint16).astype(np.int64), actual.view(np.uint16).astype(np.int64)
     ordered = [np.where(k >> 15, -(k & 0x7FFF), k & 0x7FFF) for k in keys]

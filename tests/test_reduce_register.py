@@ -214,7 +214,8 @@ def test_pair_reduce_sum_other_arguments_name_the_register_form():
                                         r"forms are \(src, mask\) on registers, \(dst, src, "
                                         r"count\)"):
         ascjax.asc_pair_reduce_sum(dst, src, 1, 128, 8)
-    with pytest.raises(TypeError, match=r"unexpected keyword argument 'repeat_time'"):
+    with pytest.raises(TypeError, match=r"asc_pair_reduce_sum: no keyword 'repeat_time' \(its "
+                                        r"keywords: mask_state, dtype, config\)"):
         ascjax.asc_pair_reduce_sum(src, np.ones(128, bool), repeat_time=1)
     with pytest.raises(TypeError, match=r"register form \(src, mask\) takes its mask as an "
                                         r"argument, not mask_state"):

@@ -638,7 +638,8 @@ class _Tally:
             rows = np.unique(positions[where] // self._row_size())
             self.rows += rows.size - int(rows[0] == self._last_row)
             self._last_row = int(rows[-1])
-        d = np.abs(_order(a[where], fmt) - _order(g[where], fmt))
+        # int64 from here: the stand-ins and int64's largest (for inf) share its arrays
+        d = np.abs(_order(a[where], fmt) - _order(g[where], fmt)).astype(np.int64)
         d = np.where(one_nan[where], _INF_ULP, np.where(both_nan[where], _PAYLOAD_ULP, d))
         self.max_ulp = math.inf if (d == _INF_ULP).any() or self.max_ulp == math.inf \
             else max(self.max_ulp, int(d.max(initial=0)))
