@@ -392,7 +392,7 @@ class CompareReport:
                          + f": actual {self._value(m.actual, m.actual_bits)}, golden "
                          f"{self._value(m.golden, m.golden_bits)}")
         f = self.max_finite_ulp_at
-        if f is not None and f is not self.max_ulp_at and f != self.max_ulp_at:
+        if f is not None and f != self.max_ulp_at:  # shown where it is not max_ulp_at
             place = ", ".join(f"{k} {v}" for k, v in self._where(f))
             lines.append(f"  max finite ulp {self.max_finite_ulp} (both values finite) at index "
                          f"{f.index}" + (f" ({place})" if place else "")
