@@ -37,8 +37,10 @@ def product_key(name: object) -> object:
     valid names."""
     if not isinstance(name, str):
         return name
-    keys = {key.lower(): key for key in PRODUCTS}
-    return keys.get(name.lower()) or PRODUCT_ALIASES.get(name.lower(), name)
+    return _KEYS_BY_CASE.get(name.lower()) or PRODUCT_ALIASES.get(name.lower(), name)
+
+
+_KEYS_BY_CASE = {key.lower(): key for key in PRODUCTS}
 
 _CHOICES = {
     "masked_pair": (None, "keep", "zero"),
