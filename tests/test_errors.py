@@ -9,6 +9,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 from jax.experimental import checkify
+from strategies import assert_bits_equal
 
 import ascjax
 
@@ -256,8 +257,20 @@ def test_config_errors():
         ascjax.Config(masked_pair="drop")
     with pytest.raises(ValueError, match="Config: ub_bytes=100"):
         ascjax.Config(ub_bytes=100)
-    with pytest.raises(TypeError, match="config must be an ascjax.Config"):
+    # the instruction is named and the Config meant written out (a review, stop 46: a dict
+    # gave "config must be an ascjax.Config, got dict" from nowhere)
+    with pytest.raises(TypeError, match=re.escape(
+            "reduce_sum_datablock: config must be an ascjax.Config, got dict {'product': '950'}; "
+            "write config=ascjax.Config(**{'product': '950'})")):
         ascjax.reduce_sum_datablock(np.zeros(64, np.float32), ALL32, config={"product": "950"})
+    with pytest.raises(TypeError, match=re.escape(
+            "reduce_sum: config must be an ascjax.Config, got str 'a2'; write "
+            "config=ascjax.Config(product='A2')")):
+        ascjax.instruction("ReduceSum")(np.zeros(1, np.float16), np.zeros(128, np.float16), None,
+                                        128, config="a2")
+    with pytest.raises(TypeError, match=r"^gather: config must be an ascjax.Config, got int 3"):
+        ascjax.gather(np.zeros(64, np.float32), np.zeros(64, np.float32),
+                      np.zeros(64, np.uint32), 0, 64, config=3)
     # a misspelt field named the nearest and listed the valid ones (the dataclass said only
     # "unexpected keyword argument"); replace() goes through the same check
     fields = [f.name for f in dataclasses.fields(ascjax.Config)]
@@ -701,6 +714,53 @@ def test_scalars_and_masks_of_the_wrong_kind_are_named():
     with pytest.raises(TypeError, match=r"update_mask: count must be an int in \[0, 2\^32\), got "
                        r"True"):
         ascjax.update_mask(True, "float")
+
+
+def _bool_parameter_calls():
+    """(call taking the flag, argument name) for each C++ bool parameter of the pages."""
+    rng = np.random.default_rng(5)
+    src = rng.standard_normal(256).astype(np.float16)
+    h64 = np.zeros(64, np.float16)
+    gm = ascjax.instruction("GatherMask")
+    return [
+        (lambda f: gm(np.zeros(128, np.float16), src[:128], 3, f, 128, (1, 1, 8, 0)),
+         "reduce_mode"),
+        (lambda f: ascjax.pair_reduce_sum(h64, src, 1, 128, 1, 1, 8, is_set_mask=f),
+         "is_set_mask"),
+        (lambda f: ascjax.whole_reduce_sum(h64, src, 128, 2, 1, 1, 8, is_set_mask=f),
+         "is_set_mask"),
+        (lambda f: ascjax.reduce_max(np.zeros(2, np.float16), src, None, 256, f), "cal_index"),
+    ]
+
+
+def test_a_cpp_bool_parameter_takes_0_and_1_as_cpp_does_and_refuses_other_ints():
+    """ReduceMax took calIndex=1 while GatherMask refused reduceMode=1 (a review, stop 46):
+    one rule for every C++ bool now, 0 and 1 as C++ reads them, any other int an error (C++
+    would make it true silently)."""
+    for call, arg in _bool_parameter_calls():
+        for flag, int_flag in ((True, 1), (False, 0), (True, np.int64(1))):
+            got, want = jax.tree.leaves(call(int_flag)), jax.tree.leaves(call(flag))
+            for g, w in zip(got, want, strict=True):
+                assert_bits_equal(np.asarray(g), np.asarray(w), f"{arg}={int_flag!r}")
+        for bad in (2, -1, np.int32(3), "true", 1.0):
+            got = re.escape(repr(bad))
+            with pytest.raises(TypeError, match=rf"{arg} must be a bool .*got {got}"):
+                call(bad)
+
+
+def test_update_mask_takes_a_64_bit_numpy_count_by_its_value():
+    """update_mask(np.int64(5)) was refused as a 64-bit type while repeat_time=np.int64(1) was
+    taken (a review, stop 46): a 64-bit NumPy scalar is now read by its value, which must be a
+    uint32_t's, as a Python int is; a 64-bit array is still refused (JAX would narrow it)."""
+    for count in (0, 5, 64, 70, 2**32 - 1):
+        for typed in (np.int64(count), np.uint64(count)):
+            got, want = ascjax.update_mask(typed, "float"), ascjax.update_mask(count, "float")
+            assert_bits_equal(np.asarray(got[0]), np.asarray(want[0]), repr(typed))
+            assert int(got[1]) == want[1]
+    for bad in (np.int64(-1), np.uint64(2**32)):
+        with pytest.raises(ValueError, match=rf"update_mask: count={int(bad)} is outside "
+                                             r"uint32_t \[0, 2\^32\)"):
+            ascjax.update_mask(bad, "float")
 
 
 def test_config_takes_numpy_sizes_and_products_in_any_case():

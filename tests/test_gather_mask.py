@@ -229,8 +229,9 @@ def test_argument_errors():
         gm(f32, f32, 1, True, 0, (1, 1, 8, 0))
     with pytest.raises(ValueError, match=r"mask \(Normal mode: no effect\)=4294967296"):
         gm(f32, f32, 1, False, 2**32, (1, 1, 8, 0))
-    with pytest.raises(TypeError, match="reduce_mode must be a bool"):
-        gm(f32, f32, 1, 1, 0, (1, 1, 8, 0))
+    with pytest.raises(TypeError, match=r"reduce_mode must be a bool \(False: Normal, True: "
+                                        r"Counter\), got 2"):
+        gm(f32, f32, 1, 2, 0, (1, 1, 8, 0))
     with pytest.raises(ValueError, match="src0 has 64 elements but repeat 1 reads element 64"):
         gm(f32, f32, 1, False, 0, (1, 2, 8, 0))
     with pytest.raises(ValueError, match="src1_pattern has 1 words but repeat 0 reads its bits "

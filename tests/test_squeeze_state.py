@@ -54,10 +54,10 @@ def test_corrupt_values_name_the_field_and_the_range(addr, ar, pending, field, v
     st = state(ar, pending)
     value = pending if field == "pending" else ar
     for name, (emulator, ref) in calls(st, addr).items():
-        with pytest.raises(ValueError, match=rf"^{name}: state\.{field}={value} is outside the "
+        with pytest.raises(IndexError, match=rf"^{name}: state\.{field}={value} is outside the "
                            rf"valid range {re.escape(valid)} .*nothing written"):
             emulator()
-        with pytest.raises(ValueError, match=rf"{name}: state\.{field}=.* valid range"):
+        with pytest.raises(IndexError, match=rf"{name}: state\.{field}=.* valid range"):
             ref()
 
 
@@ -148,7 +148,7 @@ def test_values_under_jit_follow_out_of_range():
 
 def test_a_batched_state_names_the_bad_register():
     st = state(np.array([40, 40, 40]), np.array([8, 0, 9]), np.zeros((3, 32), np.uint8))
-    with pytest.raises(ValueError, match=r"state\.pending\[2\]=9 is outside the valid range "
+    with pytest.raises(IndexError, match=r"state\.pending\[2\]=9 is outside the valid range "
                        r"\[0, 8\]"):
         ascjax.squeeze_and_storeunalign(UB, 0, st, REG, ALL)
     run = jax.vmap(lambda s: ascjax.squeeze_and_storeunalign(UB, 0, s, REG, ALL)[0])

@@ -326,9 +326,19 @@ Config.__init__ = _known_fields_only(Config.__init__)
 DEFAULT = Config()
 
 
-def resolve_config(config: Config | None) -> Config:
+def resolve_config(config: Config | None, where: str = "") -> Config:
+    """``config``, or the default for None; anything else is an error naming ``where`` (the
+    instruction) and the Config that was likely meant."""
     if config is None:
         return DEFAULT
     if not isinstance(config, Config):
-        raise TypeError(f"config must be an ascjax.Config, got {type(config).__name__}")
+        if isinstance(config, dict):
+            meant = f"ascjax.Config(**{config!r})"
+        elif isinstance(config, str) and product_key(config) in PRODUCTS:
+            meant = f"ascjax.Config(product={product_key(config)!r})"
+        else:
+            meant = "ascjax.Config(...)"
+        prefix = f"{where}: " if where else ""
+        raise TypeError(f"{prefix}config must be an ascjax.Config, got {type(config).__name__} "
+                        f"{config!r}; write config={meant}")
     return config

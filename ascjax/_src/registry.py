@@ -10,6 +10,7 @@ import inspect
 import re
 from collections.abc import Callable
 
+from .config import resolve_config
 from .isa import gather as _gather
 from .isa import gather_block as _gblock
 from .isa import gather_mask as _gmask
@@ -105,6 +106,8 @@ def with_keyword_check(function: Callable) -> Callable:
         for key in kwargs:
             if key not in params:
                 raise TypeError(_unknown_keyword(function.__name__, key, names))
+        if "config" in kwargs:  # checked here, where the instruction's name is known
+            resolve_config(kwargs["config"], function.__name__)
         return function(*args, **kwargs)
 
     checked._keywords_checked = True

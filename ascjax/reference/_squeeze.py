@@ -62,11 +62,11 @@ def _check_state(state: Any, dst_addr: int, ub_size: int, where: str) -> None:
                          f"{len(_tail(state))}")
     ar, pending = int(state.ar), int(state.pending)
     if not 0 <= ar <= ub_size - dst_addr:
-        raise ValueError(f"{where}: state.ar={ar} is outside the valid range [0, "
+        raise IndexError(f"{where}: state.ar={ar} is outside the valid range [0, "
                          f"{ub_size - dst_addr}]")
     top = min(ar, (dst_addr + ar) % BLOCK_BYTES)
     if not 0 <= pending <= top:
-        raise ValueError(f"{where}: state.pending={pending} is outside the valid range [0, "
+        raise IndexError(f"{where}: state.pending={pending} is outside the valid range [0, "
                          f"{top}]")
 
 

@@ -39,7 +39,7 @@ from ..cli_options import CONFIG_OPTIONS, Option, ascend_type, config_from_optio
 from ..config import PRODUCTS
 from ..formats import DATABLOCK_BYTES, FORMATS, Format, resolve
 from ..isa.lanes import check_int
-from ..isa.masks import Pattern, _pattern, create_mask
+from ..isa.masks import Pattern, create_mask, pattern_of
 from ..registry import ASSUMPTIONS, INSTRUCTIONS
 from .binio import BinFileError, count_units, read_bin
 from .engine import CHUNK, Output, Plan
@@ -362,7 +362,7 @@ def mask_input(opts: dict, fmt: Format, count: int, dtype: Any) -> tuple[list, l
     if path is None:
         pattern = DEFAULT_PATTERN if opts.get("pattern") is None else opts["pattern"]
         try:
-            _pattern(pattern)  # create_mask's own check; its message names no option
+            pattern_of(pattern)  # create_mask's own check; its message names no option
         except ValueError:
             raise ValueError(f"--pattern {pattern!r} is not a mask pattern; valid: "
                              f"{', '.join(Pattern.__members__)} (PAT_ may be left out)") from None

@@ -131,7 +131,7 @@ def encode(values: Any, fmt: Any, *, round_mode: str | None = None, saturate: bo
                          f"{f.name}; valid: {', '.join(f.round_modes)}{known}")
     if not isinstance(saturate, (bool, np.bool_)):
         raise TypeError(f"{where}: saturate must be a Python bool, got {saturate!r}")
-    e8m0 = resolve_config(config).e8m0
+    e8m0 = resolve_config(config, where).e8m0
     bits, half_lsb = _input_bits(values, where)
     return _encode_kernel(bits, half_lsb, name=f.name, mode=mode, saturate=bool(saturate),
                           e8m0=e8m0)
@@ -224,7 +224,7 @@ def decode(bits: Any, fmt: Any, *, config: Config | None = None) -> jax.Array:
     where = "decode"
     f = _codec_format(fmt, where)
     return _decode_kernel(_code_input(bits, f, where), name=f.name,
-                          e8m0=resolve_config(config).e8m0)
+                          e8m0=resolve_config(config, where).e8m0)
 
 
 # --- nibble pairs ---------------------------------------------------------------------------

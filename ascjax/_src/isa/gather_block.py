@@ -437,7 +437,7 @@ def gather_datablock(*args: Any, dtype: Any = None, config: Config | None = None
                         config)
     if len(args) in (2, 3):
         src, index, *mask = args
-        element = resolve_config(config).datablock_mask == "element"
+        element = resolve_config(config, where).datablock_mask == "element"
         return _register_call(where, src, index, mask[0] if mask else None, dtype, element,
                               config)
     raise TypeError(f"{where}: expected (src, index[, mask]) (registers) or (dst, src, "

@@ -39,6 +39,7 @@ from .lanes import (
     as_array,
     batch_index,
     check_batch,
+    check_flag,
     check_int,
     first_true,
     kernel,
@@ -423,9 +424,8 @@ def gather_mask(dst: Any, src0: Any, src1_pattern: Any, reduce_mode: bool, mask:
     repeat_times = check_int(params[1], 0, REPEAT_MAX, where=where, arg="repeat_times")
     rep = check_int(params[2], 0, REPEAT_STRIDE_MAX, where=where, arg="src0_repeat_stride")
     src1_rep = check_int(params[3], 0, BYTE_STRIDE_MAX, where=where, arg="src1_repeat_stride")
-    if not isinstance(reduce_mode, (bool, np.bool_)):
-        raise TypeError(f"{where}: reduce_mode must be a bool (False: Normal, True: Counter), "
-                        f"got {reduce_mode!r}{traced_hint(reduce_mode)}")
+    reduce_mode = check_flag(reduce_mode, where=where, arg="reduce_mode",
+                             meaning="False: Normal, True: Counter")
     if isinstance(src1_pattern, (int, np.integer)) and not isinstance(src1_pattern, bool):
         modes = PATTERN_MODES[config.product]
         pattern_mode = check_int(src1_pattern, modes[0], modes[-1], where=where,

@@ -187,7 +187,7 @@ REGISTER_PRODUCTS = ("950",)
 
 def check_product(config: Config | None, products: Sequence[str], where: str) -> Config:
     """The resolved Config, or a TypeError when the call is not on its product."""
-    config = resolve_config(config)
+    config = resolve_config(config, where)
     if config.product not in products:
         raise TypeError(f"{where}: not available on product {config.product!r}; available on "
                         f"{list(products)}")
@@ -199,7 +199,7 @@ def check_ub_overload(config: Config | None, products: Sequence[str], where: str
     """A C name whose overloads the argument count tells apart (``asc_gather``): ``got``
     arguments picked its UB form; on a product without it, a TypeError that says so and
     gives the register forms, where a porter most often passed the returned dst."""
-    product = resolve_config(config).product
+    product = resolve_config(config, where).product
     if product not in products:
         raise TypeError(f"{where}: {got} positional arguments is the UB form, which the pages "
                         f"give on {', '.join(products)}; on product {product!r} call "
@@ -223,6 +223,16 @@ def check_int(value: Any, lo: int, hi: int, *, where: str, arg: str) -> int:
     if not lo <= int(value) <= hi:
         raise ValueError(f"{where}: {arg}={value} is outside the valid range [{lo}, {hi}]")
     return int(value)
+
+
+def check_flag(value: Any, *, where: str, arg: str, meaning: str = "") -> bool:
+    """A C++ ``bool`` parameter: True or False, or 0 or 1 as C++ code may write it (any other
+    int would be silently true there; here it is an error). ``meaning`` says what each does."""
+    if isinstance(value, (bool, np.bool_)) or (isinstance(value, (int, np.integer))
+                                               and int(value) in (0, 1)):
+        return bool(value)
+    detail = f" ({meaning})" if meaning else ""
+    raise TypeError(f"{where}: {arg} must be a bool{detail}, got {value!r}{traced_hint(value)}")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -47,7 +47,9 @@ def _width_of(dtype: Any, where: str) -> int:
     return resolve(dtype, where=where).width
 
 
-def _pattern(pattern: Any) -> Pattern:
+def pattern_of(pattern: Any) -> Pattern:
+    """The ``Pattern`` a name ("PAT_ALL" or "ALL") or a value means; an error naming the valid
+    ones (create_mask's check, shared with the CLI's)."""
     if isinstance(pattern, jax.core.Tracer):
         raise TypeError(f"create_mask: pattern is a traced value{traced_hint(pattern)}")
     try:
@@ -107,7 +109,7 @@ def create_mask(pattern: Any, dtype: Any, *, config: Config | None = None) -> ja
     """
     config = check_product(config, REGISTER_PRODUCTS, "create_mask")
     width = _width_of(dtype, "create_mask")
-    elements = _pattern_elements(_pattern(pattern), VL_BYTES // width, config.vl_overflow)
+    elements = _pattern_elements(pattern_of(pattern), VL_BYTES // width, config.vl_overflow)
     return _spread(elements, width, config.mask_layout)
 
 
@@ -116,16 +118,19 @@ def update_mask(count: Any, dtype: Any, *,
     """``asc_update_mask_bW(count)``: ``(mask of the lowest min(count, N) elements,
     max(count - N, 0))``.
 
-    ``count`` is a ``uint32_t``: a Python int in [0, 2^32), or an integer array or NumPy
-    scalar (jittable), converted to uint32 as C converts an argument (an int32 -1 is
-    2^32 - 1); the count left is then a uint32 array. ``config.mask_layout`` as for ``create_mask``.
+    ``count`` is a ``uint32_t``: a Python int or 64-bit NumPy scalar in [0, 2^32), or an
+    integer array or narrower NumPy scalar (jittable), converted to uint32 as C converts an
+    argument (an int32 -1 is 2^32 - 1); the count left is then a uint32 array.
+    ``config.mask_layout`` as for ``create_mask``.
     """
     layout = check_product(config, REGISTER_PRODUCTS, "update_mask").mask_layout
     width = _width_of(dtype, "update_mask")
     n = VL_BYTES // width
     if isinstance(count, (bool, np.bool_)):
         raise TypeError(f"update_mask: count must be an int in [0, 2^32), got {count!r}")
-    if isinstance(count, int):  # untyped: must be a uint32_t value (typed ones convert, as C)
+    # untyped (a Python int), or a 64-bit NumPy scalar (what NumPy arithmetic on sizes gives;
+    # JAX would narrow it): its value must be a uint32_t's. Narrower typed counts convert, as C.
+    if isinstance(count, int) or (isinstance(count, np.integer) and count.dtype.itemsize == 8):
         if not 0 <= int(count) < 2**32:
             raise ValueError(f"update_mask: count={count} is outside uint32_t [0, 2^32)")
         count = int(count)

@@ -52,7 +52,7 @@ def from_bytes(b, fmt: Format):
 
 def make_ub(size: int | None = None, *, config: Config | None = None) -> jax.Array:
     """A zeroed UB of ``size`` bytes (default ``config.ub_bytes``, 256 KiB)."""
-    config = resolve_config(config)
+    config = resolve_config(config, "make_ub")
     size = config.ub_bytes if size is None else size
     if not (isinstance(size, int) and 0 < size <= config.ub_bytes):
         raise ValueError(f"make_ub: size={size!r} must be an int in [1, {config.ub_bytes}]")
@@ -66,7 +66,7 @@ def check_ub(ub: Any, where: str, config: Config | None = None) -> jax.Array:
     if ub.dtype != jnp.uint8 or ub.ndim == 0:
         raise TypeError(f"{where}: ub must be a uint8 array (..., size) of UB bytes, got "
                         f"{ub.dtype} {ub.shape}")
-    most = resolve_config(config).ub_bytes
+    most = resolve_config(config, where).ub_bytes
     if ub.shape[-1] > most:
         raise ValueError(f"{where}: ub holds {ub.shape[-1]} bytes, more than the {most}-byte "
                          f"Unified Buffer (Config.ub_bytes; ascjax.make_ub() makes one)")

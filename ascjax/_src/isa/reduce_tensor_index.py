@@ -32,7 +32,7 @@ from jax import lax
 from ..config import Config
 from ..formats import Format, resolve
 from ..numerics.bits import from_bits, to_bits, with_nan_as
-from .lanes import check_int, kernel, merge_last
+from .lanes import check_flag, check_int, kernel, merge_last
 from .reduce_tensor import ReduceSpr, check_tmp_dtype, check_tmp_tensor, extreme_index, spr_in
 from .repeat import RepeatPlan, tensor_reduce_call
 
@@ -148,10 +148,7 @@ def _check_cal_index(where: str, positional: Any, keyword: Any) -> bool:
     value = keyword if positional is None else positional
     if value is None:
         return False
-    if isinstance(value, (bool, np.bool_)) or (isinstance(value, (int, np.integer))
-                                               and int(value) in (0, 1)):
-        return bool(value)
-    raise TypeError(f"{where}: cal_index must be a bool (the page's calIndex), got {value!r}")
+    return check_flag(value, where=where, arg="cal_index", meaning="the page's calIndex")
 
 
 class _Spec(NamedTuple):

@@ -35,6 +35,7 @@ from ..formats import BLOCKS_PER_REGISTER, Format
 from .lanes import (
     as_array,
     check_batch,
+    check_flag,
     check_int,
     check_product,
     check_supported,
@@ -233,8 +234,8 @@ def mask_source(where: str, fmt: Format, config: Config, repeat_time: int, mask:
     word is the count N; ``ceil(N / lanes)`` repeats, ``repeat_time`` only checked. A mask or
     count of 0 is a NOP (0 repeats) on Atlas A2/A3 and an error elsewhere.
     """
-    if not isinstance(is_set_mask, (bool, np.bool_)):
-        raise TypeError(f"{where}: is_set_mask must be a bool, got {is_set_mask!r}")
+    is_set_mask = check_flag(is_set_mask, where=where, arg="is_set_mask",
+                             meaning="True: the mask argument, False: the mask state's")
     state: MaskState = resolve_state(mask_state, where)
     repeats = check_repeats(repeat_time, where)
     nop = config.product in ZERO_MASK_NOP
@@ -338,8 +339,8 @@ def tensor_reduce_call(where: str, dst: Any, src: Any, table: dict, config: Conf
     has no effect elsewhere (page). The level-0 form has no isSetMask and runs in Normal mode.
     """
     config, fmt, dst, src = setup(where, dst, src, table, config)
-    if not isinstance(is_set_mask, (bool, np.bool_)):
-        raise TypeError(f"{where}: is_set_mask must be a bool, got {is_set_mask!r}")
+    is_set_mask = check_flag(is_set_mask, where=where, arg="is_set_mask",
+                             meaning="True: the mask argument, False: the mask state's")
     state = resolve_state(mask_state, where)
     nop = config.product in ZERO_MASK_NOP
     lanes, k = fmt.lanes, len(optional)

@@ -244,8 +244,8 @@ def check_state_values(state: SqueezeState, dst_addr: Any, ub_bytes: int, where:
     AR in [0, ub_bytes - dst_addr] (dst_addr + AR lies in the UB); pending in [0,
     min(AR, (dst_addr + AR) % 32)]: the pending bytes are the last ones stored, they lie in the
     unaligned register's 32-byte block, and a call only ever leaves such a state. Anything else
-    would write UB bytes outside ``[dst_addr, dst_addr + AR)`` or lose bytes. Concrete values
-    raise ``ValueError`` before anything is written; traced ones (under ``jit``/``vmap``) are
+    would write UB bytes outside ``[dst_addr, dst_addr + AR)`` or lose bytes: a value fault,
+    as a store past the UB is. Concrete values raise ``IndexError`` before anything is written; traced ones (under ``jit``/``vmap``) are
     checked when the computation runs, as ``mode`` (``Config.out_of_range``) says.
     """
     addr = jnp.asarray(dst_addr, jnp.int32)
@@ -265,7 +265,7 @@ def check_state_values(state: SqueezeState, dst_addr: Any, ub_bytes: int, where:
             if bool(jnp.any(bad)):
                 i = np.unravel_index(int(jnp.argmax(bad)), bad.shape)
                 at = f"[{', '.join(map(str, i))}]" if bad.ndim else ""
-                raise ValueError(f"{where}: state.{name}{at}={int(value[i])} is outside the "
+                raise IndexError(f"{where}: state.{name}{at}={int(value[i])} is outside the "
                                  f"valid range [0, {int(hi[i])}] ({why}); a corrupt "
                                  f"SqueezeState, nothing written")
             continue  # AR first: the pending bound means nothing for a bad AR
@@ -430,7 +430,7 @@ def squeeze_with_status(src: Any, mask: Any, *, dtype: Any = None,
     ``squeeze_and_storeunalign`` would see (its pending bytes are untouched).
     """
     where = "squeeze_with_status"
-    config = resolve_config(config)
+    config = resolve_config(config, where)
     fmt, src, active = _register_form(where, src, mask, dtype, config)
     n = jnp.count_nonzero(active, axis=-1).astype(jnp.int32)
     return _squeeze(fmt, src, active), n * (fmt.width if config.squeeze_status == "bytes" else 1)

@@ -201,7 +201,7 @@ def sum(x: Any, *, dtype: Any = None, order: str = "sequential",
     if order not in ORDERS:
         raise ValueError(f"sum: unknown order {order!r}; valid: {list(ORDERS)}")
     fmt, x = _format(x, dtype, "sum", host=True)
-    config = resolve_config(config)
+    config = resolve_config(config, "sum")
     if (isinstance(x, np.ndarray) and order in orders.USE_HOST.get(fmt.name, ())
             and config.float_overflow == "ieee"):
         out = orders.host_order(x.reshape(-1, x.shape[-1]), order, fmt)
