@@ -179,6 +179,35 @@ def test_bad_input():
         ascjax.compare(np.zeros(4, np.float32), np.zeros(4, np.float16), dtype="half")
 
 
+def test_a_padded_dump_is_compared_over_its_first_count_elements(tmp_path, capsys):
+    """A dump of a GM buffer padded past the output (a review, stop 46, asked for it): the
+    length error says --count, which compares the first N of each and says what it left."""
+    golden = _half()
+    padded = np.concatenate([golden, np.full(32, np.nan, np.float16)])   # 32 pad elements
+    padded[7] = np.nextafter(golden[7], np.float16(np.inf))
+    g, a = tmp_path / "golden.bin", tmp_path / "actual.bin"
+    golden.tofile(g)
+    padded.tofile(a)
+    n = golden.size
+    assert main(["compare", str(a), str(g), "--dtype", "half"]) == 2
+    assert f"--count {n} / count={n} compares the first {n} elements" in capsys.readouterr().err
+    assert main(["compare", str(a), str(g), "--dtype", "half", "--count", str(n), "--json"]) == 0
+    d = json.loads(capsys.readouterr().out)
+    assert (d["elements"], d["mismatches"], d["uncompared"]) == (n, 1, [32, 0])
+    assert d["first_mismatches"][0]["index"] == 7
+    assert main(["compare", str(a), str(g), "--dtype", "half", "--count", "16"]) == 0
+    assert (f"count: the first 16 elements of each compared; actual's {n + 16} and golden's "
+            f"{n - 16} after them were not") in capsys.readouterr().out
+    report = ascjax.compare(padded, golden, dtype="half", count=n, bit_exact=True)
+    assert (report.elements, report.mismatches, report.passed) == (n, 1, False)
+    with pytest.raises(ValueError, match=rf"count={n + 1} must be an int in \[0, {n}\]"):
+        ascjax.compare(padded, golden, dtype="half", count=n + 1)
+    nibbles = np.zeros(8, np.uint8)
+    with pytest.raises(ValueError, match="count=3 must be even for int4b_t"):
+        ascjax.compare(nibbles, nibbles, dtype="int4b_t", count=3)
+    assert ascjax.compare(nibbles, nibbles[:4], dtype="int4b_t", count=8).uncompared == (8, 0)
+
+
 def test_cli_exit_codes_json_and_table(tmp_path, capsys):
     golden = _half()
     actual = golden.copy()

@@ -50,6 +50,12 @@ def test_word_source_lanes_finds_each_set_bit_in_order(seed, n_words, density):
             assert ((src[n:] >= 0) & (src[n:] < 32 * n_words)).all()
 
 
+def test_word_source_lanes_refuses_a_mask_its_uint16_counts_cannot_hold():
+    word_source_lanes(jnp.zeros((1, 1024), jnp.uint32))      # 2^15 lanes: the most it takes
+    with pytest.raises(ValueError, match="32800 lanes; the search counts in uint16"):
+        word_source_lanes(jnp.zeros((1, 1025), jnp.uint32))
+
+
 def test_the_source_search_runs_apart_from_the_gather_that_reads_it():
     """XLA's CPU backend fuses whatever computes a gather's indices into the gather's loop and
     does not vectorize that loop: the squeeze ran 2.5-4.5x slower on an AVX2 machine with its

@@ -310,6 +310,9 @@ def _compare_args(p: argparse.ArgumentParser) -> None:
                         "gather_mask`): compare only the first count[t] elements of row t of "
                         "--shape N,LEN; the rest (undefined on the NPU) are excluded and "
                         "counted")
+    p.add_argument("--count", type=nonnegative_int, metavar="N",
+                   help="compare only the first N elements of each file (a dump of a buffer "
+                        "padded past the output); the report says how many were left")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--first", type=nonnegative_int, default=10,
                    help="mismatches to locate, and isclose failures (default 10)")
@@ -327,7 +330,8 @@ def _compare(args: argparse.Namespace) -> int:
                          bit_exact=args.bit_exact, rules=args.rules, preset=args.preset,
                          rtol=args.rtol, atol=args.atol, error_ratio=args.error_ratio,
                          layout=args.layout, shape=args.shape,
-                         allow_empty=args.allow_empty, valid_counts=args.valid_counts)
+                         allow_empty=args.allow_empty, valid_counts=args.valid_counts,
+                         count=args.count)
     except BAD_INPUT as error:
         return _fail("compare", error)
     code = 0 if report.passed else 1

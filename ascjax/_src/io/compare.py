@@ -351,6 +351,7 @@ class CompareReport:
     max_finite_ulp: int | None = None
     max_finite_ulp_at: Mismatch | None = None
     mismatched_rows: int | None = None
+    uncompared: tuple[int, int] | None = None
 
     def as_dict(self) -> dict:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
@@ -363,7 +364,8 @@ class CompareReport:
                  first_isclose_failures=[m.as_dict() for m in self.first_isclose_failures],
                  criteria={c.name: c.as_dict() for c in self.criteria},
                  ulp_histogram=dict(self.ulp_histogram), rules=list(self.rules),
-                 shape=None if self.shape is None else list(self.shape))
+                 shape=None if self.shape is None else list(self.shape),
+                 uncompared=None if self.uncompared is None else list(self.uncompared))
         d["pass"] = self.passed
         return d
 
@@ -382,6 +384,10 @@ class CompareReport:
         if self.excluded is not None:
             lines.append(f"  valid counts: {_plural(self.excluded, 'element')} past each row's "
                          f"count excluded as undefined (not compared)")
+        if self.uncompared is not None:
+            lines.append(f"  count: the first {_plural(self.elements, 'element')} of each "
+                         f"compared; actual's {self.uncompared[0]} and golden's "
+                         f"{self.uncompared[1]} after them were not")
         if self.ulp_histogram:
             lines.append("  ulp histogram: " + "  ".join(
                 f"{k}: {v}" for k, v in self.ulp_histogram.items()))
@@ -539,6 +545,7 @@ class _Tally:
         self.fmt, self.first, self.tolerance, self.layout = fmt, first, tolerance, layout
         self.split, self.shape = split, shape
         self.excluded: int | None = None  # elements past the valid counts, when given
+        self.uncompared: tuple[int, int] | None = None  # elements past count=, when given
         self.close_fail = 0
         self.n = self.mismatches = self.max_ulp = 0
         self.nan_pairs = self.nan_payload = self.nan_vs_number = self.inf_mismatches = 0
@@ -759,7 +766,7 @@ class _Tally:
                              self.shape, self.excluded, tuple(self.failing), self.max_at,
                              self.signed_zeros,
                              None if self.max_finite_at is None else self.max_finite_at.ulp,
-                             self.max_finite_at, self.rows)
+                             self.max_finite_at, self.rows, self.uncompared)
 
 
 def _tally(a: np.ndarray, g: np.ndarray, tally: _Tally, chunk: int,
@@ -798,6 +805,23 @@ def _load(x: Any, fmt: Format, arg: str) -> np.ndarray:
         raise TypeError(f"compare: {arg} has dtype {x.dtype}; {fmt.name} is stored as "
                         f"{fmt.storage_dtype} (or give its bits as {fmt.bits_dtype})")
     return x.reshape(-1)
+
+
+def _first_elements(a: np.ndarray, g: np.ndarray, count: Any,
+                    fmt: Format) -> tuple[np.ndarray, np.ndarray, tuple[int, int]]:
+    """The first ``count`` elements of ``a`` and ``g`` (bytes for a packed type, two
+    elements each), and how many elements of each come after them."""
+    per = 2 if fmt.packed else 1
+    most = min(a.size, g.size) * per
+    if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or \
+            not 0 <= count <= most:
+        raise ValueError(f"compare: count={count!r} must be an int in [0, {most}] (--count; "
+                         f"actual has {a.size * per} {fmt.name} elements, golden {g.size * per})")
+    if count % per:
+        raise ValueError(f"compare: count={count} must be even for {fmt.name}: its files hold "
+                         f"two elements a byte")
+    n = int(count) // per
+    return a[:n], g[:n], ((a.size - n) * per, (g.size - n) * per)
 
 
 def _array_shape(x: Any, fmt: Format) -> tuple[int, ...] | None:
@@ -929,7 +953,7 @@ def compare(actual: Any, golden: Any, *, dtype: Any, first: int = 10, bit_exact:
             rtol: float | None = None, atol: float | None = None,
             error_ratio: float | None = None, layout: str | None = None,
             shape: Any = None, allow_empty: bool = False,
-            valid_counts: Any = None) -> CompareReport:
+            valid_counts: Any = None, count: int | None = None) -> CompareReport:
     """Compare ``actual`` (e.g. an NPU dump) with ``golden`` element by element.
 
     ``actual`` and ``golden`` are .bin paths (read as ``dtype``, chunk by chunk) or arrays in
@@ -953,8 +977,10 @@ def compare(actual: Any, golden: Any, *, dtype: Any, first: int = 10, bit_exact:
     on ``chunk``. ``valid_counts`` (a .bin of uint32, as ``ascjax run gather_mask --cnt-out``
     writes, or an array of ints; one per row of a 2-D ``shape`` or of 2-D arrays) compares
     only the first ``valid_counts[t]`` elements of each row t: GatherMask's dst past rsvdCnt
-    is undefined on the NPU; the report counts the rest as ``excluded``. Raises
-    ``ValueError`` when the element counts differ, when there are none (unless
+    is undefined on the NPU; the report counts the rest as ``excluded``. ``count`` compares
+    only the first ``count`` elements of each input (a dump of a buffer padded past the
+    output's length); the report says how many of each were left (``uncompared``). Raises
+    ``ValueError`` when the element counts differ (without ``count``), when there are none (unless
     ``allow_empty=True``), when ``shape`` does not hold the element count, or when the valid
     counts are not one per row, each at most the row's length. Rules: the module doc.
 
@@ -974,10 +1000,16 @@ def compare(actual: Any, golden: Any, *, dtype: Any, first: int = 10, bit_exact:
     if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
         raise ValueError(f"compare: chunk={chunk!r} must be an int >= 1")
     a, g = _load(actual, fmt, "actual"), _load(golden, fmt, "golden")
+    uncompared = None
+    if count is not None:
+        a, g, uncompared = _first_elements(a, g, count, fmt)
     if a.size != g.size:
         unit = "bytes" if fmt.packed else f"{fmt.name} elements"
+        common = min(a.size, g.size) * (2 if fmt.packed else 1)
         raise ValueError(f"compare: actual has {a.size} {unit} but golden has {g.size}; the "
-                         f"lengths must match")
+                         f"lengths must match (--count {common} / count={common} compares the "
+                         f"first {common} elements of each, as for a dump padded past the "
+                         f"output)")
     if a.size == 0 and not allow_empty:
         raise ValueError("compare: both inputs hold 0 elements; nothing was compared (give "
                          "--allow-empty / allow_empty=True if that is expected)")
@@ -988,6 +1020,7 @@ def compare(actual: Any, golden: Any, *, dtype: Any, first: int = 10, bit_exact:
         raise ValueError("compare: every valid count is 0; nothing was compared (give "
                          "--allow-empty / allow_empty=True if that is expected)")
     tally = _Tally(fmt, first, tol, layout, shape=shape)
+    tally.uncompared = uncompared
     if counts is not None:
         tally.excluded = math.prod(shape) - int(counts.sum())
     tally = _tally(a, g, tally, chunk, counts)
