@@ -75,6 +75,24 @@ def test_host_orders_match_the_jax_path(name, order, seed, n):
                       f"{order} {name} n={n}")
 
 
+def test_numpy_pairwise_past_one_numpy_buffer_is_np_sums_own_tree():
+    """Rows longer than NumPy's 8192-element buffer: NumPy before 2.3 summed them buffer by
+    buffer in sequence, so the host path (np.add.reduce) left the modelled tree (a portability
+    review, stop 47: 4 of 16 rows of 65536 floats differed; numpy>=2.3 is now required). The
+    host path, np.sum itself and the traced tree agree at n = 8200."""
+    rng = np.random.default_rng(8200)
+    for name in ("float", "half"):
+        x = _data(rng, name, 4, 8200)
+        host = _host(x, "numpy_pairwise")
+        assert_bits_equal(host, _traced_sum("numpy_pairwise")(jnp.asarray(x)), name)
+        if name == "float":
+            with np.errstate(over="ignore", invalid="ignore"):   # the data's infs and NaNs
+                numpy = np.sum(x, axis=-1)
+            number = ~np.isnan(numpy)             # NumPy keeps NaN payloads, ascjax's are canonical
+            assert number.sum() >= 6
+            assert_bits_equal(host[number], numpy[number], "np.sum")
+
+
 def test_float_vector_merge_keeps_lanes_of_negative_zeros():
     """NumPy's add.reduce over the repeats starts from +0: a lane that is -0 in every register
     must still merge to -0 (the hardware adds r0 + r1 + ...)."""

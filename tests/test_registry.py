@@ -603,13 +603,22 @@ def _pending_tail(state):
     return tail, jnp.asarray(state.ar, jnp.int32), jnp.asarray(state.pending, jnp.int32)
 
 
+def _call_k(x, k: int):
+    """Call k's register of ``x`` (..., calls, lanes), sliced as its bits: JAX 0.12 slicing a
+    float8_e5m2 array on the CPU makes every NaN 0x7f (the reference's NumPy slice keeps it)."""
+    if not isinstance(x, jax.Array) or x.dtype.itemsize != 1:
+        return x[..., k, :]
+    return jax.lax.bitcast_convert_type(
+        jax.lax.bitcast_convert_type(x, jnp.uint8)[..., k, :], x.dtype)
+
+
 def _squeeze_chain(m, arrays, static, config):
     ub, src1, mask = arrays
     dst_addr, name = static
     state = m.squeeze_and_storeunalign_init()
     out = []
     for k in range(SQUEEZE_CALLS):
-        ub, dst, state = m.squeeze_and_storeunalign(ub, dst_addr, state, src1[..., k, :],
+        ub, dst, state = m.squeeze_and_storeunalign(ub, dst_addr, state, _call_k(src1, k),
                                                     mask[..., k, :], config=config, **_kw(name))
         tail, ar, pending = _pending_tail(state)
         p = dst_addr + ar

@@ -117,7 +117,8 @@ def test_squeeze_moves_bits_and_agrees_with_the_seed_register_part(name):
     got = ascjax.squeeze(x, m, **_kw(name))
     assert_bits_equal(got, ascjax.squeeze_register(x, m, **_kw(name)))
     for k in range(4):
-        assert_bits_equal(np.asarray(got[k])[:m[k].sum()], x[k][m[k]])
+        # NumPy indexing: JAX 0.12's own (got[k]) makes a float8_e5m2 NaN 0x7f on the CPU
+        assert_bits_equal(np.asarray(got)[k][:m[k].sum()], x[k][m[k]])
 
 
 def test_squeeze_with_status_reports_this_calls_bytes():

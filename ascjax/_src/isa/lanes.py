@@ -790,7 +790,10 @@ def _caller_free_traceback(fault: BaseException):
 
     frames = fault_found_while_running()
     traceback = next(frames)
-    frames.close()
+    # Left suspended, not closed: closing runs the frame once more on the caller's stack, and
+    # Python >= 3.12 then links it to every caller (16-48 lines instead of 3). The fault holds
+    # the generator, so it stays suspended as long as the fault lives.
+    fault._frames = frames
     return traceback
 
 
