@@ -126,7 +126,7 @@ def _search(words, narrow):
         raise ValueError(f"word_source_lanes: {lanes} lanes; the search counts in uint16")
     words = merge_last(jnp.stack([words & np.uint32(0xFFFF), words >> 16], -1)
                        .astype(jnp.uint16))       # lane i at bit i % 16 of word i // 16
-    t, width = np.uint16, 16
+    t = np.uint16
     n_words = words.shape[-1]
     group = WORDS_PER_STEP if n_words % WORDS_PER_STEP == 0 and n_words > WORDS_PER_STEP else 1
     shape = words.shape[:-1] + (lanes,)
@@ -148,17 +148,15 @@ def _search(words, narrow):
         below = lax.population_count(bits)
         skip = below <= rank
         bits = jnp.where(skip, following, bits)
-        pos = pos + jnp.where(skip, t(width), t(0))
+        pos = pos + jnp.where(skip, t(16), t(0))
         rank = rank - jnp.where(skip, below, t(0))
     bit = jnp.zeros(shape, t)
-    step = width // 2
-    while step:  # the bit of the word
+    for step in (8, 4, 2, 1):  # the bit of the word
         below = lax.population_count((bits >> bit) & t((1 << step) - 1))
         skip = below <= rank
         bit = bit + jnp.where(skip, t(step), t(0))
         rank = rank - jnp.where(skip, below, t(0))
-        step //= 2
-    source = jnp.minimum(index * t(width * group) + pos + bit, t(lanes - 1))
+    source = jnp.minimum(index * t(16 * group) + pos + bit, t(lanes - 1))
     return source.astype(narrow), (start + counts[..., -1]).astype(jnp.int32)
 
 
