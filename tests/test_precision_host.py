@@ -56,8 +56,22 @@ def _traced_sum(order: str):
     return jax.jit(lambda v: precision.sum(v, order=order))
 
 
-_traced_exact = jax.jit(precision.exact_sum)
-_traced_exact_parts = jax.jit(impl._exact_parts, static_argnums=0)
+@functools.cache
+def _traced_exact_and_parts(fmt):
+    """exact_sum and the limb path's parts (magnitude, sign, rounded) under one jit: XLA
+    shares the limb sums, so the pair compiles as fast as exact_sum alone."""
+    return jax.jit(lambda v: (precision.exact_sum(v), *impl._exact_parts(fmt, v)))
+
+
+def _traced_exact(x):
+    """precision.exact_sum under jit (``_traced_exact_and_parts``: a shape whose parts are
+    wanted too compiles once)."""
+    return _traced_exact_and_parts(ascjax.resolve_format(x.dtype))(x)[0]
+
+
+def _traced_exact_parts(fmt, x):
+    """The limb path's (magnitude, sign, rounded) under jit, from ``_traced_exact``'s program."""
+    return _traced_exact_and_parts(fmt)(x)[1:]
 
 
 def _host(x: np.ndarray, order: str) -> np.ndarray:
@@ -135,7 +149,8 @@ def test_host_orders_keep_their_order_at_any_shape(order, shape, dtype):
 def test_sum_takes_the_host_path_only_where_listed():
     """precision.sum on a concrete input: the host path for USE_HOST's orders, the same bits
     as the jitted call either way."""
-    x = _data(np.random.default_rng(3), "float", 4, 200)
+    # the shape of the tests above (14 rows of 520): their jitted programs serve here
+    x = _data(np.random.default_rng(3), "float", 6, 520)
     for order in precision.ORDERS:
         assert_bits_equal(precision.sum(x, order=order), _traced_sum(order)(jnp.asarray(x)),
                           order)
@@ -174,41 +189,6 @@ def test_host_exact_path_takes_the_rows_it_can(name):
     _, _, done = exact.exact_sum_host(x.view(fmt.bits_dtype), fmt)
     # half: its whole range fits float64 for n <= 2^13, so only the inf row is left
     assert done.tolist() == ([True, False, True] if name == "half" else [True, False, False])
-
-
-@pytest.mark.parametrize(("name", "rows", "sum_orders"), [
-    ("bfloat16_t", 3, precision.ORDERS), ("half", 3, precision.ORDERS),
-    ("bfloat16_t", 64, ("sequential", "kahan"))])  # 64 x 4096: the column loops' size
-def test_subnormal_sums_survive_every_path(name, rows, sum_orders):
-    """Sparse subnormals whose sum stays below 2^8 of the least subnormal: every partial sum is
-    exact, so every order gives the exact sum. XLA's CPU backend carried a bfloat16 array
-    through a scan as float32 and converted it back with AVX512-BF16, which flushes
-    subnormals: on a Xeon with AVX512-BF16 the sequential sum of 0x0005 came out +0."""
-    fmt = ascjax.FORMATS[name]
-    least = 2.0 ** orders.least_exponent(fmt)
-    rng = np.random.default_rng(11)
-    k = np.zeros((rows, 4096), np.int64)
-    for row in k:  # at most 60 nonzero multiples of 1..3: a total below 2^8
-        row[rng.choice(4096, 60, replace=False)] = rng.integers(0, 4, 60)
-    x = (k * least).astype(np.float32).astype(fmt.storage_dtype)
-    x[0, rng.choice(4096, 9)] = -0.0
-    want = (k.sum(-1) * least).astype(np.float32).astype(fmt.storage_dtype)
-    assert np.all(k.sum(-1) < 256)
-    with programs_compiled() as programs:  # every program the sums compile
-        for order in sum_orders:
-            assert_bits_equal(precision.sum(x, order=order), want, f"{order} (eager)")
-            assert_bits_equal(_traced_sum(order)(jnp.asarray(x)), want, f"{order} (jit)")
-        assert_bits_equal(precision.exact_sum(x), want, "exact_sum")
-        if rows == 64:  # rows handed over in place from past a 64-byte boundary: ShiftedColumns
-            shifted = _at_shift(np.concatenate([x] * 4), 5)
-            with _column_loops(in_place=True):
-                for order in sum_orders:
-                    assert_bits_equal(precision.sum(shifted, order=order), np.tile(want, 4),
-                                      f"{order} (rows in place, shifted)")
-    # The cause, checked on any CPU (the sums above fail only with AVX512-BF16): no loop
-    # carries a bfloat16 array; the loops the orders run are there to be seen.
-    assert any("stablehlo.while" in p for p in programs)
-    assert not [types for p in programs for types in bfloat16_loops(p)]
 
 
 def test_host_paths_keep_the_config_and_transformations():
@@ -559,3 +539,40 @@ def test_host_threads_read_the_process_own_cgroup_first(tmp_path, monkeypatch):
     assert host_blocks.cgroup_quota_cores(tmp_path) == 1
     monkeypatch.setattr(host_blocks, "_own_cgroup", lambda: "elsewhere")
     assert host_blocks.cgroup_quota_cores(tmp_path) is None
+
+
+# Last in the file: programs_compiled clears JAX's caches, so the tests after it traced again
+# the programs that earlier tests had compiled.
+@pytest.mark.parametrize(("name", "rows", "sum_orders"), [
+    ("bfloat16_t", 3, precision.ORDERS), ("half", 3, precision.ORDERS),
+    ("bfloat16_t", 64, ("sequential", "kahan"))])  # 64 x 4096: the column loops' size
+def test_subnormal_sums_survive_every_path(name, rows, sum_orders):
+    """Sparse subnormals whose sum stays below 2^8 of the least subnormal: every partial sum is
+    exact, so every order gives the exact sum. XLA's CPU backend carried a bfloat16 array
+    through a scan as float32 and converted it back with AVX512-BF16, which flushes
+    subnormals: on a Xeon with AVX512-BF16 the sequential sum of 0x0005 came out +0."""
+    fmt = ascjax.FORMATS[name]
+    least = 2.0 ** orders.least_exponent(fmt)
+    rng = np.random.default_rng(11)
+    k = np.zeros((rows, 4096), np.int64)
+    for row in k:  # at most 60 nonzero multiples of 1..3: a total below 2^8
+        row[rng.choice(4096, 60, replace=False)] = rng.integers(0, 4, 60)
+    x = (k * least).astype(np.float32).astype(fmt.storage_dtype)
+    x[0, rng.choice(4096, 9)] = -0.0
+    want = (k.sum(-1) * least).astype(np.float32).astype(fmt.storage_dtype)
+    assert np.all(k.sum(-1) < 256)
+    with programs_compiled() as programs:  # every program the sums compile
+        for order in sum_orders:
+            assert_bits_equal(precision.sum(x, order=order), want, f"{order} (eager)")
+            assert_bits_equal(_traced_sum(order)(jnp.asarray(x)), want, f"{order} (jit)")
+        assert_bits_equal(precision.exact_sum(x), want, "exact_sum")
+        if rows == 64:  # rows handed over in place from past a 64-byte boundary: ShiftedColumns
+            shifted = _at_shift(np.concatenate([x] * 4), 5)
+            with _column_loops(in_place=True):
+                for order in sum_orders:
+                    assert_bits_equal(precision.sum(shifted, order=order), np.tile(want, 4),
+                                      f"{order} (rows in place, shifted)")
+    # The cause, checked on any CPU (the sums above fail only with AVX512-BF16): no loop
+    # carries a bfloat16 array; the loops the orders run are there to be seen.
+    assert any("stablehlo.while" in p for p in programs)
+    assert not [types for p in programs for types in bfloat16_loops(p)]

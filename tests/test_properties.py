@@ -103,7 +103,9 @@ def test_reduce_sum_datablock_matches_reference(src_type, config_name, seed, p_s
 @pytest.mark.parametrize("src_type", REDUCE_SUM_DATABLOCK_TYPES)
 def test_reduce_sum_datablock_forms_agree(src_type):
     rng = np.random.default_rng(7)
-    shape, width = (5, lanes_of(src_type)), lane_bytes(src_type)
+    # BATCH registers: jit with the per-element mask is the program the property test above
+    # compiled for the default Config (same shapes), not another compile of it
+    shape, width = (BATCH, lanes_of(src_type)), lane_bytes(src_type)
     src = register_values(rng, src_type, shape, 0.1)
     mask = masks(rng, shape, _block(src_type))
     hw = _noisy_hardware_mask(rng, mask, width)
@@ -115,8 +117,8 @@ def test_reduce_sum_datablock_forms_agree(src_type):
     assert_bits_equal(_stack([jf(s, m) for s, m in zip(src, mask, strict=True)]), want,
                       "one at a time")
     assert_bits_equal(jax.jit(jax.vmap(f))(src, hw), want, "vmap")
-    assert_bits_equal(jf(src.reshape(1, 5, -1), mask.reshape(1, 5, -1)), want.reshape(1, 5, -1),
-                      "two leading axes")
+    assert_bits_equal(jf(src.reshape(1, BATCH, -1), mask.reshape(1, BATCH, -1)),
+                      want.reshape(1, BATCH, -1), "two leading axes")
 
 
 def test_reduce_sum_datablock_signed_zero_and_overflow():
@@ -507,8 +509,10 @@ def test_squeeze_and_storeunalign_keeps_nan_payloads(name):
     """Every NaN bit pattern of the format survives, in dst and in the UB (SPEC 8)."""
     lanes = lanes_of(name)
     src1 = np.resize(_nan_patterns(name, lane_bytes(name)), lanes).view(storage(name))
+    # a UB of UB_SIZE, as above: the program test_squeeze_and_storeunalign_matches_reference
+    # compiled for this type serves (any UB of 256 bytes or more shows the same bytes)
     ub, dst, state = _jit_squeeze(name)(
-        np.zeros(512, np.uint8), 0, ascjax.squeeze_and_storeunalign_init(), src1,
+        np.zeros(UB_SIZE, np.uint8), 0, ascjax.squeeze_and_storeunalign_init(), src1,
         np.ones(lanes, bool))
     ub, _ = _jit_finalize(ub, 0, state)
     assert_bits_equal(dst, src1, f"{name} dst")
@@ -521,6 +525,6 @@ def test_squeeze_and_storeunalign_unselected_lanes_are_zero_bits(name):
     src1 = np.full(lanes, 0x5A5A5A5A, np.uint32).view(np.uint8)[:lanes * lane_bytes(name)]
     src1 = src1.view(storage(name))
     mask = np.arange(lanes) % 3 == 0
-    _, dst, _ = _jit_squeeze(name)(
-        np.zeros(512, np.uint8), 0, ascjax.squeeze_and_storeunalign_init(), src1, mask)
+    _, dst, _ = _jit_squeeze(name)(  # UB_SIZE: the program compiled above for this type
+        np.zeros(UB_SIZE, np.uint8), 0, ascjax.squeeze_and_storeunalign_init(), src1, mask)
     assert not np.asarray(dst).view(np.uint8)[int(mask.sum()) * lane_bytes(name):].any()

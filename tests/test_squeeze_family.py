@@ -51,9 +51,15 @@ def test_word_source_lanes_finds_each_set_bit_in_order(seed, n_words, density):
 
 
 def test_word_source_lanes_refuses_a_mask_its_uint16_counts_cannot_hold():
-    word_source_lanes(jnp.zeros((1, 1024), jnp.uint32))      # 2^15 lanes: the most it takes
+    # The width is checked while tracing: eval_shape traces without running the 2^15-lane
+    # search (eagerly, op by op, it took 30 s).
+    def words(n):
+        return jax.ShapeDtypeStruct((1, n), jnp.uint32)
+
+    source, count = jax.eval_shape(word_source_lanes, words(1024))  # 2^15 lanes: the most
+    assert source.shape == (1, 1 << 15) and count.shape == (1,)
     with pytest.raises(ValueError, match="32800 lanes; the search counts in uint16"):
-        word_source_lanes(jnp.zeros((1, 1025), jnp.uint32))
+        jax.eval_shape(word_source_lanes, words(1025))
 
 
 def test_the_source_search_runs_apart_from_the_gather_that_reads_it():

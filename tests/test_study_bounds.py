@@ -214,9 +214,9 @@ def test_study_command_new_options(tmp_path, capsys, monkeypatch):
     calls = []
     real = precision.run_long_vectors
 
-    def small(**kw):
+    def small(**kw):  # 2 trials of 1024: test_long_vector_study_runs_small's programs serve
         calls.append(kw)
-        return real(sizes=[1024], trials=1, distributions=["uniform"], seed=kw["seed"])
+        return real(sizes=[1024], trials=2, distributions=["uniform"], seed=kw["seed"])
 
     monkeypatch.setattr(precision, "run_long_vectors", small)
     assert main([*base, "--kappas", "10", "--kappa-n", "64", "--long-vectors"]) == 0
