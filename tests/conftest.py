@@ -55,11 +55,13 @@ def variant(request):
 # worker so that its tests reuse the programs that worker compiled; starting the longest files
 # first keeps both workers busy to the end instead of one finishing a long file alone (the
 # order of `pytest --durations=0`'s per-file totals; it changes the time, never a result).
-_LONGEST_FIRST = ("test_registry.py", "test_precision_host.py", "test_properties.py",
-                  "test_reduce_family.py", "test_precision.py", "test_notebooks.py",
-                  "test_extreme.py", "test_runners.py", "test_viz.py", "test_readme.py",
-                  "test_mpfr.py", "test_probe.py", "test_benchmarks.py", "test_squeeze_family.py",
-                  "test_bulk.py", "test_format_movement.py", "test_study_bounds.py")
+_LONGEST_FIRST = ("test_registry.py", "test_precision_host.py", "test_reduce_family.py",
+                  "test_properties.py", "test_viz.py", "test_study_bounds.py",
+                  "test_precision.py", "test_runners.py", "test_notebooks.py", "test_bulk.py",
+                  "test_extreme.py", "test_probe.py", "test_format_movement.py",
+                  "test_readme.py", "test_benchmarks.py", "test_mpfr.py", "test_reduce_index.py",
+                  "test_squeeze_family.py", "test_reduce_tensor_minmax.py",
+                  "test_instructions.py", "test_codecs.py")
 
 
 def pytest_collection_modifyitems(items):
