@@ -31,24 +31,18 @@ def plans(tmp_path_factory):
     return out, manifests
 
 
-def _reading_fields(name, reading, probes):
-    return probes[name].readings()[reading]
+def _reading_fields(name, reading):
+    return probe.probes_by_name()[name].readings()[reading]
 
 
-def test_round_trip_every_probe_and_reading(plans, tmp_path, monkeypatch):
+def test_round_trip_every_probe_and_reading(plans, tmp_path):
     dirs, manifests = plans
-    # probes_by_name builds every probe afresh (their inputs, the order probes' FPRev layouts:
-    # ~20 ms), and emulate and decide each call it once per reading. The probes are pure data,
-    # the same on every build: one build serves the whole round trip (emulate still reads the
-    # inputs from the plan's files and decide the outputs from disk).
-    probes = probe.probes_by_name()
-    monkeypatch.setattr(probe, "probes_by_name", lambda: probes)
     for product, manifest in manifests.items():
         for entry in manifest["probes"]:
             for k, reading in enumerate(entry["readings"]):
                 out = str(tmp_path / product.replace("/", "_") / entry["name"] / str(k))
-                probe.emulate(dirs[product], out,
-                              _reading_fields(entry["name"], reading, probes), [entry["name"]])
+                probe.emulate(dirs[product], out, _reading_fields(entry["name"], reading),
+                              [entry["name"]])
                 report = probe.decide(dirs[product], out)
                 (got,) = [r for r in report["probes"] if r["name"] == entry["name"]]
                 assert got["status"] == "match", (entry["name"], reading, got)
@@ -64,7 +58,6 @@ def test_emulate_computes_each_reading_afresh(plans, tmp_path):
     probe._CACHE.clear()
     second = {f: [v for v in c if v is not None][1] for f, c in probe._CHOICES.items()
               if f != "out_of_range"}
-    probes = probe.probes_by_name()  # one build (~20 ms each) for every probe's readings
     for product, plan_dir in dirs.items():
         out = str(tmp_path / product.replace("/", "_"))
         refused = probe.emulate(plan_dir, out, second)["refused"]
@@ -79,7 +72,7 @@ def test_emulate_computes_each_reading_afresh(plans, tmp_path):
             if r["name"] in refused:
                 assert r["status"] == "missing"
                 continue
-            p = probes[r["name"]]
+            p = probe.probes_by_name()[r["name"]]
             want = {n for n, f in p.readings().items()
                     if all(second[k] == v for k, v in f.items())}
             assert set(r["readings"]) == want, r

@@ -22,6 +22,7 @@ Every call goes through the public instructions; nothing here computes a value i
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import itertools
 import json
@@ -740,11 +741,19 @@ UNDECIDABLE = {
 
 def all_probes() -> list[Probe]:
     """Every probe, on any product (``plan`` keeps those the product runs)."""
-    return _assumption_probes() + _order_probes()
+    return list(_built_probes())
+
+
+@functools.cache
+def _built_probes() -> tuple[Probe, ...]:
+    """The probes, built once a process: they are fixed data (frozen, their inputs drawn from
+    fixed seeds), and building them (the order probes' FPRev layouts) takes ~20 ms, which
+    ``emulate`` and ``decide`` paid on every call."""
+    return tuple(_assumption_probes() + _order_probes())
 
 
 def probes_by_name() -> dict[str, Probe]:
-    return {p.name: p for p in all_probes()}
+    return {p.name: p for p in _built_probes()}
 
 
 # --- running a probe --------------------------------------------------------------------------
