@@ -14,7 +14,12 @@ from strategies import assert_bits_equal, few_examples, lanes_of, register_value
 
 import ascjax
 from ascjax import Config, reference
-from ascjax._src.isa.squeeze import REGISTER_SQUEEZE_TYPES, UNSQUEEZE_TYPES, word_source_lanes
+from ascjax._src.isa.squeeze import (
+    BYTE_SEARCH_LANES,
+    REGISTER_SQUEEZE_TYPES,
+    UNSQUEEZE_TYPES,
+    word_source_lanes,
+)
 
 A2 = Config(product="A2")
 ALL32 = ascjax.create_mask("PAT_ALL", "float")
@@ -48,6 +53,34 @@ def test_word_source_lanes_finds_each_set_bit_in_order(seed, n_words, density):
             assert n == want.size
             assert_bits_equal(src[:n], want.astype(np.int32), f"{n_words} words")
             assert ((src[n:] >= 0) & (src[n:] < 32 * n_words)).all()
+
+
+@pytest.mark.parametrize("n_words", [8, 9])
+def test_the_byte_search_holds_its_widest_masks(n_words):
+    """Up to 256 lanes the search counts in uint8 (``BYTE_SEARCH_LANES``), past that in uint16:
+    at 256 lanes a full mask's last group starts at lane 224 and its count (256) does not fit
+    a byte. Each side of the boundary, on the masks that reach those extremes, against
+    np.flatnonzero; and each side runs in the width it was chosen for."""
+    lanes = 32 * n_words
+    bits = np.zeros((6, lanes), bool)
+    bits[0] = True                                  # every lane: count = lanes
+    bits[1, -1] = True                              # the last lane only
+    bits[2, 0] = True                               # the first lane only
+    bits[3, ::2] = True
+    bits[4, lanes // 2:] = True                     # the high half: every rank offset by it
+    bits[5, 1::3] = True
+    words = (bits.reshape(6, n_words, 32) * (1 << np.arange(32, dtype=np.uint64))).sum(-1)
+    words = words.astype(np.uint32)
+    for source, count in (word_source_lanes(jnp.asarray(words)),
+                          jax.jit(word_source_lanes)(words)):
+        for row, src, n in zip(bits, np.asarray(source), np.asarray(count), strict=True):
+            want = np.flatnonzero(row)
+            assert n == want.size
+            assert_bits_equal(src[:n], want.astype(np.int32), f"{lanes} lanes")
+    width = "ui8" if lanes <= BYTE_SEARCH_LANES else "ui16"
+    text = jax.jit(word_source_lanes).lower(words).as_text()
+    assert f"x{lanes}x{width}>" in text and f"x{lanes}x{'ui16' if width == 'ui8' else 'ui8'}>" \
+        not in text
 
 
 def test_word_source_lanes_refuses_a_mask_its_uint16_counts_cannot_hold():

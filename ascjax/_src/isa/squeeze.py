@@ -81,10 +81,11 @@ def get_squeeze_status(state: SqueezeState) -> jax.Array:
 def source_lanes(active):
     """For each output lane j, the input lane of the (j+1)-th active lane; and the count.
 
-    Works on the mask as 32-bit words: which word holds the j-th active lane comes from the
-    words' popcounts (a short select chain), and the bit within it from a 5-step binary search
-    on popcounts. Everything is elementwise per lane, which XLA vectorizes; a sort, a scatter,
-    small gathers or a lane-shifting network are 3-30x slower on CPU.
+    Works on the mask as words (bytes up to 256 lanes, 16-bit words past that): which word
+    holds the j-th active lane comes from the words' popcounts (a short select chain), and the
+    bit within it from a binary search on popcounts. Everything is elementwise per lane, which
+    XLA vectorizes; a sort, a scatter, small gathers or a lane-shifting network are 3-30x
+    slower on CPU.
     """
     return word_source_lanes(mask_words(active))
 
@@ -112,22 +113,31 @@ def word_source_lanes(words):
     return source.astype(jnp.int32), count
 
 
+# Masks of up to this many lanes are searched in 8-bit words and uint8 arithmetic (every lane
+# number fits), longer ones in 16-bit words and uint16: a vector holds twice the lanes of the
+# next width, and the search is compute-bound (AVX2 AMD EPYC, 2^18 rows of 128 lanes: 9.4 ms
+# against 23 in uint16; 2^17 of 256 lanes: 10.9 against 25).
+BYTE_SEARCH_LANES = 256
+
+
 def _search(words, narrow):
     """``word_source_lanes``' source in type ``narrow``, and the count. Each output lane j finds
     the group of ``WORDS_PER_STEP`` words holding the (j+1)-th set bit (a chain over the
     groups' running counts), then the word in the group, then the bit (halving the word).
 
-    It runs on 16-bit words in uint16 arithmetic: every lane number and count of a mask of up
-    to 2^15 lanes fits (the instructions search at most 2048), and a vector holds twice the
-    lanes of 32-bit ones (a 1024-lane GatherMask's search 1.5x faster, a 256-lane squeeze's
-    1.3x)."""
+    It runs on the narrowest words whose unsigned arithmetic holds every lane number and every
+    count below the total: bytes in uint8 up to ``BYTE_SEARCH_LANES`` lanes (a group's start
+    is at most lanes - 8 * group), 16-bit words in uint16 up to 2^15 lanes (the instructions
+    search at most 2048). The total count is summed in int32. The uint32 words split into
+    narrower ones by a bitcast, low bits first as on every platform JAX runs on (shifts and
+    masks instead made the byte search up to 1.8x slower)."""
     lanes = 32 * words.shape[-1]
     if lanes > 1 << 15:
         raise ValueError(f"word_source_lanes: {lanes} lanes; the search counts in uint16")
-    words = merge_last(jnp.stack([words & np.uint32(0xFFFF), words >> 16], -1)
-                       .astype(jnp.uint16))       # lane i at bit i % 16 of word i // 16
-    t = np.uint16
-    n_words = words.shape[-1]
+    width = 8 if lanes <= BYTE_SEARCH_LANES else 16
+    t = np.uint8 if width == 8 else np.uint16
+    words = merge_last(lax.bitcast_convert_type(words, t))
+    n_words = words.shape[-1]                   # lane i at bit i % width of word i // width
     group = WORDS_PER_STEP if n_words % WORDS_PER_STEP == 0 and n_words > WORDS_PER_STEP else 1
     shape = words.shape[:-1] + (lanes,)
     parts = [words[..., k::group] for k in range(group)]  # word k of each group
@@ -148,16 +158,19 @@ def _search(words, narrow):
         below = lax.population_count(bits)
         skip = below <= rank
         bits = jnp.where(skip, following, bits)
-        pos = pos + jnp.where(skip, t(16), t(0))
+        pos = pos + jnp.where(skip, t(width), t(0))
         rank = rank - jnp.where(skip, below, t(0))
     bit = jnp.zeros(shape, t)
-    for step in (8, 4, 2, 1):  # the bit of the word
+    step = width // 2
+    while step:  # the bit of the word
         below = lax.population_count((bits >> bit) & t((1 << step) - 1))
         skip = below <= rank
         bit = bit + jnp.where(skip, t(step), t(0))
         rank = rank - jnp.where(skip, below, t(0))
-    source = jnp.minimum(index * t(16 * group) + pos + bit, t(lanes - 1))
-    return source.astype(narrow), (start + counts[..., -1]).astype(jnp.int32)
+        step //= 2
+    source = jnp.minimum(index * t(width * group) + pos + bit, t(lanes - 1))
+    count = start.astype(jnp.int32) + counts[..., -1].astype(jnp.int32)
+    return source.astype(narrow), count
 
 
 def _compact(x, active):
