@@ -253,6 +253,50 @@ def _value_texts(fig) -> list[str]:
     return [t.get_text() for ax in fig.axes for t in ax.texts]
 
 
+def test_pair_reduce_sum_draws_the_mask_states_calls():
+    """viz.pair_reduce_sum took no is_set_mask / mask_state, so a call under SetVectorMask or
+    Counter mode could not be drawn. Under the mask state's words it draws what the same
+    words as the mask argument compute; in Counter mode (300 half elements: 3 repeats, the last
+    of 44) the elements past the count are off, and a repeat before the last draws what it
+    wrote where the last one wrote over it."""
+    src = random_values("half", 512, seed=7)
+    dst = np.full(200, 7, np.float16)
+    words = np.array([0x00FF00FF00FF00FF, 0x0F0F0F0F0F0F0F0F], np.uint64)  # low, high
+    state = ascjax.set_vector_mask(int(words[1]), int(words[0]), dtype="half")
+    want = np.asarray(ascjax.pair_reduce_sum(dst, src, 3, words, 1, 2, 4))
+    fig = viz.pair_reduce_sum(dst, src, 3, ascjax.MASK_PLACEHOLDER, 1, 2, 4, repeat=1,
+                              is_set_mask=False, mask_state=state)
+    rendered(fig)
+    assert "PairReduceSum<half, false>" in fig.texts[0].get_text()
+    drawn = texts(fig, "out:")
+    assert drawn
+    for gid, text in drawn.items():
+        assert bits(read_back(text, np.float16)) == bits(want[int(gid.split(":")[2])])
+
+    counter = ascjax.set_vector_mask(300, dtype="half", mode="counter",
+                                     state=ascjax.set_mask_count())
+    overlap = (3, ascjax.MASK_PLACEHOLDER, 0, 1, 8)  # every repeat writes dst[0:64]
+    out = np.asarray(ascjax.pair_reduce_sum(dst, src, *overlap, is_set_mask=False,
+                                            mask_state=counter))
+    two = np.asarray(ascjax.pair_reduce_sum(dst, src, 2, 128, 0, 1, 8))  # repeats 0 and 1
+    last = viz.pair_reduce_sum(dst, src, *overlap, repeat=2, is_set_mask=False,
+                               mask_state=counter)
+    assert "Counter mode, 300 elements over 3 repeats" in last.texts[0].get_text()
+    off = [t for ax in last.axes for t in ax.texts if t.get_text() == "off"]
+    assert len(off) == 128 - 44
+    for gid, text in texts(last, "out:").items():
+        assert bits(read_back(text, np.float16)) == bits(out[int(gid.split(":")[2])])
+    before = viz.pair_reduce_sum(dst, src, *overlap, repeat=1, is_set_mask=False,
+                                 mask_state=counter)
+    rewritten = texts(before, "overwritten:")
+    assert sorted(int(g.split(":")[1]) for g in rewritten) == list(range(22))  # by repeat 2
+    for gid, text in rewritten.items():
+        assert bits(read_back(text, np.float16)) == bits(two[int(gid.split(":")[2])])
+    with pytest.raises(ValueError, match=r"repeat=3 must be in \[0, 3: Counter mode's 300"):
+        viz.pair_reduce_sum(dst, src, *overlap, repeat=3, is_set_mask=False,
+                            mask_state=counter)
+
+
 def test_a_value_is_exact_or_marked_approximate_never_blank(recwarn):
     """65504 was drawn "7e4" (70000, past half's max) beside its sum "65500"; 1e-4 and fp4's
     -0.5 cells were blank; three fp8 values read "-0.0002"; drawing 65504 warned "overflow

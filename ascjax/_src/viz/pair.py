@@ -14,7 +14,8 @@ from ..config import Config, resolve_config
 from ..formats import Format, resolve
 from ..isa.reduce_tensor import pair_reduce_sum as _pair_reduce_sum
 from ..isa.reduce_tensor import pair_reduce_sum_plan
-from ..isa.repeat import repeat_mask
+from ..isa.repeat import active_rows, mask_source
+from ..isa.vector_mask import MaskState
 from .canvas import ACTIVE, MASKED, MASKED_EDGE, Canvas, blend, palette
 from .values import element_values, labels, one_tensor
 
@@ -27,10 +28,11 @@ _ROWS_SHOWN = 8  # rows of 256 bytes in the overview
 
 @dataclasses.dataclass(frozen=True)
 class _Run:
-    """One PairReduceSum call: its tensors, output, element mask and address plan
-    (``reads[r, e]``: src element of repeat r's element e; ``writes[r, k]``: dst element of
-    its output k, or -1); ``own`` and ``own_writes``: dst after the drawn repeat, the last
-    run, and where its outputs went (a later repeat may overwrite them in ``out``)."""
+    """One PairReduceSum call: its tensors, output, element masks (``active[r, e]``: repeat
+    r's element e, Counter mode's count included) and address plan (``reads[r, e]``: src
+    element of repeat r's element e; ``writes[r, k]``: dst element of its output k, or -1);
+    ``own`` and ``own_writes``: dst after the drawn repeat, the last run, and where its outputs
+    went (a later repeat may overwrite them in ``out``)."""
 
     fmt: Format
     src: np.ndarray
@@ -45,6 +47,7 @@ class _Run:
 
 def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_stride: int,
                     src_blk_stride: int, src_rep_stride: int, *, repeat: int = 0,
+                    is_set_mask: bool = True, mask_state: MaskState | None = None,
                     config: Config | None = None) -> Figure:
     """What ``PairReduceSum`` reads and writes, and the sums of one repeat.
 
@@ -55,8 +58,9 @@ def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_str
     elements it adds (as dst now holds it; dotted where a later repeat overwrote it, with the
     value this repeat wrote). Masked elements are grey; a pair with both elements masked keeps
     dst's old value (hatched). Arguments as for
-    ``ascjax.pair_reduce_sum`` (the product is ``config.product``); ``dst`` and ``src`` are
-    1-D.
+    ``ascjax.pair_reduce_sum`` (the product is ``config.product``; ``is_set_mask=False`` takes
+    the mask from ``mask_state``, and in its Counter mode the elements past the count are
+    masked); ``dst`` and ``src`` are 1-D.
 
     >>> import numpy as np, ascjax
     >>> from ascjax import viz
@@ -65,23 +69,36 @@ def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_str
     """
     where = "viz.pair_reduce_sum"
     dst_a, src_a = one_tensor(dst, where, "dst"), one_tensor(src, where, "src")
+    modes = {"is_set_mask": is_set_mask, "mask_state": mask_state, "config": config}
     out = np.asarray(_pair_reduce_sum(dst, src, repeat_time, mask, dst_rep_stride,
-                                      src_blk_stride, src_rep_stride, config=config))
-    if not 0 <= repeat < repeat_time:
-        raise ValueError(f"{where}: repeat={repeat} must be in [0, repeat_time={repeat_time})")
-    fmt = resolve(src_a.dtype)
-    active = repeat_mask(mask, fmt, where)
-    plan = pair_reduce_sum_plan(fmt, repeat_time, active, dst_rep_stride, src_blk_stride,
-                                src_rep_stride, resolve_config(config).zero_masked_pairs)
-    reads, writes = plan.reads, plan.writes
-    # The drawn repeat's own outputs: the call cut short after it, so that none is overwritten.
-    own = out if repeat == repeat_time - 1 else np.asarray(_pair_reduce_sum(
-        dst, src, repeat + 1, mask, dst_rep_stride, src_blk_stride, src_rep_stride,
-        config=config))
-    own_writes = pair_reduce_sum_plan(fmt, repeat + 1, active, dst_rep_stride, src_blk_stride,
-                                      src_rep_stride,
-                                      resolve_config(config).zero_masked_pairs).writes[repeat]
-    run = _Run(fmt, src_a, dst_a, out, active, reads, writes, own, own_writes)
+                                      src_blk_stride, src_rep_stride, **modes))
+    fmt, resolved = resolve(src_a.dtype), resolve_config(config)
+    repeats, active, count = mask_source(where, fmt, resolved, repeat_time, mask, is_set_mask,
+                                         mask_state)
+    if not 0 <= repeat < repeats:
+        made = (f"repeat_time={repeat_time}" if count is None else
+                f"{repeats}: Counter mode's {count} elements make {repeats} repeats")
+        raise ValueError(f"{where}: repeat={repeat} must be in [0, {made})")
+
+    def plan(n: int, cut: int | None):
+        return pair_reduce_sum_plan(fmt, n, active, dst_rep_stride, src_blk_stride,
+                                    src_rep_stride, resolved.zero_masked_pairs, count=cut)
+
+    # The drawn repeat's own outputs: the call cut short after it, so that none is overwritten
+    # (in Counter mode a count of its repeats, all whole but the call's last).
+    cut = None if count is None else min(count, (repeat + 1) * fmt.lanes)
+    if repeat == repeats - 1:
+        own = out
+    elif count is None:
+        own = np.asarray(_pair_reduce_sum(dst, src, repeat + 1, mask, dst_rep_stride,
+                                          src_blk_stride, src_rep_stride, **modes))
+    else:
+        own = np.asarray(_pair_reduce_sum(dst, src, repeat_time, cut, dst_rep_stride,
+                                          src_blk_stride, src_rep_stride, is_set_mask=True,
+                                          mask_state=mask_state, config=config))
+    whole = plan(repeats, count)
+    run = _Run(fmt, src_a, dst_a, out, active_rows(active, repeats, count), whole.reads,
+               whole.writes, own, plan(repeat + 1, cut).writes[repeat])
     rows = max(_overview_rows(len(src_a), fmt), _overview_rows(len(dst_a), fmt))
     height = 5.6 + 0.42 * rows
     canvas = Canvas(13, height)
@@ -90,10 +107,15 @@ def pair_reduce_sum(dst: Any, src: Any, repeat_time: int, mask: Any, dst_rep_str
     ax_dst = canvas.axes((0.59, 1 - top - 0.75 / height, 0.38, top))
     _overview(canvas, run, ax_src=ax_src, ax_dst=ax_dst)
     _detail(canvas, run, repeat)
+    if count is not None:
+        masked = f"Counter mode, {count} elements over {repeats} repeats"
+    else:
+        masked = f"{int(active.sum())} of {fmt.lanes} elements active" + (
+            "" if is_set_mask else " (the mask state's)")
     canvas.figure.suptitle(
-        f"PairReduceSum<{fmt.name}>(dst, src, repeatTime={repeat_time}, mask, "
-        f"dstRepStride={dst_rep_stride}, srcBlkStride={src_blk_stride}, "
-        f"srcRepStride={src_rep_stride}): {int(active.sum())} of {fmt.lanes} elements active",
+        f"PairReduceSum<{fmt.name}{'' if is_set_mask else ', false'}>(dst, src, "
+        f"repeatTime={repeat_time}, mask, dstRepStride={dst_rep_stride}, "
+        f"srcBlkStride={src_blk_stride}, srcRepStride={src_rep_stride}): {masked}",
         fontsize=11)
     canvas.legend([("read / written by a repeat (its colour)", {"facecolor": blend("C0", 0.55)}),
                    ("masked element", {"facecolor": MASKED, "hatch": "///"}),
@@ -115,7 +137,7 @@ def _overview(canvas: Canvas, run: _Run, *, ax_src: Axes, ax_dst: Axes) -> None:
     src_blocks: dict[int, list] = {}
     for r in range(run.reads.shape[0]):
         for k in range(8):
-            on = bool(run.active[k * epb:(k + 1) * epb].any())
+            on = bool(run.active[r, k * epb:(k + 1) * epb].any())
             src_blocks.setdefault(int(run.reads[r, k * epb]) // epb, []).append((r, k, on))
     dst_blocks: dict[int, list] = {}
     for r in range(run.writes.shape[0]):
@@ -171,7 +193,8 @@ def _ranges(ks: list[int]) -> str:
 
 def _detail(canvas: Canvas, run: _Run, repeat: int) -> None:
     """Repeat ``repeat``'s 8 DataBlocks, each pair's output under the two elements it adds."""
-    fmt, active, reads, writes = run.fmt, run.active, run.reads[repeat], run.writes[repeat]
+    fmt, active, reads, writes = run.fmt, run.active[repeat], run.reads[repeat], \
+        run.writes[repeat]
     epb, half = fmt.per_block, fmt.per_block // 2
     values = element_values(run.src[np.where(active, reads, 0)], fmt)[:, 0]
     height = canvas.figure.get_figheight()
