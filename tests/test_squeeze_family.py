@@ -44,15 +44,23 @@ def test_word_source_lanes_finds_each_set_bit_in_order(seed, n_words, density):
     bits = rng.random((6, 32 * n_words)) < density
     bits[0], bits[1, ::7] = False, True           # an empty row; a sparse, regular one
     bits[2, -1] = True                            # the very last lane set
-    words = (bits.reshape(6, n_words, 32) * (1 << np.arange(32, dtype=np.uint64))).sum(-1)
+    _assert_sources_are_the_set_bits(bits, f"{n_words} words")
+
+
+def _assert_sources_are_the_set_bits(bits, label: str):
+    """``word_source_lanes`` of the rows of ``bits`` (rows, lanes), lanes a multiple of 32,
+    eager and under jit, against np.flatnonzero; returns the mask words it searched."""
+    rows, lanes = bits.shape
+    words = (bits.reshape(rows, lanes // 32, 32) * (1 << np.arange(32, dtype=np.uint64))).sum(-1)
     words = words.astype(np.uint32)
     for source, count in (word_source_lanes(jnp.asarray(words)),
                           jax.jit(word_source_lanes)(words)):
         for row, src, n in zip(bits, np.asarray(source), np.asarray(count), strict=True):
             want = np.flatnonzero(row)
             assert n == want.size
-            assert_bits_equal(src[:n], want.astype(np.int32), f"{n_words} words")
-            assert ((src[n:] >= 0) & (src[n:] < 32 * n_words)).all()
+            assert_bits_equal(src[:n], want.astype(np.int32), label)
+            assert ((src[n:] >= 0) & (src[n:] < lanes)).all()
+    return words
 
 
 @pytest.mark.parametrize("n_words", [8, 9])
@@ -69,14 +77,7 @@ def test_the_byte_search_holds_its_widest_masks(n_words):
     bits[3, ::2] = True
     bits[4, lanes // 2:] = True                     # the high half: every rank offset by it
     bits[5, 1::3] = True
-    words = (bits.reshape(6, n_words, 32) * (1 << np.arange(32, dtype=np.uint64))).sum(-1)
-    words = words.astype(np.uint32)
-    for source, count in (word_source_lanes(jnp.asarray(words)),
-                          jax.jit(word_source_lanes)(words)):
-        for row, src, n in zip(bits, np.asarray(source), np.asarray(count), strict=True):
-            want = np.flatnonzero(row)
-            assert n == want.size
-            assert_bits_equal(src[:n], want.astype(np.int32), f"{lanes} lanes")
+    words = _assert_sources_are_the_set_bits(bits, f"{lanes} lanes")
     width = "ui8" if lanes <= BYTE_SEARCH_LANES else "ui16"
     text = jax.jit(word_source_lanes).lower(words).as_text()
     assert f"x{lanes}x{width}>" in text and f"x{lanes}x{'ui16' if width == 'ui8' else 'ui8'}>" \
