@@ -47,6 +47,7 @@ import numpy as np
 
 import ascjax
 from ascjax import reference
+from ascjax._src import native
 from ascjax._src.cli import _int_in  # the CLI's own range-checked int
 
 RNG = np.random.default_rng(2026)
@@ -630,7 +631,8 @@ def main(argv=None) -> int:
     backend = jax.default_backend()
     copy_gbps = copy_bandwidth(args.max_log2)
     print(f"{backend}: copy bandwidth {copy_gbps:.1f} GB/s at 2^{args.max_log2} registers; "
-          f"malloc {args.malloc} (GLIBC_TUNABLES={os.environ.get('GLIBC_TUNABLES', '')!r})")
+          f"malloc {args.malloc} (GLIBC_TUNABLES={os.environ.get('GLIBC_TUNABLES', '')!r}); "
+          f"compaction kernels {'on' if native.enabled() else 'off'}")
     rows, summary = [], []
     for case in cases:
         literal = literal_per_register(case)
@@ -682,7 +684,8 @@ def main(argv=None) -> int:
     result = {"backend": backend, "devices": [str(d) for d in jax.devices()],
               "copy_gb_per_s": copy_gbps, "malloc": args.malloc,
               "glibc_tunables": os.environ.get("GLIBC_TUNABLES", ""),
-              "jax": jax.__version__, "rows": rows, "summary": summary}
+              "jax": jax.__version__, "compaction_kernels": native.enabled(),
+              "rows": rows, "summary": summary}
     stem = f"throughput-{backend}" + ("" if args.malloc == "default" else f"-{args.malloc}")
     earlier = _earlier_cases(out / f"{stem}.json", result, {c.name for c in cases})
     if earlier:

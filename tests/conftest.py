@@ -2,12 +2,15 @@
 
 import os
 import shutil
+import sys
 import tempfile
 import warnings
 
 import jax
 import pytest
 from hypothesis import HealthCheck, settings
+
+from ascjax._src import native
 
 jax.config.update("jax_numpy_dtype_promotion", "strict")
 
@@ -20,6 +23,16 @@ with warnings.catch_warnings():
         import hypothesis.extra._patching  # noqa: F401
     except ImportError:
         pass
+
+# The compaction kernels build (or load from their cache) once per process, here: where they
+# cannot (no C++ compiler), the warning that says so is shown once, not raised as an error by
+# "filterwarnings = error" in every test that compacts; the XLA path then runs everywhere and
+# tests/test_native.py skips.
+with warnings.catch_warnings(record=True) as _caught:
+    warnings.simplefilter("always")
+    native.enabled()
+for _warning in _caught:
+    print(f"\n{_warning.message}", file=sys.stderr)
 
 # The default (CI) profile: 10 examples per property test, each a batch of registers (in CI
 # derandomized, so the same 10 every run; many examples draw a new shape and so compile a new

@@ -4,6 +4,8 @@ bit-for-bit sweep against the reference models is tests/test_registry.py)."""
 
 from __future__ import annotations
 
+import contextlib
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -14,6 +16,7 @@ from strategies import assert_bits_equal, few_examples, lanes_of, register_value
 
 import ascjax
 from ascjax import Config, reference
+from ascjax._src import native
 from ascjax._src.isa.squeeze import (
     BYTE_SEARCH_LANES,
     REGISTER_SQUEEZE_TYPES,
@@ -101,19 +104,23 @@ def test_the_source_search_runs_apart_from_the_gather_that_reads_it():
     does not vectorize that loop: the squeeze ran 2.5-4.5x slower on an AVX2 machine with its
     search there. The compiled squeeze keeps the search (its popcounts) out of the gather's
     fusion. Moving it apart changes no bit: vmap, an empty batch and one register agree with
-    the batched call."""
+    the batched call, with the XLA path and with the compaction kernel."""
     rng = np.random.default_rng(5)
     x = rng.integers(0, 1 << 16, (6, 128), dtype=np.uint16).view(np.float16)
     mask = rng.random((6, 128)) < 0.4
-    hlo = jax.jit(ascjax.squeeze_register).lower(x, mask).compile().as_text()
+    with native.switched_off():  # the XLA path (the kernel on CPU: tests/test_native.py)
+        hlo = jax.jit(ascjax.squeeze_register).lower(x, mask).compile().as_text()
     computations = hlo.split("\n\n")
     gathers = [c for c in computations if " gather(" in c]
     assert gathers and any("popcnt(" in c for c in computations)
     assert not any("popcnt(" in c for c in gathers)
     want = np.asarray(ascjax.squeeze_register(x, mask))
-    assert_bits_equal(np.asarray(jax.vmap(ascjax.squeeze_register)(x, mask)), want)
-    assert_bits_equal(np.asarray(ascjax.squeeze_register(x[2], mask[2])), want[2])
-    assert ascjax.squeeze_register(x[:0], mask[:0]).shape == (0, 128)
+    for path in (native.switched_off(), contextlib.nullcontext()):
+        with path:
+            assert_bits_equal(np.asarray(ascjax.squeeze_register(x, mask)), want)
+            assert_bits_equal(np.asarray(jax.vmap(ascjax.squeeze_register)(x, mask)), want)
+            assert_bits_equal(np.asarray(ascjax.squeeze_register(x[2], mask[2])), want[2])
+            assert ascjax.squeeze_register(x[:0], mask[:0]).shape == (0, 128)
 
 
 def test_a_mask_shared_by_a_batch_of_registers_squeezes_each():

@@ -32,6 +32,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from .. import native
 from ..config import Config
 from ..formats import DATABLOCK_BYTES, Format
 from ..numerics.bits import U32, from_bits, to_bits
@@ -248,8 +249,18 @@ def _pack_by_scatter(vals, sel, n: int):
     return flat[source].reshape(batch + (n,))
 
 
+def _compose(n: int, vals, words, d):
+    """``(out, count)``: dst ``d`` ``(..., n)`` with the elements of ``vals`` that ``words``
+    select written from 0 on; a pattern shared by the batch is searched once."""
+    source, count = word_source_lanes(words)
+    batch = vals.shape[:-1]
+    packed = _take_front(vals, jnp.broadcast_to(source, batch + source.shape[-1:]), n)
+    count = jnp.broadcast_to(count, batch)
+    return jnp.where(np.arange(n) < count[..., None], packed, d), count
+
+
 def _compact(plan: Plan, d, s, pattern):
-    """dst ``d`` with the kept elements of ``s`` (values or tangents) written from 0 on."""
+    """dst ``d`` with the kept elements of ``s`` (bit patterns or tangents) written from 0 on."""
     n = d.shape[-1]
     vals = _load(plan, s)
     k = np.arange(n)
@@ -265,19 +276,17 @@ def _compact(plan: Plan, d, s, pattern):
     else:
         words = _selection_words(plan, pattern)
         if words is not None and words.shape[-1] <= _SHORT_WORDS:
-            batch = jnp.broadcast_shapes(vals.shape[:-1], words.shape[:-1])
-            source, count = word_source_lanes(words)  # once per pattern, not per tensor
-            source = jnp.broadcast_to(source, batch + source.shape[-1:])
-            count = jnp.broadcast_to(count, batch)
-            packed = _take_front(jnp.broadcast_to(vals, batch + vals.shape[-1:]), source, n)
+            batch = jnp.broadcast_shapes(vals.shape[:-1], words.shape[:-1], d.shape[:-1])
+            vals, d = (jnp.broadcast_to(a, batch + a.shape[-1:]) for a in (vals, d))
+            out, count = _compose(n, vals, words, d)
         else:
             sel = _select(plan, pattern)
             batch = jnp.broadcast_shapes(vals.shape[:-1], sel.shape[:-1])
             packed = _pack(jnp.broadcast_to(vals, batch + vals.shape[-1:]),
                            jnp.broadcast_to(sel, batch + sel.shape[-1:]), n)
             count = jnp.sum(sel, axis=-1, dtype=jnp.int32)
+            out = jnp.where(k < count[..., None], packed, d)
         count = count[..., None]
-        out = jnp.where(k < count, packed, d)
     if plan.tail == "zero_block":
         # a select, not a scatter: XLA's CPU backend may move the bitcast through a scatter
         # and run it in bfloat16, flushing subnormals
@@ -287,9 +296,34 @@ def _compact(plan: Plan, d, s, pattern):
     return out
 
 
+def _kernel_words(plan: Plan, pattern):
+    """The selection's words where the compaction kernel can take the call (a user pattern
+    of whole words, contiguous repeats, no block of zeros after), else None."""
+    if (plan.static_selected is not None or plan.tail == "zero_block"
+            or plan.per_repeat != plan.fmt.lanes or not plan.repeats
+            or not RepeatPlan(plan.fmt, plan.repeats, plan.blk, plan.rep,
+                              (True,) * plan.fmt.lanes).contiguous):
+        return None
+    words = _selection_words(plan, pattern)
+    return words if words is not None and words.shape[-1] <= _SHORT_WORDS else None
+
+
 def _forward(plan: Plan, d, s, pattern):
-    bits = _compact(plan, to_bits(d, plan.fmt), to_bits(s, plan.fmt), pattern)
-    return from_bits(bits, plan.fmt)
+    words = _kernel_words(plan, pattern)
+    if words is None:
+        out = _compact(plan, to_bits(d, plan.fmt), to_bits(s, plan.fmt), pattern)
+        return from_bits(out, plan.fmt)
+    # The kernel takes the values as they are: XLA's CPU backend would copy them to bitcast
+    # them to integers first. Contiguous repeats load by a reshape, which moves no value.
+    n, vals = d.shape[-1], _load(plan, s)
+    batch = jnp.broadcast_shapes(vals.shape[:-1], words.shape[:-1], d.shape[:-1])
+    vals, d = (jnp.broadcast_to(a, batch + a.shape[-1:]) for a in (vals, d))
+
+    def portable(v, w, f):
+        out, count = _compose(n, to_bits(v, plan.fmt), w, to_bits(f, plan.fmt))
+        return from_bits(out, plan.fmt), count
+
+    return native.compress(vals, words, d, n, portable)[0]
 
 
 def _linear(plan: Plan, dt, st, pattern):

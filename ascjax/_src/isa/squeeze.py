@@ -19,6 +19,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from .. import native
 from ..config import Config, resolve_config
 from ..formats import DATABLOCK_BYTES, VL_BYTES, resolve
 from ..numerics.bits import U32, from_bits, to_bits
@@ -109,7 +110,8 @@ def word_source_lanes(words):
     source comes out in the narrowest unsigned type, converted back where the gather reads it.
     """
     narrow = np.min_scalar_type(32 * words.shape[-1] - 1)
-    source, count = computed_apart(lambda w: _search(w, narrow), words)
+    source, count = native.source_lanes(
+        words, lambda w: computed_apart(lambda x: _search(x, narrow), w))
     return source.astype(jnp.int32), count
 
 
@@ -193,7 +195,16 @@ def _pack(x, source, count):
 
 
 def _squeeze_bits(fmt, x, active):
-    return from_bits(_compact(to_bits(x, fmt), active), fmt)
+    """The squeeze of registers ``x`` in ``fmt``'s storage. The compaction kernel takes them as
+    they are (XLA's CPU backend would copy them to bitcast them to integers first)."""
+    batch = jnp.broadcast_shapes(x.shape[:-1], active.shape[:-1])
+    x = jnp.broadcast_to(x, batch + x.shape[-1:])
+
+    def portable(v, words, _):
+        source, count = word_source_lanes(words)
+        return from_bits(_pack(to_bits(v, fmt), source, count), fmt), jnp.broadcast_to(count, batch)
+
+    return native.compress(x, mask_words(active), None, x.shape[-1], portable)[0]
 
 
 def _write_one(ub, start, stop, base, stream):

@@ -1,0 +1,268 @@
+"""The compaction kernels (``ascjax/_src/native``): the same bits as XLA's compaction and as
+np.flatnonzero, eager, under jit and vmap, on every width they move; the instructions that
+use them (squeeze, GatherMask) bit for bit against the XLA path; gradients still flow; a
+failed build falls back with a warning."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import jax
+import jax.numpy as jnp
+import ml_dtypes
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from strategies import assert_bits_equal, few_examples
+
+import ascjax
+from ascjax._src import native
+from ascjax._src.isa.squeeze import word_source_lanes
+
+pytestmark = pytest.mark.skipif(not native.enabled(), reason="no C++ compiler: kernels off")
+
+
+def _words(bits):
+    """uint32 words ``(..., lanes / 32)`` of a bool mask, lane i at bit i % 32."""
+    shape = bits.shape[:-1] + (bits.shape[-1] // 32, 32)
+    return (bits.reshape(shape) * (1 << np.arange(32, dtype=np.uint64))).sum(-1).astype(np.uint32)
+
+
+def _masks(rng, rows: int, lanes: int, density: float):
+    """Random rows of the density, and the rows that reach the extremes: none, every lane,
+    the first lane only, the last lane only, every other lane, the high half."""
+    bits = rng.random((rows, lanes)) < density
+    for row, pick in zip(bits, (slice(0, 0), slice(None), slice(0, 1), slice(-1, None),
+                                slice(None, None, 2), slice(lanes // 2, None)), strict=False):
+        row[:] = False
+        row[pick] = True
+    return bits
+
+
+def _runs(fn, *args):
+    """``fn`` eagerly, under jit and under vmap over the rows: three results."""
+    return [fn(*args), jax.jit(fn)(*args), jax.vmap(fn)(*args)]
+
+
+def _uses(fn, target: str, *args) -> bool:
+    return f'custom_call_target="{target}"' in jax.jit(fn).lower(*args).as_text("hlo")
+
+
+@few_examples(12)
+@given(seed=st.integers(0, 2**32 - 1), n_words=st.sampled_from([1, 2, 3, 8, 9, 16, 32, 33, 64]),
+       density=st.sampled_from([0.0, 0.03, 0.5, 0.97, 1.0]))
+def test_the_source_lanes_kernel_finds_each_set_bit_as_the_xla_search_does(seed, n_words,
+                                                                           density):
+    """Every lane's source (past the count too: lanes - 1) and the count, uint8 sources up to
+    256 lanes and uint16 past them, against np.flatnonzero and the XLA search."""
+    rng = np.random.default_rng(seed)
+    bits = _masks(rng, 9, 32 * n_words, density)
+    words = jnp.asarray(_words(bits))
+    assert _uses(word_source_lanes, "ascjax_source_lanes", words)
+    with native.switched_off():
+        xla_source, xla_count = jax.jit(word_source_lanes)(words)
+    for source, count in _runs(word_source_lanes, words):
+        assert_bits_equal(np.asarray(source), np.asarray(xla_source), "source")
+        assert_bits_equal(np.asarray(count), np.asarray(xla_count), "count")
+        for row, src, n in zip(bits, np.asarray(source), np.asarray(count), strict=True):
+            assert n == row.sum()
+            assert_bits_equal(src[:n], np.flatnonzero(row).astype(np.int32), "set bits")
+
+
+def _no_portable(n: int):
+    """A portable path that gets every bit wrong: only the kernel can pass these tests."""
+    def zeros(v, w, f):
+        return jnp.zeros(v.shape[:-1] + (n,), v.dtype), jnp.zeros(v.shape[:-1], jnp.int32)
+    return zeros
+
+
+def _compressed(values, bits, fill, n):
+    """The reference: each row's selected values from the front, then fill (or zeros)."""
+    out = np.zeros(values.shape[:-1] + (n,), values.dtype) if fill is None else fill.copy()
+    for at in np.ndindex(values.shape[:-1]):
+        kept = values[at][bits[at]][:n]
+        out[at][:kept.size] = kept
+    return out
+
+
+def _any_bits(rng, dtype, shape):
+    """Every bit pattern of ``dtype`` equally likely: NaN payloads, -0, subnormals, inf."""
+    width = np.dtype(dtype).itemsize
+    return rng.integers(0, 1 << 8 * width, shape, dtype=np.uint64).astype(
+        f"uint{8 * width}").view(dtype)
+
+
+@few_examples(16)
+@given(seed=st.integers(0, 2**32 - 1),
+       dtype=st.sampled_from([np.uint8, np.int8, ml_dtypes.float8_e5m2, np.float16,
+                              ml_dtypes.bfloat16, np.int16, np.float32, np.uint32]),
+       n_words=st.sampled_from([1, 4, 8, 32]), n_delta=st.sampled_from([0, -5, 7, "one"]),
+       density=st.sampled_from([0.0, 0.1, 0.5, 1.0]), fill=st.booleans())
+def test_the_compress_kernel_moves_every_bit_as_the_xla_path_does(seed, dtype, n_words,
+                                                                  n_delta, density, fill):
+    """Values of every width (as themselves, not bitcast), outputs shorter and longer than the
+    values, fill or zeros past the count, a batch of two axes: against a NumPy reference and the
+    portable path, eager, under jit and under vmap."""
+    rng = np.random.default_rng(seed)
+    lanes = 32 * n_words
+    n = 1 if n_delta == "one" else lanes + n_delta
+    bits = _masks(rng, 12, lanes, density).reshape(3, 4, lanes)
+    values = _any_bits(rng, dtype, bits.shape)
+    fills = _any_bits(rng, dtype, bits.shape[:-1] + (n,)) if fill else None
+    want = _compressed(values, bits, fills, n)
+
+    def call(v, w, f):
+        return native.compress(v, w, f, n, _no_portable(n))
+
+    args = (jnp.asarray(values), jnp.asarray(_words(bits)),
+            None if fills is None else jnp.asarray(fills))
+    assert _uses(lambda v, w: call(v, w, args[2]), "ascjax_compress", *args[:2])
+    for out, count in _runs(call, *args):
+        assert_bits_equal(np.asarray(out), want, np.dtype(dtype).name)
+        assert_bits_equal(np.asarray(count), bits.sum(-1, dtype=np.int32), "count")
+
+
+def test_the_kernels_split_many_rows_over_the_thread_pool():
+    """Enough rows for many chunks (a chunk is 256 KB of rows), uneven at the end."""
+    rng = np.random.default_rng(7)
+    bits = rng.random((3001, 1024)) < 0.3
+    bits[1234] = True
+    values = _any_bits(rng, np.float16, bits.shape)
+    out, count = jax.jit(lambda v, w: native.compress(v, w, None, 1024, _no_portable(1024)))(
+        jnp.asarray(values), jnp.asarray(_words(bits)))
+    assert_bits_equal(np.asarray(out), _compressed(values, bits, None, 1024), "rows")
+    source, count2 = jax.jit(word_source_lanes)(jnp.asarray(_words(bits)))
+    assert_bits_equal(np.asarray(count), bits.sum(-1, dtype=np.int32), "count")
+    assert_bits_equal(np.asarray(count2), bits.sum(-1, dtype=np.int32), "count")
+    assert_bits_equal(np.asarray(source[1234]), np.arange(1024, dtype=np.int32), "full row")
+
+
+_PARAMS = (1, 8, 8, 1)  # each repeat's string one DataBlock of the pattern on
+
+
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16, np.float32, np.int16])
+def test_gather_mask_and_squeeze_give_the_xla_paths_bits(dtype):
+    """A user pattern per tensor and one shared, and the register squeeze, through the
+    instructions: the kernel's bits are the XLA path's, NaN payloads and subnormals kept."""
+    rng = np.random.default_rng(11)
+    bits = 8 * np.dtype(dtype).itemsize
+    lanes = 256 // np.dtype(dtype).itemsize
+    dst, src = (_any_bits(rng, dtype, (5, 8 * lanes)) for _ in range(2))
+    patterns = rng.integers(0, 1 << bits, (5, 8 * 256 // bits), dtype=np.uint64).astype(
+        f"uint{bits}")
+    patterns[0], patterns[1] = 0, (1 << bits) - 1
+
+    def gather_mask(d, s, p):
+        return ascjax.gather_mask(d, s, p, False, 0, _PARAMS)
+
+    calls = [(gather_mask, (dst, src, patterns)), (gather_mask, (dst, src, patterns[2:3])),
+             (ascjax.squeeze_register, (src[:, :lanes], rng.random((5, lanes)) < 0.5))]
+    for fn, args in calls:
+        assert _uses(fn, "ascjax_compress", *args)
+        with native.switched_off():
+            want = jax.tree.map(np.asarray, jax.jit(fn)(*args))
+        for got in (fn(*args), jax.jit(fn)(*args)):
+            for g, w in zip(jax.tree.leaves(got), jax.tree.leaves(want), strict=True):
+                assert_bits_equal(np.asarray(g), w, fn.__name__)
+
+
+def test_gradients_flow_through_the_kernels_forward():
+    """The kernel has no derivative; GatherMask's and squeeze's tangents take the XLA path:
+    the selected elements' cotangents come back to them, the same as with the kernels off."""
+    rng = np.random.default_rng(3)
+    src = rng.standard_normal((2, 1024)).astype(np.float32)
+    dst = rng.standard_normal((2, 1024)).astype(np.float32)
+    pattern = rng.integers(0, 1 << 32, (2, 256), dtype=np.uint64).astype(np.uint32)
+    weights = rng.standard_normal((2, 1024)).astype(np.float32)
+
+    def loss(d, s):
+        return jnp.sum(weights * ascjax.gather_mask(d, s, pattern, False, 0, (1, 4, 8, 0))[0])
+
+    grads = jax.grad(loss, argnums=(0, 1))(dst, src)
+    with native.switched_off():
+        want = jax.grad(loss, argnums=(0, 1))(dst, src)
+    for g, w in zip(grads, want, strict=True):
+        assert_bits_equal(np.asarray(g), np.asarray(w), "grad")
+    assert np.count_nonzero(np.asarray(grads[1])) > 0
+
+
+_FALLBACK = textwrap.dedent("""
+    import warnings
+    import numpy as np
+    import ascjax
+    from ascjax._src import native
+    x = np.arange(128, dtype=np.float16)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = ascjax.squeeze_register(x, x % 3 == 0)
+    print(native.enabled(), np.asarray(out).view(np.uint16)[:43].tolist() ==
+          x[::3].view(np.uint16).tolist(), [str(w.message) for w in caught])
+""")
+
+
+@pytest.mark.parametrize("env", [{"CXX": "/bin/false"}, {"ASCJAX_NATIVE": "0"}])
+def test_without_the_kernels_the_xla_path_runs(tmp_path, env):
+    """A compiler that fails: a warning says why, and the squeeze still gives its bits;
+    ASCJAX_NATIVE=0: off without a word. (A fresh process, with a cache of its own.)"""
+    done = subprocess.run([sys.executable, "-c", _FALLBACK], capture_output=True, text=True,
+                          check=True, env={**os.environ, "ASCJAX_CACHE": str(tmp_path), **env},
+                          timeout=120)
+    enabled, right, messages = done.stdout.strip().split(" ", 2)
+    assert (enabled, right) == ("False", "True")
+    if "CXX" in env:
+        assert "native compaction kernels are off (/bin/false failed" in messages
+    else:
+        assert messages == "[]"
+
+
+def test_the_scalar_loops_give_the_same_bits():
+    """Where the CPU lacks AVX-512 VBMI2 the kernels run scalar loops: forced here by
+    ASCJAX_NATIVE_SCALAR=1, this file's kernel tests pass again in a process of their own."""
+    if os.environ.get("ASCJAX_NATIVE_SCALAR"):
+        pytest.skip("this process is that run")
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", __file__,
+         "-k", "not scalar_loops"], capture_output=True, text=True, check=False,
+        env={**os.environ, "ASCJAX_NATIVE_SCALAR": "1"}, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:]
+    assert " passed" in done.stdout and "skipped" not in done.stdout, done.stdout[-500:]
+
+
+_SHARDED = textwrap.dedent("""
+    import jax, numpy as np, ascjax
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+    rows = NamedSharding(Mesh(np.array(jax.devices()), ("rows",)), PartitionSpec("rows"))
+    rng = np.random.default_rng(2)
+    x = rng.integers(0, 1 << 16, (64, 1024), dtype=np.uint16).view(np.float16)
+    pattern = rng.integers(0, 1 << 16, (64, 128), dtype=np.uint16)
+    def gather_mask(d, s, p):
+        return ascjax.gather_mask(d, s, p, False, 0, (1, 8, 8, 1))[0]
+    for fn, args in ((ascjax.squeeze_register, (x[:, :128], x[:, 128:256] > 0)),
+                     (gather_mask, (x[::-1], x, pattern))):
+        split = jax.jit(fn, in_shardings=(rows,) * len(args), out_shardings=rows)
+        text = split.lower(*args).compile().as_text()
+        calls = [ln for ln in text.splitlines() if 'custom_call_target="ascjax_compress"' in ln]
+        assert len(calls) == 1 and " custom-call(" in calls[0] and "[32," in calls[0], calls
+        # (GatherMask's fault check gathers a few per-row scalars; no row of data moves)
+        assert not [ln for ln in text.splitlines() if "all-gather(" in ln and "[64," in ln]
+        got = split(*args)
+        assert len(got.sharding.device_set) == 2
+        want = jax.jit(fn)(*jax.device_put(args, jax.devices()[0]))
+        assert (np.asarray(got).view(np.uint16) == np.asarray(want).view(np.uint16)).all()
+    print("ok")
+""")
+
+
+def test_a_call_split_over_devices_runs_each_devices_rows():
+    """Rows sharded over two host devices (``ascjax run`` on several devices or processes):
+    the kernel runs on each device's 32 rows, no row gathered to both, and gives the bits of
+    one device's whole call."""
+    done = subprocess.run([sys.executable, "-c", _SHARDED], capture_output=True, text=True,
+                          check=False, timeout=300, env={
+                              **os.environ,
+                              "XLA_FLAGS": "--xla_force_host_platform_device_count=2"})
+    assert done.stdout.strip() == "ok", done.stderr[-3000:]
