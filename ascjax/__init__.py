@@ -120,6 +120,7 @@ from ascjax._src.isa.vector_mask import reset_mask as reset_mask
 from ascjax._src.isa.vector_mask import set_mask_count as set_mask_count
 from ascjax._src.isa.vector_mask import set_mask_norm as set_mask_norm
 from ascjax._src.isa.vector_mask import set_vector_mask as set_vector_mask
+from ascjax._src.native import compaction_kernels_off as compaction_kernels_off
 from ascjax._src.registry import ASSUMPTIONS as ASSUMPTIONS
 from ascjax._src.registry import COMPANIONS as COMPANIONS
 from ascjax._src.registry import INSTRUCTIONS as INSTRUCTIONS

@@ -63,7 +63,7 @@ def test_the_source_lanes_kernel_finds_each_set_bit_as_the_xla_search_does(seed,
     bits = _masks(rng, 9, 32 * n_words, density)
     words = jnp.asarray(_words(bits))
     assert _uses(word_source_lanes, "ascjax_source_lanes", words)
-    with native.switched_off():
+    with native.compaction_kernels_off():
         xla_source, xla_count = jax.jit(word_source_lanes)(words)
     for source, count in _runs(word_source_lanes, words):
         assert_bits_equal(np.asarray(source), np.asarray(xla_source), "source")
@@ -163,7 +163,7 @@ def test_gather_mask_and_squeeze_give_the_xla_paths_bits(dtype):
              (ascjax.squeeze_register, (src[:, :lanes], rng.random((5, lanes)) < 0.5))]
     for fn, args in calls:
         assert _uses(fn, "ascjax_compress", *args)
-        with native.switched_off():
+        with native.compaction_kernels_off():
             want = jax.tree.map(np.asarray, jax.jit(fn)(*args))
         for got in (fn(*args), jax.jit(fn)(*args)):
             for g, w in zip(jax.tree.leaves(got), jax.tree.leaves(want), strict=True):
@@ -183,7 +183,7 @@ def test_gradients_flow_through_the_kernels_forward():
         return jnp.sum(weights * ascjax.gather_mask(d, s, pattern, False, 0, (1, 4, 8, 0))[0])
 
     grads = jax.grad(loss, argnums=(0, 1))(dst, src)
-    with native.switched_off():
+    with native.compaction_kernels_off():
         want = jax.grad(loss, argnums=(0, 1))(dst, src)
     for g, w in zip(grads, want, strict=True):
         assert_bits_equal(np.asarray(g), np.asarray(w), "grad")
@@ -271,3 +271,63 @@ def test_a_call_split_over_devices_runs_each_devices_rows():
                               **os.environ,
                               "XLA_FLAGS": "--xla_force_host_platform_device_count=2"})
     assert done.stdout.strip() == "ok", done.stderr[-3000:]
+
+
+def test_vmap_over_a_shared_operand_keeps_every_bit():
+    """vmap with one operand unbatched broadcasts it into more rows: bfloat16 NaN payloads and
+    subnormals come through (as bits), for the squeeze and GatherMask, as by XLA's path."""
+    bits = np.arange(128, dtype=np.uint16)
+    bits[:8] = [0x7F81, 0xFF81, 0x0001, 0x8001, 0x007F, 0x7FC1, 0x0040, 0x8040]
+    x = bits.view(ml_dtypes.bfloat16)
+    masks = np.random.default_rng(4).random((5, 128)) < 0.6
+    masks[0] = True
+    patterns = np.random.default_rng(5).integers(0, 1 << 16, (5, 16), dtype=np.uint16)
+
+    def gather_mask(d, s, p):
+        return ascjax.gather_mask(d, s, p, False, 0, (1, 1, 8, 0))[0]
+
+    calls = [(jax.vmap(ascjax.squeeze_register, in_axes=(None, 0)), (x, masks)),
+             (jax.vmap(gather_mask, in_axes=(None, None, 0)), (x[::-1], x, patterns))]
+    for fn, args in calls:
+        assert _uses(fn, "ascjax_compress", *args)
+        with ascjax.compaction_kernels_off():
+            want = np.asarray(jax.jit(fn)(*args))
+        assert_bits_equal(np.asarray(jax.jit(fn)(*args)), want, "vmap")
+    assert_bits_equal(np.asarray(calls[0][0](*calls[0][1]))[0], x, "every lane kept")
+
+
+def test_export_takes_xla_path_with_the_kernels_off():
+    """jax.export cannot serialize a custom call with no compatibility guarantee: with the
+    kernels on it refuses, inside ``ascjax.compaction_kernels_off()`` it exports XLA's path,
+    which gives the same bits."""
+    x = np.arange(128, dtype=np.float16)
+    mask = x % 3 == 0
+    with pytest.raises(ValueError, match="custom calls"):
+        jax.export.export(jax.jit(ascjax.squeeze_register))(x, mask)
+    with ascjax.compaction_kernels_off():
+        exported = jax.export.export(jax.jit(ascjax.squeeze_register))(x, mask)
+    assert_bits_equal(np.asarray(exported.call(x, mask)),
+                      np.asarray(ascjax.squeeze_register(x, mask)), "exported")
+
+
+_REBUILD = textwrap.dedent("""
+    import warnings
+    warnings.simplefilter("error")
+    from ascjax._src import native
+    print(native.enabled(), native._build().name)
+""")
+
+
+def test_a_cached_library_that_does_not_load_is_built_again(tmp_path):
+    """A cached file cut short (or another machine's) is compiled again, not taken as no
+    compiler: the kernels stay on, without a warning."""
+    env = {**os.environ, "ASCJAX_CACHE": str(tmp_path)}
+    first = subprocess.run([sys.executable, "-c", _REBUILD], capture_output=True, text=True,
+                           check=True, env=env, timeout=300).stdout.split()
+    assert first[0] == "True"
+    (tmp_path / first[1]).write_bytes(b"not a library")
+    again = subprocess.run([sys.executable, "-c", _REBUILD], capture_output=True, text=True,
+                           check=False, env=env, timeout=300)
+    assert again.stdout.split() == first, again.stderr[-2000:]
+    assert (tmp_path / first[1]).stat().st_size > 10_000
+    assert [p.name for p in tmp_path.iterdir()] == [first[1]]  # no temporary file left

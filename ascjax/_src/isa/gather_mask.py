@@ -310,14 +310,15 @@ def _kernel_words(plan: Plan, pattern):
 
 def _forward(plan: Plan, d, s, pattern):
     words = _kernel_words(plan, pattern)
-    if words is None:
+    # The kernel takes the values as they are: XLA's CPU backend would copy them to bitcast
+    # them to integers first. Contiguous repeats load by a reshape, which moves no value; a
+    # dst or src shared by a batch would need a broadcast, which XLA's CPU backend may run in
+    # float32 for bfloat16 (see lanes.kernel): those calls move bits by XLA's path.
+    n, vals = d.shape[-1], _load(plan, s)
+    if words is None or vals.shape[:-1] != d.shape[:-1] or (
+            jnp.broadcast_shapes(vals.shape[:-1], words.shape[:-1]) != vals.shape[:-1]):
         out = _compact(plan, to_bits(d, plan.fmt), to_bits(s, plan.fmt), pattern)
         return from_bits(out, plan.fmt)
-    # The kernel takes the values as they are: XLA's CPU backend would copy them to bitcast
-    # them to integers first. Contiguous repeats load by a reshape, which moves no value.
-    n, vals = d.shape[-1], _load(plan, s)
-    batch = jnp.broadcast_shapes(vals.shape[:-1], words.shape[:-1], d.shape[:-1])
-    vals, d = (jnp.broadcast_to(a, batch + a.shape[-1:]) for a in (vals, d))
 
     def portable(v, w, f):
         out, count = _compose(n, to_bits(v, plan.fmt), w, to_bits(f, plan.fmt))

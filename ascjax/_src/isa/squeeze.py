@@ -196,13 +196,16 @@ def _pack(x, source, count):
 
 def _squeeze_bits(fmt, x, active):
     """The squeeze of registers ``x`` in ``fmt``'s storage. The compaction kernel takes them as
-    they are (XLA's CPU backend would copy them to bitcast them to integers first)."""
-    batch = jnp.broadcast_shapes(x.shape[:-1], active.shape[:-1])
-    x = jnp.broadcast_to(x, batch + x.shape[-1:])
+    they are (XLA's CPU backend would copy them to bitcast them to integers first); registers
+    shared by a batch of masks move bits by XLA's path (a broadcast of bfloat16 values may
+    run in float32: see ``lanes.kernel``)."""
+    if jnp.broadcast_shapes(x.shape[:-1], active.shape[:-1]) != x.shape[:-1]:
+        return from_bits(_compact(to_bits(x, fmt), active), fmt)
 
     def portable(v, words, _):
         source, count = word_source_lanes(words)
-        return from_bits(_pack(to_bits(v, fmt), source, count), fmt), jnp.broadcast_to(count, batch)
+        return from_bits(_pack(to_bits(v, fmt), source, count), fmt), \
+            jnp.broadcast_to(count, v.shape[:-1])
 
     return native.compress(x, mask_words(active), None, x.shape[-1], portable)[0]
 

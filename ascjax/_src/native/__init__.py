@@ -22,13 +22,15 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import functools
 import hashlib
 import os
+import platform
+import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import warnings
 from pathlib import Path
 
@@ -55,9 +57,11 @@ def enabled() -> bool:
 
 
 @contextlib.contextmanager
-def switched_off():
-    """XLA's compaction everywhere inside (the tests compare the two paths). Functions traced
-    before are traced again: JAX's caches are cleared on entry and on exit."""
+def compaction_kernels_off():
+    """XLA's compaction everywhere inside (``ascjax.compaction_kernels_off``): for
+    ``jax.export``, which cannot serialize a custom call, and for tests that compare the two
+    paths. Functions traced before are traced again: JAX's caches are cleared on entry and on
+    exit."""
     global _switched_off
     jax.clear_caches()
     _switched_off = True
@@ -74,50 +78,71 @@ def _cache_dir() -> Path:
     return Path(root)
 
 
-def _compiler() -> str | None:
-    return os.environ.get("CXX") or shutil.which("c++") or shutil.which("g++") \
-        or shutil.which("clang++")
+def _compiler() -> list[str] | None:
+    """The C++ compiler's command (``CXX`` may hold several words, as ``ccache g++``)."""
+    if os.environ.get("CXX"):
+        return shlex.split(os.environ["CXX"])
+    found = shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")
+    return [found] if found else None
 
 
-@functools.cache
+_LOCK = threading.Lock()
+_LOADED: list = []  # [the library or None] once tried: a failure warns once, not per call
+
+
 def _library() -> ctypes.CDLL | None:
     if os.environ.get("ASCJAX_NATIVE", "1") == "0":
         return None
+    with _LOCK:
+        if not _LOADED:
+            _LOADED.append(None)  # before the warning, which "-W error" makes an exception
+            try:
+                _LOADED[0] = _load()
+            except (OSError, RuntimeError, subprocess.SubprocessError) as err:
+                warnings.warn(f"ascjax: the native compaction kernels are off ({err}); squeeze "
+                              "and GatherMask run XLA's compaction on CPU (the same bits, 2-3x "
+                              "slower). Set ASCJAX_NATIVE=0 to silence this.", RuntimeWarning,
+                              stacklevel=3)
+    return _LOADED[0]
+
+
+def _load() -> ctypes.CDLL:
+    """The library built (or cached), loaded and its targets registered; a cached file that
+    does not load (cut short, another machine's) is built again once."""
     try:
         lib = ctypes.CDLL(str(_build()))
-        for target, symbol in _TARGETS.items():
-            jax.ffi.register_ffi_target(target, jax.ffi.pycapsule(getattr(lib, symbol)),
-                                        platform="cpu")
-        return lib
-    except (OSError, RuntimeError, subprocess.SubprocessError) as err:
-        warnings.warn(f"ascjax: the native compaction kernels are off ({err}); squeeze and "
-                      "GatherMask run XLA's compaction on CPU (the same bits, 2-3x slower). "
-                      "Install a C++ compiler, or set ASCJAX_NATIVE=0 to silence this.",
-                      RuntimeWarning, stacklevel=2)
-        return None
+    except OSError:
+        lib = ctypes.CDLL(str(_build(again=True)))
+    for target, symbol in _TARGETS.items():
+        jax.ffi.register_ffi_target(target, jax.ffi.pycapsule(getattr(lib, symbol)),
+                                    platform="cpu")
+    return lib
 
 
-def _build() -> Path:
-    """The compiled library's path, compiling it if this source, jaxlib and compiler have
-    none yet (to a temporary name, then renamed: processes building at once do not clash)."""
+def _build(again: bool = False) -> Path:
+    """The compiled library's path, compiling it if this source, jaxlib, compiler and machine
+    have none yet, or ``again`` (to a temporary name, then renamed: processes building at once
+    do not clash)."""
     compiler = _compiler()
     if compiler is None:
-        raise RuntimeError("no C++ compiler found (CXX, c++, g++ or clang++)")
-    source = SOURCE.read_bytes()
-    key = hashlib.sha256(b"\0".join([source, jaxlib.__version__.encode(), compiler.encode(),
-                                     " ".join(_FLAGS).encode(), sys.platform.encode()]))
+        raise RuntimeError("no C++ compiler found (CXX, c++, g++ or clang++); install one")
+    version = subprocess.run([*compiler, "--version"], check=False, capture_output=True,
+                             text=True, timeout=60).stdout
+    key = hashlib.sha256(b"\0".join(part.encode() if isinstance(part, str) else part for part in (
+        SOURCE.read_bytes(), jaxlib.__version__, " ".join(compiler), version, " ".join(_FLAGS),
+        sys.platform, platform.machine())))
     target = _cache_dir() / f"compaction-{key.hexdigest()[:16]}.so"
-    if target.exists():
+    if target.exists() and not again:
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(suffix=".so", dir=target.parent)
+    fd, tmp = tempfile.mkstemp(prefix=".building-", suffix=".so", dir=target.parent)
     os.close(fd)
     try:
-        done = subprocess.run([compiler, *_FLAGS, f"-I{jax.ffi.include_dir()}", str(SOURCE),
+        done = subprocess.run([*compiler, *_FLAGS, f"-I{jax.ffi.include_dir()}", str(SOURCE),
                                "-o", tmp], check=False, capture_output=True, text=True,
                               timeout=300)
         if done.returncode:
-            raise RuntimeError(f"{compiler} failed: {done.stderr.strip()[-2000:]}")
+            raise RuntimeError(f"{' '.join(compiler)} failed: {done.stderr.strip()[-2000:]}")
         os.replace(tmp, target)
     finally:
         if os.path.exists(tmp):
@@ -210,11 +235,22 @@ def _row_call(target: str, results, *args, **attributes):
 
     @batchable.def_vmap
     def more_rows(axis_size, in_batched, *operands):
-        operands = [o if b else jnp.broadcast_to(o, (axis_size,) + o.shape)
+        operands = [o if b else _broadcast_bits(o, (axis_size,) + o.shape)
                     for o, b in zip(operands, in_batched, strict=True)]
         return _row_call(target, results, *operands, **attributes), (True,) * len(results)
 
     return batchable(*args)
+
+
+def _broadcast_bits(x, shape):
+    """``x`` broadcast to ``shape``, every bit kept: as unsigned patterns in a buffer of their
+    own, then read as ``x``'s dtype (XLA's CPU backend may broadcast bfloat16 through float32,
+    as ``lanes.kernel`` says)."""
+    if x.dtype.kind == "u" or x.dtype == np.bool_ or not _whole_bytes(x.dtype):
+        return jnp.broadcast_to(x, shape)
+    bits = lax.bitcast_convert_type(x, np.dtype(f"uint{8 * x.dtype.itemsize}"))
+    return lax.bitcast_convert_type(lax.optimization_barrier(jnp.broadcast_to(bits, shape)),
+                                    x.dtype)
 
 
 def _whole_bytes(dtype) -> bool:

@@ -274,7 +274,8 @@ ffi::Error Compress(ffi::ThreadPool pool, ffi::AnyBuffer values, ffi::AnyBuffer 
                     ffi::Result<ffi::Buffer<ffi::S32>> count, bool zero_fill) {
   const auto vd = values.dimensions(), wd = words.dimensions(), od = out->dimensions();
   if (vd.size() == 0 || wd.size() == 0 || od.size() == 0 || words.element_type() != ffi::U32 ||
-      values.element_type() != out->element_type() || vd.back() != 32 * wd.back()) {
+      values.element_type() != out->element_type() || vd.back() != 32 * wd.back() ||
+      wd.back() == 0) {
     return ffi::Error::InvalidArgument("ascjax_compress: values[..., 32W], words uint32[..., W]");
   }
   const int64_t rows = values.element_count() / vd.back(), n_words = wd.back(), n = od.back();
