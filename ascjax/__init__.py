@@ -120,7 +120,7 @@ from ascjax._src.isa.vector_mask import reset_mask as reset_mask
 from ascjax._src.isa.vector_mask import set_mask_count as set_mask_count
 from ascjax._src.isa.vector_mask import set_mask_norm as set_mask_norm
 from ascjax._src.isa.vector_mask import set_vector_mask as set_vector_mask
-from ascjax._src.native import compaction_kernels_off as compaction_kernels_off
+from ascjax._src.native import native_kernels_off as native_kernels_off
 from ascjax._src.registry import ASSUMPTIONS as ASSUMPTIONS
 from ascjax._src.registry import COMPANIONS as COMPANIONS
 from ascjax._src.registry import INSTRUCTIONS as INSTRUCTIONS
@@ -143,6 +143,9 @@ PAT_VL128, PAT_M3, PAT_M4, PAT_H, PAT_Q, PAT_ALLF = (Pattern.PAT_VL128, Pattern.
 # Each instruction as the registry holds it (the imports above name them for readers): with
 # the check that names a page's camelCase keyword (reduceMode= is reduce_mode= here).
 globals().update({_ins.name: _ins.function for _ins in INSTRUCTIONS.values()})
+
+# The name native_kernels_off had when the only kernels were compaction's.
+compaction_kernels_off = native_kernels_off
 
 __version__ = "0.1.0"
 

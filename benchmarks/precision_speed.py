@@ -31,6 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ascjax import precision
+from ascjax._src import native
 from ascjax._src.cli import _int_in  # the CLI's own range-checked int
 from ascjax._src.io.binio import aligned_empty
 
@@ -94,7 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=pathlib.Path, default=None)
     args = parser.parse_args(argv)
 
-    print(f"{platform.processor() or platform.machine()}, {jax.default_backend()} backend; "
+    print(f"{platform.processor() or platform.machine()}, {jax.default_backend()} backend, "
+          f"native kernels {'on' if native.enabled() else 'off'}; "
           f"best of {args.repeats}; baseline np.sum(x, axis=-1) on x in its storage dtype, "
           f"timed alternating with each call; a call's figure is the worse of NumPy's layout "
           f"and 64-byte aligned")
@@ -147,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
         path = args.out / f"precision_speed-{jax.default_backend()}.json"
         path.write_text(json.dumps({"machine": platform.machine(), "repeats": args.repeats,
+                                    "native_kernels": native.enabled(),
                                     "target_ratio": TARGET, "rows": results}, indent=1))
         print(f"\nwrote {path}")
     return 1 if mismatches else 0

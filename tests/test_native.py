@@ -63,7 +63,7 @@ def test_the_source_lanes_kernel_finds_each_set_bit_as_the_xla_search_does(seed,
     bits = _masks(rng, 9, 32 * n_words, density)
     words = jnp.asarray(_words(bits))
     assert _uses(word_source_lanes, "ascjax_source_lanes", words)
-    with native.compaction_kernels_off():
+    with native.native_kernels_off():
         xla_source, xla_count = jax.jit(word_source_lanes)(words)
     for source, count in _runs(word_source_lanes, words):
         assert_bits_equal(np.asarray(source), np.asarray(xla_source), "source")
@@ -163,7 +163,7 @@ def test_gather_mask_and_squeeze_give_the_xla_paths_bits(dtype):
              (ascjax.squeeze_register, (src[:, :lanes], rng.random((5, lanes)) < 0.5))]
     for fn, args in calls:
         assert _uses(fn, "ascjax_compress", *args)
-        with native.compaction_kernels_off():
+        with native.native_kernels_off():
             want = jax.tree.map(np.asarray, jax.jit(fn)(*args))
         for got in (fn(*args), jax.jit(fn)(*args)):
             for g, w in zip(jax.tree.leaves(got), jax.tree.leaves(want), strict=True):
@@ -183,7 +183,7 @@ def test_gradients_flow_through_the_kernels_forward():
         return jnp.sum(weights * ascjax.gather_mask(d, s, pattern, False, 0, (1, 4, 8, 0))[0])
 
     grads = jax.grad(loss, argnums=(0, 1))(dst, src)
-    with native.compaction_kernels_off():
+    with native.native_kernels_off():
         want = jax.grad(loss, argnums=(0, 1))(dst, src)
     for g, w in zip(grads, want, strict=True):
         assert_bits_equal(np.asarray(g), np.asarray(w), "grad")
@@ -214,27 +214,37 @@ def test_without_the_kernels_the_xla_path_runs(tmp_path, env):
     enabled, right, messages = done.stdout.strip().split(" ", 2)
     assert (enabled, right) == ("False", "True")
     if "CXX" in env:
-        assert "native compaction kernels are off (/bin/false failed" in messages
+        assert "native kernels are off (/bin/false failed" in messages
     else:
         assert messages == "[]"
 
 
-def test_the_scalar_loops_give_the_same_bits():
-    """Where the CPU lacks AVX-512 VBMI2 the kernels run scalar loops: forced here by
-    ASCJAX_NATIVE_SCALAR=1, the kernel tests above pass again in a process of their own (the
-    instructions' bits on both paths: tests/test_registry.py on a host without VBMI2)."""
-    if os.environ.get("ASCJAX_NATIVE_SCALAR"):
+@pytest.mark.parametrize("isa", ["scalar", "avx2"])
+def test_each_instruction_set_path_gives_the_same_bits(isa):
+    """Where the CPU lacks AVX-512 (VBMI2 for compaction) the kernels take AVX2 or scalar
+    loops: forced here by ASCJAX_NATIVE_ISA, the kernel tests pass again in a process of their
+    own (the instructions' bits on both paths: tests/test_registry.py on a host without VBMI2).
+    Compaction has no AVX2 path, so only the sums run again under "avx2"."""
+    if os.environ.get("ASCJAX_NATIVE_ISA"):
         pytest.skip("this process is that run")
-    tests = [f"{__file__}::{t.__name__}" for t in (
-        test_the_source_lanes_kernel_finds_each_set_bit_as_the_xla_search_does,
-        test_the_compress_kernel_moves_every_bit_as_the_xla_path_does,
-        test_the_kernels_split_many_rows_over_the_thread_pool)]
+    sums = f"{os.path.dirname(__file__)}/test_native_sums.py"
+    tests = [f"{sums}::{name}" for name in (
+        "test_the_chain_kernel_adds_as_xla_and_the_reference_do",
+        "test_tiny_and_special_inputs_reach_the_result_as_xla_says",
+        "test_the_shifted_layout_reads_each_row_in_order",
+        "test_the_wide_sums_are_within_their_bound")]
+    if isa == "scalar":
+        tests += [f"{__file__}::{t.__name__}" for t in (
+            test_the_source_lanes_kernel_finds_each_set_bit_as_the_xla_search_does,
+            test_the_compress_kernel_moves_every_bit_as_the_xla_path_does,
+            test_the_kernels_split_many_rows_over_the_thread_pool)]
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", *tests],
         capture_output=True, text=True, check=False,
-        env={**os.environ, "ASCJAX_NATIVE_SCALAR": "1"}, timeout=600)
+        env={**os.environ, "ASCJAX_NATIVE_ISA": isa}, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:]
-    assert "\n3 passed" in done.stdout, done.stdout[-500:]
+    passed = 8 + 3 * (isa == "scalar")  # the shifted-layout test runs for 5 layouts
+    assert f"\n{passed} passed" in done.stdout, done.stdout[-500:]
 
 
 _SHARDED = textwrap.dedent("""
@@ -290,7 +300,7 @@ def test_vmap_over_a_shared_operand_keeps_every_bit():
              (jax.vmap(gather_mask, in_axes=(None, None, 0)), (x[::-1], x, patterns))]
     for fn, args in calls:
         assert _uses(fn, "ascjax_compress", *args)
-        with ascjax.compaction_kernels_off():
+        with ascjax.native_kernels_off():
             want = np.asarray(jax.jit(fn)(*args))
         assert_bits_equal(np.asarray(jax.jit(fn)(*args)), want, "vmap")
     assert_bits_equal(np.asarray(calls[0][0](*calls[0][1]))[0], x, "every lane kept")
@@ -298,13 +308,13 @@ def test_vmap_over_a_shared_operand_keeps_every_bit():
 
 def test_export_takes_xla_path_with_the_kernels_off():
     """jax.export cannot serialize a custom call with no compatibility guarantee: with the
-    kernels on it refuses, inside ``ascjax.compaction_kernels_off()`` it exports XLA's path,
+    kernels on it refuses, inside ``ascjax.native_kernels_off()`` it exports XLA's path,
     which gives the same bits."""
     x = np.arange(128, dtype=np.float16)
     mask = x % 3 == 0
     with pytest.raises(ValueError, match="custom calls"):
         jax.export.export(jax.jit(ascjax.squeeze_register))(x, mask)
-    with ascjax.compaction_kernels_off():
+    with ascjax.native_kernels_off():
         exported = jax.export.export(jax.jit(ascjax.squeeze_register))(x, mask)
     assert_bits_equal(np.asarray(exported.call(x, mask)),
                       np.asarray(ascjax.squeeze_register(x, mask)), "exported")

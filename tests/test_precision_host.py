@@ -26,6 +26,7 @@ from strategies import (
 
 import ascjax
 from ascjax import precision, reference
+from ascjax._src import native
 from ascjax._src.io import binio
 from ascjax._src.isa.lanes import materialize
 from ascjax._src.numerics import exact, host_blocks
@@ -440,14 +441,20 @@ def test_certified_float_sums_leave_the_rows_they_cannot_settle():
     rows[3] = -0.0                                       # -0
     rows[4, :2] = [2.0 ** -120, -(2.0 ** -120 - 2.0 ** -140)]  # subnormal sum
     rows[5] = [1.5, 2.25, -0.5, 8.0]                     # plain: settled
-    rows[6, :2] = [np.finfo(f32).max, np.finfo(f32).max]  # inf (sum |x| overflows: left)
+    rows[6, :2] = [np.finfo(f32).max, np.finfo(f32).max]  # inf (see below)
     rows[7, :2] = [2.0 ** 127, 2.0 ** 126]               # near the top: settled
-    with jax.enable_x64(True):
-        _, certified = impl._certified_host(jnp.asarray(rows))
-    assert np.asarray(certified).tolist() == [False] * 5 + [True, False, True]
+    # Row 6's sum of magnitudes overflows in XLA's float32 sums, which leaves it; the native
+    # kernel sums them in float64, and the whole interval rounds to inf: settled, as inf.
+    for off in (True, False):
+        with (ascjax.native_kernels_off() if off else contextlib.nullcontext(),
+              jax.enable_x64(True)):
+            _, certified = impl._certified_host(jnp.asarray(rows))
+        by_xla = off or not native.enabled()
+        assert np.asarray(certified).tolist() == [False] * 5 + [True, not by_xla, True]
     got = np.asarray(precision.exact_sum(rows))
     assert_bits_equal(got, _traced_exact(jnp.asarray(rows)), "exact_sum")
     assert got.view(np.uint32)[1] == np.float32(1 + 2.0 ** -23).view(np.uint32)
+    assert got[6] == np.inf
     assert got.view(np.uint32)[3] == 0x80000000
 
 

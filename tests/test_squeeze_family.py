@@ -108,14 +108,14 @@ def test_the_source_search_runs_apart_from_the_gather_that_reads_it():
     rng = np.random.default_rng(5)
     x = rng.integers(0, 1 << 16, (6, 128), dtype=np.uint16).view(np.float16)
     mask = rng.random((6, 128)) < 0.4
-    with native.compaction_kernels_off():  # the XLA path (the kernel on CPU: tests/test_native.py)
+    with native.native_kernels_off():  # the XLA path (the kernel on CPU: tests/test_native.py)
         hlo = jax.jit(ascjax.squeeze_register).lower(x, mask).compile().as_text()
     computations = hlo.split("\n\n")
     gathers = [c for c in computations if " gather(" in c]
     assert gathers and any("popcnt(" in c for c in computations)
     assert not any("popcnt(" in c for c in gathers)
     want = np.asarray(ascjax.squeeze_register(x, mask))
-    for path in (native.compaction_kernels_off(), contextlib.nullcontext()):
+    for path in (native.native_kernels_off(), contextlib.nullcontext()):
         with path:
             assert_bits_equal(np.asarray(ascjax.squeeze_register(x, mask)), want)
             assert_bits_equal(np.asarray(jax.vmap(ascjax.squeeze_register)(x, mask)), want)

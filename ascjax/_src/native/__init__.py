@@ -1,10 +1,13 @@
-"""Compaction kernels for XLA's CPU backend (``compaction.cc``), built on first use.
+"""Native kernels for XLA's CPU backend, built on first use: compaction (``compaction.cc``)
+and float32 row sums (``sums.cc``).
+
+Each does what an XLA program of ascjax does, bit for bit (``tests/test_native.py``), where XLA
+runs it far below memory speed; so they are a speed path, not a second model.
 
 XLA has no compaction primitive. Its CPU code for one, a per-lane search over the mask words
 and then a gather (``squeeze._search``), runs GatherMask's 1024-lane rows at a quarter of
 memory speed; the C++ kernels move 32 lanes an instruction with AVX-512 VBMI2's vpcompress
-(a scalar loop elsewhere). They move bits only and give the XLA path's bits exactly
-(``tests/test_native.py``), so they are a speed path, not a second model:
+(a scalar loop elsewhere):
 
 * ``source_lanes(words)``: each output lane's source lane and the count, as
   ``squeeze.word_source_lanes`` gives them (the gather stays in XLA, so tangents through it
@@ -12,10 +15,18 @@ memory speed; the C++ kernels move 32 lanes an instruction with AVX-512 VBMI2's 
 * ``compress(values, words, fill, n)``: the selected values moved to the front of ``n``
   lanes, ``fill`` (or zeros) from the count on, for the bit patterns of a forward pass.
 
-Both run only on CPU (``lax.platform_dependent``: a GPU lowers the XLA path). The library is
+A float32 sequential or Kahan sum is a chain of dependent adds per row, which XLA's loop over
+columns (``orders.column_sum``) ran at a third of ``np.sum``'s speed; the sums kernel adds 16
+rows at once, one vector lane each:
+
+* ``chain_sums(parts, kahan)``: ``orders.native_column_fast``'s sums;
+* ``wide_sums(parts)``: the float64 sums of values and magnitudes ``exact_sum`` certifies from.
+
+All run only on CPU (``lax.platform_dependent``: a GPU lowers the XLA path). The library is
 compiled once per source, jaxlib and compiler, against the installed jaxlib's FFI headers, into
 ``$ASCJAX_CACHE`` (default ``~/.cache/ascjax``); where that fails (no C++ compiler) a warning
-says why and the XLA path runs. ``ASCJAX_NATIVE=0`` turns the kernels off.
+says why and the XLA path runs. ``ASCJAX_NATIVE=0`` turns the kernels off;
+``ASCJAX_NATIVE_ISA=scalar`` or ``avx2`` caps the instructions they use (the tests run each).
 """
 
 from __future__ import annotations
@@ -43,9 +54,15 @@ from jax.custom_batching import custom_vmap
 from jax.experimental.custom_partitioning import custom_partitioning
 from jax.sharding import NamedSharding, PartitionSpec
 
-SOURCE = Path(__file__).with_name("compaction.cc")
-_FLAGS = ("-O2", "-std=c++17", "-shared", "-fPIC")
-_TARGETS = {"ascjax_source_lanes": "AscjaxSourceLanes", "ascjax_compress": "AscjaxCompress"}
+SOURCES = tuple(Path(__file__).with_name(name) for name in ("compaction.cc", "sums.cc"))
+HEADERS = (Path(__file__).with_name("rows.h"),)
+# No -ffast-math: each float add must be the IEEE add the source writes, in its order.
+_FLAGS = ("-O2", "-std=c++17", "-ffp-contract=off", "-fPIC")
+_TARGETS = {"ascjax_source_lanes": "AscjaxSourceLanes", "ascjax_compress": "AscjaxCompress",
+            "ascjax_chain_sums": "AscjaxChainSums",
+            "ascjax_chain_sums_shifted": "AscjaxChainSumsShifted",
+            "ascjax_wide_sums": "AscjaxWideSums",
+            "ascjax_wide_sums_shifted": "AscjaxWideSumsShifted"}
 
 
 _switched_off = False
@@ -57,11 +74,10 @@ def enabled() -> bool:
 
 
 @contextlib.contextmanager
-def compaction_kernels_off():
-    """XLA's compaction everywhere inside (``ascjax.compaction_kernels_off``): for
-    ``jax.export``, which cannot serialize a custom call, and for tests that compare the two
-    paths. Functions traced before are traced again: JAX's caches are cleared on entry and on
-    exit."""
+def native_kernels_off():
+    """XLA's paths everywhere inside (``ascjax.native_kernels_off``): for ``jax.export``, which
+    cannot serialize a custom call, and for tests that compare the two paths. Functions
+    traced before are traced again: JAX's caches are cleared on entry and on exit."""
     global _switched_off
     jax.clear_caches()
     _switched_off = True
@@ -99,10 +115,10 @@ def _library() -> ctypes.CDLL | None:
             try:
                 _LOADED[0] = _load()
             except (OSError, RuntimeError, subprocess.SubprocessError) as err:
-                warnings.warn(f"ascjax: the native compaction kernels are off ({err}); squeeze "
-                              "and GatherMask run XLA's compaction on CPU (the same bits, 2-3x "
-                              "slower). Set ASCJAX_NATIVE=0 to silence this.", RuntimeWarning,
-                              stacklevel=3)
+                warnings.warn(f"ascjax: the native kernels are off ({err}); squeeze, "
+                              "GatherMask and float32 sequential and Kahan sums run XLA's code "
+                              "on CPU (the same bits, 2-3x slower). Set ASCJAX_NATIVE=0 to "
+                              "silence this.", RuntimeWarning, stacklevel=3)
     return _LOADED[0]
 
 
@@ -129,25 +145,38 @@ def _build(again: bool = False) -> Path:
     version = subprocess.run([*compiler, "--version"], check=False, capture_output=True,
                              text=True, timeout=60).stdout
     key = hashlib.sha256(b"\0".join(part.encode() if isinstance(part, str) else part for part in (
-        SOURCE.read_bytes(), jaxlib.__version__, " ".join(compiler), version, " ".join(_FLAGS),
-        sys.platform, platform.machine())))
-    target = _cache_dir() / f"compaction-{key.hexdigest()[:16]}.so"
+        *(path.read_bytes() for path in SOURCES + HEADERS), jaxlib.__version__,
+        " ".join(compiler), version, " ".join(_FLAGS), sys.platform, platform.machine())))
+    target = _cache_dir() / f"kernels-{key.hexdigest()[:16]}.so"
     if target.exists() and not again:
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".building-", suffix=".so", dir=target.parent)
-    os.close(fd)
-    try:
-        done = subprocess.run([*compiler, *_FLAGS, f"-I{jax.ffi.include_dir()}", str(SOURCE),
-                               "-o", tmp], check=False, capture_output=True, text=True,
-                              timeout=300)
-        if done.returncode:
-            raise RuntimeError(f"{' '.join(compiler)} failed: {done.stderr.strip()[-2000:]}")
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    with tempfile.TemporaryDirectory(prefix=".building-", dir=target.parent) as tmp:
+        # one compiler per source at once (each takes about 3 s), then one link
+        objects = [os.path.join(tmp, f"{source.stem}.o") for source in SOURCES]
+        _run_all([[*compiler, *_FLAGS, f"-I{jax.ffi.include_dir()}", "-c", str(source), "-o",
+                   obj] for source, obj in zip(SOURCES, objects, strict=True)], compiler)
+        library = os.path.join(tmp, "kernels.so")
+        _run_all([[*compiler, "-shared", *objects, "-o", library]], compiler)
+        os.replace(library, target)
     return target
+
+
+def _run_all(commands: list[list[str]], compiler: list[str]) -> None:
+    """Runs the commands side by side; a RuntimeError with the compiler's words if one fails."""
+    running = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True) for command in commands]
+    failures = []
+    for process in running:
+        try:
+            _, err = process.communicate(timeout=300)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            _, err = process.communicate()
+        if process.returncode:
+            failures.append(err.strip()[-2000:])
+    if failures:
+        raise RuntimeError(f"{' '.join(compiler)} failed: {failures[0]}")
 
 
 def _on_cpu(native, portable, *args):
@@ -192,6 +221,46 @@ def compress(values, words, fill, n: int, portable):
     if not usable:
         return portable(values, words, fill)
     return _on_cpu(native, portable, values, words, fill)
+
+
+def chain_sums(parts, kahan: bool, portable):
+    """float32 sequential (or Kahan) sums of the rows ``parts`` hold, as
+    ``portable(*parts)`` gives them (``orders.native_column_fast``: a tiny input makes its row's
+    sum a NaN): ``parts`` is ``(x,)``, ``x`` (..., n), or ``binio.rows_in_place``'s
+    ``(body, head, rest)``, whose rows (m + k,) come back in order."""
+    return _sums("ascjax_chain_sums", (((), jnp.float32),), parts, lambda *p: (portable(*p),),
+                 kahan=kahan)[0]
+
+
+def wide_sums(parts, portable):
+    """``(sum, magnitude)`` per row of ``parts`` (as ``chain_sums``'s): the float64 sums of the
+    float32 values and of their magnitudes, in an order of the kernel's, where
+    ``portable(*parts)`` gives ``Columns.wide_sums``' own (any order serves
+    ``exact.certified_float_bits``). float64 results: under x64 only."""
+    if jax.dtypes.canonicalize_dtype(np.float64) != np.float64:
+        return portable(*parts)
+    return _sums("ascjax_wide_sums", (((), np.float64),) * 2, parts, portable)
+
+
+def _sums(target: str, results, parts, portable, **attributes):
+    """A row-sums kernel on ``parts`` (``chain_sums``): a tuple of ``results`` (``_row_call``'s
+    form), as the tuple ``portable(*parts)`` gives off CPU. Plain rows
+    go through ``_row_call`` (vmap and sharding add or split rows); the shifted layout, only ever
+    concrete host rows, calls the ``_shifted`` target directly."""
+    x = parts[0]
+    if x.dtype != np.float32 or x.size == 0 or any(p.dtype != np.float32 for p in parts):
+        return portable(*parts)
+    if len(parts) == 1:
+        def native(x):
+            return _row_call(target, results, x, **attributes)
+    else:
+        rows = parts[0].shape[0] + parts[2].shape[0]
+
+        def native(*parts):
+            return tuple(jax.ffi.ffi_call(target + "_shifted", tuple(
+                jax.ShapeDtypeStruct((rows,), dtype) for _, dtype in results))(
+                    *parts, **attributes))
+    return tuple(_on_cpu(native, lambda *p: tuple(portable(*p)), *parts))
 
 
 def _row_call(target: str, results, *args, **attributes):

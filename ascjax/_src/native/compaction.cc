@@ -15,58 +15,21 @@
 //     out[j]: the (j+1)-th selected value, fill[j] (or 0) from the count on.
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
-#include <memory>
-#include <thread>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
 
-#include "xla/ffi/api/ffi.h"
-
-namespace ffi = xla::ffi;
+#include "rows.h"
 
 namespace {
 
-// Runs body(begin, end) over [0, rows) in chunks, on this thread and the pool's. Chunks are
-// claimed from a shared counter, so a task the pool starts late finds none left and returns:
-// the caller never waits on a task that has not started.
-template <typename Body>
-void ParallelRows(ffi::ThreadPool& pool, int64_t rows, int64_t row_bytes, Body body) {
-  const int64_t chunk = std::max<int64_t>(1, (int64_t{1} << 18) / std::max<int64_t>(row_bytes, 1));
-  const int64_t chunks = (rows + chunk - 1) / chunk;
-  struct Progress {
-    std::atomic<int64_t> next{0}, done{0};
-  };
-  auto progress = std::make_shared<Progress>();
-  auto work = [=]() {
-    for (int64_t c; (c = progress->next.fetch_add(1)) < chunks;) {
-      body(c * chunk, std::min(rows, (c + 1) * chunk));
-      progress->done.fetch_add(1);
-    }
-  };
-  const int64_t helpers = std::min<int64_t>(pool.num_threads(), chunks - 1);
-  for (int64_t t = 0; t < helpers; ++t) pool.Schedule([work]() { work(); });
-  work();
-  while (progress->done.load() < chunks) std::this_thread::yield();
-}
+using ascjax::ParallelRows;
+namespace ffi = xla::ffi;
 
-// ASCJAX_NATIVE_SCALAR=1 takes the scalar loops on any CPU (the tests run both paths).
-bool HasVbmi2() {
-#if defined(__x86_64__)
-  static const bool has = std::getenv("ASCJAX_NATIVE_SCALAR") == nullptr &&
-                          __builtin_cpu_supports("avx512vbmi2") &&
-                          __builtin_cpu_supports("avx512vl") &&
-                          __builtin_cpu_supports("avx512bw");
-  return has;
-#else
-  return false;
-#endif
-}
+bool HasVbmi2() { return ascjax::CpuIsa() >= ascjax::kAvx512Vbmi2; }
 
 // --- source lanes --------------------------------------------------------------------------
 

@@ -21,6 +21,7 @@ from ..formats import FORMATS, Format, finfo
 from ..isa.codecs import decode, encode
 from ..isa.lanes import materialize, pair_tree
 from ..isa.reduce_tensor import tensor_sum
+from ..native import chain_sums, wide_sums
 from ..numerics.add import (
     NativeFloat32,
     canonical_nan,
@@ -232,6 +233,10 @@ class Columns:
     def __init__(self, x):
         self.x, self.n, self.shift = x, x.shape[-1], 0
 
+    def parts(self) -> tuple:
+        """The arrays ``columns_of`` takes back (what ``binio.rows_in_place`` returned)."""
+        return (self.x,)
+
     def column(self, j: int) -> tuple:
         return (self.x[..., j],)
 
@@ -244,11 +249,20 @@ class Columns:
         return groups[0]
 
     def wide_sums(self):
-        """Per row: (the float64 sum of the terms, the float32 sums of their magnitudes added
-        in float64, how many terms); the terms are the row's values, in any order, plus any
-        that cancel. For ``exact.certified_float_bits``: run under x64."""
+        """Per row: (the float64 sum of the terms, the sums of their magnitudes, float32 sums
+        added in float64 or float64 throughout, and at most how many terms); the terms are the
+        row's values, in any order, plus any that cancel. For ``exact.certified_float_bits``:
+        run under x64. float32 rows on CPU: the native kernel (``native.wide_sums``)."""
+        sums = wide_sums(self.parts(), lambda *parts: columns_of(parts).xla_wide_sums())
+        return (*sums, self.wide_terms())
+
+    def wide_terms(self) -> int:
+        return self.n
+
+    def xla_wide_sums(self):
+        """``wide_sums``' two sums by XLA."""
         return (jnp.sum(self.x.astype(jnp.float64), axis=-1),
-                jnp.sum(jnp.abs(self.x), axis=-1).astype(jnp.float64), self.n)
+                jnp.sum(jnp.abs(self.x), axis=-1).astype(jnp.float64))
 
 
 class ShiftedColumns(Columns):
@@ -260,8 +274,11 @@ class ShiftedColumns(Columns):
 
     def __init__(self, body, head, rest):
         n, shift = body.shape[-1], head.shape[-1]
-        self.n, self.shift, self.body, self.rest = n, shift, body, rest
+        self.n, self.shift, self.body, self.head, self.rest = n, shift, body, head, rest
         self.prefix = jnp.concatenate([head[None], body[:-1, n - shift:]])  # (m, shift)
+
+    def parts(self) -> tuple:
+        return self.body, self.head, self.rest
 
     def column(self, j: int) -> tuple:
         main = self.prefix[:, j] if j < self.shift else self.body[:, j - self.shift]
@@ -274,7 +291,10 @@ class ShiftedColumns(Columns):
     def join(self, groups: tuple):
         return jnp.concatenate(groups)
 
-    def wide_sums(self):
+    def wide_terms(self) -> int:
+        return self.n + 2 * self.shift
+
+    def xla_wide_sums(self):
         # Whole rows of body, minus their last shift columns (the next row's prefix), plus the
         # row's own prefix: XLA's CPU backend sums whole rows several times faster than a
         # slice of them. So 2 shift more terms, half of them cancelling.
@@ -285,10 +305,9 @@ class ShiftedColumns(Columns):
 
         own, rows, following = sums(lambda v: v.astype(jnp.float64))
         mag_own, mag_rows, mag_following = sums(jnp.abs)
-        rest_sum, rest_mag, _ = Columns(self.rest).wide_sums()
+        rest_sum, rest_mag = Columns(self.rest).xla_wide_sums()
         return (jnp.concatenate([rows - following + own, rest_sum]),
-                jnp.concatenate([mag_rows + mag_following + mag_own, rest_mag]),
-                self.n + 2 * self.shift)
+                jnp.concatenate([mag_rows + mag_following + mag_own, rest_mag]))
 
 
 def columns_of(parts) -> Columns:
@@ -363,11 +382,18 @@ def native_column_sum(x, order: str, exact: Callable):
 
 def native_column_fast(x, order: str):
     """``native_column_sum``'s native float32 sums alone (float32 values): right wherever none
-    is a NaN; a NaN says the carrier adder must give that call's sums."""
+    is a NaN; a NaN says the carrier adder must give that call's sums. On CPU the native
+    kernel adds them (``native.chain_sums``: the same adds, 16 rows at once)."""
     kahan = order == "kahan"
-    return column_sum(x, order, NativeFloat32, tiny_to_nan, block=NATIVE_BLOCK,
-                      neg=NativeFloat32.neg, chain=KAHAN_CHAIN if kahan else None,
-                      loop_chain=KAHAN_LOOP_CHAIN if kahan else None)
+
+    def by_xla(*parts):
+        return column_sum(columns_of(parts), order, NativeFloat32, tiny_to_nan,
+                          block=NATIVE_BLOCK, neg=NativeFloat32.neg,
+                          chain=KAHAN_CHAIN if kahan else None,
+                          loop_chain=KAHAN_LOOP_CHAIN if kahan else None)
+
+    cols = x if isinstance(x, Columns) else Columns(x)
+    return chain_sums(cols.parts(), kahan, by_xla)
 
 
 def _native_or_exact(fast, tiny, exact: Callable):
