@@ -141,6 +141,89 @@ def test_the_kernels_split_many_rows_over_the_thread_pool():
     assert_bits_equal(np.asarray(source[1234]), np.arange(1024, dtype=np.int32), "full row")
 
 
+def _blocks_reference(table, offsets, keep):
+    """The DataBlock gather: block k the 32 bytes at byte offsets[..., k] of table, or 0."""
+    raw = table.view(np.uint8)
+    keep = np.broadcast_to(keep, offsets.shape)
+    out = np.zeros(offsets.shape[:-1] + (8, 32), np.uint8)
+    for at in np.ndindex(offsets.shape):
+        if keep[at]:
+            out[at] = raw[offsets[at]:offsets[at] + 32]
+    return out.reshape(offsets.shape[:-1] + (256,)).view(table.dtype)
+
+
+@few_examples(12)
+@given(seed=st.integers(0, 2**32 - 1),
+       dtype=st.sampled_from([np.uint8, ml_dtypes.float8_e4m3fn, np.float16, ml_dtypes.bfloat16,
+                              np.int16, np.float32, np.int32]),
+       blocks=st.sampled_from([1, 2, 64]), density=st.sampled_from([0.0, 0.5, 1.0]))
+def test_the_block_gather_kernel_moves_each_block_as_the_xla_path_does(seed, dtype, blocks,
+                                                                        density):
+    """The DataBlock gather (``asc_gather_datablock``'s forward pass) on every width, as the
+    values themselves: against a NumPy reference and the portable path, eager, under jit, under
+    vmap (the batch as rows), with an unbatched keep, and a table batched under vmap (which
+    takes the portable path)."""
+    rng = np.random.default_rng(seed)
+    table = _any_bits(rng, dtype, (blocks * 32 // np.dtype(dtype).itemsize,))
+    offsets = (rng.integers(0, blocks, (3, 5, 8)) * 32).astype(np.uint32)
+    keep = rng.random((3, 5, 8)) < density
+    want = _blocks_reference(table, offsets, keep)
+
+    def zeros(t, o, k):  # only the kernel can pass
+        return jnp.zeros(o.shape[:-1] + (256 // t.dtype.itemsize,), t.dtype)
+
+    def call(t, o, k):
+        return native.block_gather(t, o, k, zeros)
+
+    args = (jnp.asarray(table), jnp.asarray(offsets), jnp.asarray(keep))
+    assert _uses(call, "ascjax_block_gather", *args)
+    for out in (call(*args), jax.jit(call)(*args),
+                jax.vmap(call, in_axes=(None, 0, 0))(*args)):
+        assert_bits_equal(np.asarray(out), want, np.dtype(dtype).name)
+    shared = jax.vmap(call, in_axes=(None, 0, None))(args[0], args[1], args[2][0])
+    assert_bits_equal(np.asarray(shared), _blocks_reference(table, offsets, keep[0]), "shared")
+
+    def portable(t, o, k):  # XLA's gather, for a table per instance
+        taken = t.reshape(-1, 32 // t.dtype.itemsize)[(o // 32).astype(jnp.int32)]
+        return jnp.where(k[..., None], taken, jnp.zeros((), t.dtype)).reshape(
+            o.shape[:-1] + (-1,))
+
+    tables = jnp.stack([args[0], args[0][::-1]])
+    batched = jax.vmap(lambda t, o, k: native.block_gather(t, o, k, portable))(
+        tables, args[1][:2], args[2][:2])
+    assert_bits_equal(np.asarray(batched[1]), _blocks_reference(
+        np.asarray(tables[1]), offsets[1], keep[1]), "a table per instance")
+
+
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16, np.float32, np.uint8])
+def test_gather_datablock_gives_the_xla_paths_bits(dtype):
+    """``asc_gather_datablock`` and ``Reg::GatherB`` through the kernel: a register's blocks,
+    the masked blocks zero, offsets past src and misaligned ones under out_of_range="ignore"
+    (zero blocks, never read), against the XLA path; gradients as with the kernels off."""
+    rng = np.random.default_rng(5)
+    lanes = 256 // np.dtype(dtype).itemsize
+    src = _any_bits(rng, dtype, (40 * lanes // 8,))
+    index = np.zeros((6, 64), np.uint32)
+    index[:, :8] = rng.integers(0, 40, (6, 8)) * 32
+    index[4, 3], index[5, 7] = 40 * 32, 33  # past src; misaligned
+    mask = rng.random((6, 256)) < 0.6
+    ignore = ascjax.Config(out_of_range="ignore")
+    calls = [lambda i, m: ascjax.gather_datablock(src, i, m, config=ignore),
+             lambda i, m: ascjax.reg_gather_b(src, i, m, config=ignore)]
+    for fn in calls:
+        assert _uses(fn, "ascjax_block_gather", index, mask)
+        with native.native_kernels_off():
+            want = np.asarray(jax.jit(fn)(index, mask))
+        for got in (fn(index, mask), jax.jit(fn)(index, mask), jax.vmap(fn)(index, mask)):
+            assert_bits_equal(np.asarray(got), want, np.dtype(dtype).name)
+    if dtype == np.float32:
+        def loss(s):
+            return jnp.sum(ascjax.gather_datablock(s, index, mask, config=ignore) ** 2)
+        with native.native_kernels_off():
+            want = jax.grad(loss)(src)
+        assert_bits_equal(np.asarray(jax.grad(loss)(src)), np.asarray(want), "grad")
+
+
 _PARAMS = (1, 8, 8, 1)  # each repeat's string one DataBlock of the pattern on
 
 
@@ -241,7 +324,10 @@ def test_each_instruction_set_path_gives_the_same_bits(isa):
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", *tests],
         capture_output=True, text=True, check=False,
-        env={**os.environ, "ASCJAX_NATIVE_ISA": isa}, timeout=600)
+        # 4 examples each (the deep profile's own count where set): the paths differ in code,
+        # not in what the examples explore
+        env={**os.environ, "ASCJAX_NATIVE_ISA": isa,
+             "ASCJAX_EXAMPLES": os.environ.get("ASCJAX_EXAMPLES", "4")}, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:]
     passed = 8 + 3 * (isa == "scalar")  # the shifted-layout test runs for 5 layouts
     assert f"\n{passed} passed" in done.stdout, done.stdout[-500:]
@@ -318,6 +404,24 @@ def test_export_takes_xla_path_with_the_kernels_off():
         exported = jax.export.export(jax.jit(ascjax.squeeze_register))(x, mask)
     assert_bits_equal(np.asarray(exported.call(x, mask)),
                       np.asarray(ascjax.squeeze_register(x, mask)), "exported")
+
+
+def test_a_bad_instruction_set_cap_is_an_error(monkeypatch):
+    """ASCJAX_NATIVE_ISA takes scalar or avx2; any other value (a typo would otherwise give the
+    widest path, unnoticed) names itself and the valid ones."""
+    monkeypatch.setenv("ASCJAX_NATIVE_ISA", "AVX2")
+    with pytest.raises(ValueError, match="ASCJAX_NATIVE_ISA='AVX2': valid values are scalar, "
+                                         "avx2"):
+        native.enabled()
+
+
+def test_nested_blocks_keep_the_kernels_off():
+    """An inner ``native_kernels_off`` block ending leaves the outer one's setting."""
+    with ascjax.native_kernels_off():
+        with ascjax.native_kernels_off():
+            assert not native.enabled()
+        assert not native.enabled()
+    assert native.enabled()
 
 
 _REBUILD = textwrap.dedent("""

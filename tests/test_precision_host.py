@@ -583,3 +583,25 @@ def test_subnormal_sums_survive_every_path(name, rows, sum_orders):
     # carries a bfloat16 array; the loops the orders run are there to be seen.
     assert any("stablehlo.while" in p for p in programs)
     assert not [types for p in programs for types in bfloat16_loops(p)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_exact_sum_under_a_users_x64_gives_the_same_bits(dtype):
+    """With ``jax.enable_x64`` on (a user's setting), rows longer than one limb pass
+    (``exact.CHUNK``) that go to the integer limbs give the same bits as with it off: an inf
+    row, and (float) a row whose terms span more than float64 holds (found in review: under
+    x64 the limb sums widened to int64, which the carry scan refused, and a lane count mixed
+    int64 with int32)."""
+    n = exact.CHUNK + 5
+    x = np.zeros((2, n), dtype)
+    x[0, 5] = np.inf
+    big, tiny = np.finfo(dtype).max, np.finfo(dtype).smallest_subnormal
+    x[1, [0, 9, n - 2, n - 1]] = [big, tiny, -big, tiny]  # float: 277 bits apart
+    want = np.asarray(precision.exact_sum(x))
+    with jax.enable_x64(True):
+        got = np.asarray(precision.exact_sum(x))
+        traced = np.asarray(jax.jit(precision.exact_sum)(jnp.asarray(x)))
+    assert_bits_equal(got, want, "x64")
+    assert_bits_equal(traced, want, "x64, jit")
+    assert want[0] == np.inf
+    assert_bits_equal(want[1:], np.array([2 * tiny], dtype), "the exact sum")

@@ -1,5 +1,5 @@
-"""Native kernels for XLA's CPU backend, built on first use: compaction (``compaction.cc``)
-and float32 row sums (``sums.cc``).
+"""Native kernels for XLA's CPU backend, built on first use: compaction (``compaction.cc``),
+the DataBlock gather (``gather.cc``) and float32 row sums (``sums.cc``).
 
 Each does what an XLA program of ascjax does, bit for bit (``tests/test_native.py``), where XLA
 runs it far below memory speed; so they are a speed path, not a second model.
@@ -14,6 +14,10 @@ memory speed; the C++ kernels move 32 lanes an instruction with AVX-512 VBMI2's 
   transpose as before);
 * ``compress(values, words, fill, n)``: the selected values moved to the front of ``n``
   lanes, ``fill`` (or zeros) from the count on, for the bit patterns of a forward pass.
+
+``block_gather(table, offsets, keep)`` moves ``asc_gather_datablock``'s 32-byte blocks one
+move each, in the table's own dtype (a result of bits would cost XLA's CPU backend a copy to
+bitcast it).
 
 A float32 sequential or Kahan sum is a chain of dependent adds per row, which XLA's loop over
 columns (``orders.column_sum``) ran at a third of ``np.sum``'s speed; the sums kernel adds 16
@@ -54,7 +58,8 @@ from jax.custom_batching import custom_vmap
 from jax.experimental.custom_partitioning import custom_partitioning
 from jax.sharding import NamedSharding, PartitionSpec
 
-SOURCES = tuple(Path(__file__).with_name(name) for name in ("compaction.cc", "sums.cc"))
+SOURCES = tuple(Path(__file__).with_name(name)
+                for name in ("compaction.cc", "gather.cc", "sums.cc"))
 HEADERS = (Path(__file__).with_name("rows.h"),)
 # No -ffast-math: each float add must be the IEEE add the source writes, in its order.
 _FLAGS = ("-O2", "-std=c++17", "-ffp-contract=off", "-fPIC")
@@ -62,7 +67,8 @@ _TARGETS = {"ascjax_source_lanes": "AscjaxSourceLanes", "ascjax_compress": "Ascj
             "ascjax_chain_sums": "AscjaxChainSums",
             "ascjax_chain_sums_shifted": "AscjaxChainSumsShifted",
             "ascjax_wide_sums": "AscjaxWideSums",
-            "ascjax_wide_sums_shifted": "AscjaxWideSumsShifted"}
+            "ascjax_wide_sums_shifted": "AscjaxWideSumsShifted",
+            "ascjax_block_gather": "AscjaxBlockGather"}
 
 
 _switched_off = False
@@ -79,12 +85,13 @@ def native_kernels_off():
     cannot serialize a custom call, and for tests that compare the two paths. Functions
     traced before are traced again: JAX's caches are cleared on entry and on exit."""
     global _switched_off
+    before = _switched_off  # nested blocks: the outer one's setting comes back
     jax.clear_caches()
     _switched_off = True
     try:
         yield
     finally:
-        _switched_off = False
+        _switched_off = before
         jax.clear_caches()
 
 
@@ -106,9 +113,16 @@ _LOCK = threading.Lock()
 _LOADED: list = []  # [the library or None] once tried: a failure warns once, not per call
 
 
+ISA_CAPS = ("scalar", "avx2")  # ASCJAX_NATIVE_ISA's values (rows.h reads it)
+
+
 def _library() -> ctypes.CDLL | None:
     if os.environ.get("ASCJAX_NATIVE", "1") == "0":
         return None
+    cap = os.environ.get("ASCJAX_NATIVE_ISA")
+    if cap is not None and cap not in ISA_CAPS:
+        raise ValueError(f"ASCJAX_NATIVE_ISA={cap!r}: valid values are {', '.join(ISA_CAPS)} "
+                         "(unset: the widest instructions this CPU has)")
     with _LOCK:
         if not _LOADED:
             _LOADED.append(None)  # before the warning, which "-W error" makes an exception
@@ -221,6 +235,41 @@ def compress(values, words, fill, n: int, portable):
     if not usable:
         return portable(values, words, fill)
     return _on_cpu(native, portable, values, words, fill)
+
+
+def block_gather(table, offsets, keep, portable):
+    """The DataBlock gather of ``asc_gather_datablock`` (``gather_block._reg_blocks`` is
+    ``portable``): ``(..., 8 * 32 / itemsize)`` of ``table``'s dtype, block k the 32 bytes at
+    byte ``offsets[..., k]`` (uint32) of the 1-D ``table`` where ``keep[..., k]``, else zeros.
+    The caller has checked every kept offset (a multiple of 32, the block inside ``table``).
+    Under vmap the batch becomes rows, and a batched table takes ``portable``."""
+    if table.ndim != 1 or not _whole_bytes(table.dtype) or table.size == 0:
+        return portable(table, offsets, keep)
+    lanes = 8 * 32 // table.dtype.itemsize
+
+    def native(table, offsets, keep):
+        batch = jnp.broadcast_shapes(offsets.shape[:-1], keep.shape[:-1])
+        rows = int(np.prod(batch, dtype=np.int64))
+        out = jax.ffi.ffi_call("ascjax_block_gather", jax.ShapeDtypeStruct(
+            (rows, lanes), table.dtype))(
+                table, jnp.broadcast_to(offsets, batch + (8,)).reshape(rows, 8),
+                jnp.broadcast_to(keep, batch + (8,)).reshape(rows, 8))
+        return out.reshape(batch + (lanes,))
+
+    @custom_vmap
+    def call(table, offsets, keep):
+        return _on_cpu(native, portable, table, offsets, keep)
+
+    @call.def_vmap
+    def more_rows(axis_size, in_batched, table, offsets, keep):
+        if in_batched[0]:  # a table per instance: XLA's gather
+            axes = tuple(0 if batched else None for batched in in_batched)
+            return jax.vmap(portable, in_axes=axes)(table, offsets, keep), True
+        offsets, keep = (x if batched else jnp.broadcast_to(x, (axis_size,) + x.shape)
+                         for x, batched in zip((offsets, keep), in_batched[1:], strict=True))
+        return block_gather(table, offsets, keep, portable), True
+
+    return call(table, offsets, keep)
 
 
 def chain_sums(parts, kahan: bool, portable):

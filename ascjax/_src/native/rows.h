@@ -45,7 +45,8 @@ void ParallelRows(ffi::ThreadPool& pool, int64_t rows, int64_t row_bytes, Body b
 }
 
 // The widest instructions the kernels may use. ASCJAX_NATIVE_ISA=scalar or avx2 caps it (the
-// tests run every path on one machine); ASCJAX_NATIVE_SCALAR=1 is the same as scalar.
+// tests run every path on one machine; Python refuses any other value); ASCJAX_NATIVE_SCALAR=1
+// is the same as scalar. Read once, at the first kernel call of the process.
 enum Isa { kScalar = 0, kAvx2 = 1, kAvx512 = 2, kAvx512Vbmi2 = 3 };
 
 inline Isa CpuIsa() {

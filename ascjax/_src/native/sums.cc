@@ -82,6 +82,7 @@ void ChainOn(const float* p, int64_t from, int64_t to, float& s, float& e) {
 // One row given as two pieces in order (a, then b; na + nb >= 1).
 template <bool kKahan>
 float ChainPieces(const float* a, int64_t na, const float* b, int64_t nb) {
+  if (na + nb == 0) return std::numeric_limits<float>::quiet_NaN();  // the handlers refuse n = 0
   if (na == 0) return ChainPieces<kKahan>(b, nb, nullptr, 0);
   float s = Clean(a[0]), e = 0.0f;
   ChainOn<kKahan>(a, 1, na, s, e);
@@ -233,8 +234,11 @@ ASCJAX_AVX512 void Chain16(const float* base, int64_t n, float* out) {
   for (int64_t j0 = lead; j0 < whole; j0 += 16) {
     __m512 c[16];
     for (int i = 0; i < 16; ++i) {
-      // a tile ahead: 16 rows are more streams than the hardware prefetcher follows well
-      _mm_prefetch(reinterpret_cast<const char*>(base + i * n + j0 + 64), _MM_HINT_T0);
+      // 64 columns (4 tiles) ahead, within the row: 16 rows are more streams than the
+      // hardware prefetcher follows well
+      if (j0 + 64 < n) {
+        _mm_prefetch(reinterpret_cast<const char*>(base + i * n + j0 + 64), _MM_HINT_T0);
+      }
       c[i] = _mm512_loadu_ps(base + i * n + j0);
     }
     Transpose16(c);
@@ -256,7 +260,9 @@ ASCJAX_AVX2 void Chain8(const float* base, int64_t n, float* out) {
   for (int64_t j0 = lead; j0 < whole; j0 += 8) {
     __m256 c[8];
     for (int i = 0; i < 8; ++i) {
-      _mm_prefetch(reinterpret_cast<const char*>(base + i * n + j0 + 64), _MM_HINT_T0);
+      if (j0 + 64 < n) {
+        _mm_prefetch(reinterpret_cast<const char*>(base + i * n + j0 + 64), _MM_HINT_T0);
+      }
       c[i] = _mm256_loadu_ps(base + i * n + j0);
     }
     Transpose8(c);

@@ -107,7 +107,8 @@ def exact_limbs(c, fmt: Format):
     q, digits = _digits(c, fmt, qe, pieces)
     total = _scatter_limbs(q, digits, limbs)
     if chunks > 1:
-        total = jnp.sum(_normalise(total), axis=-2)
+        # int32 whatever x64 says (under x64 jnp.sum would widen it, and the scan's carry not)
+        total = jnp.sum(_normalise(total), axis=-2, dtype=I32)
     signed = _normalise(total)
     negative = signed[..., -1] < 0
     return jnp.where(negative[..., None], _normalise(-total), signed), negative
@@ -132,7 +133,7 @@ def _round_limbs(mag, negative, base: int, fmt: Format, odd: bool = False):
     x = (sll(d0, (30 - b).astype(U32)) | sll(d1, (16 - b).astype(U32))
          | jnp.where(b >= 2, srl(d2, low), sll(d2, u32(1))))
     sticky = ((d2 & (sll(u32(1), low) - 1)) != 0) | jnp.any(
-        nonzero & (jnp.arange(limbs) < (t - 2)[..., None]), axis=-1)
+        nonzero & (jnp.arange(limbs, dtype=I32) < (t - 2)[..., None]), axis=-1)
     e0 = LIMB_BITS * (t - 2) + (b - 2) + base  # exponent of x's last bit; x has 30 bits
 
     info = finfo(fmt)
