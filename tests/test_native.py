@@ -5,10 +5,13 @@ failed build falls back with a warning."""
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import subprocess
 import sys
 import textwrap
+import tomllib
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -422,6 +425,16 @@ def test_nested_blocks_keep_the_kernels_off():
             assert not native.enabled()
         assert not native.enabled()
     assert native.enabled()
+
+
+def test_the_package_ships_every_file_the_build_reads():
+    """``pip install .`` (not editable) copies only the package data pyproject.toml names: each
+    source and header the build compiles matches one of its patterns (``rows.h`` did not at
+    first, so an installed copy would have warned and run XLA's paths)."""
+    config = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    shipped = config["tool"]["setuptools"]["package-data"]["ascjax._src.native"]
+    for path in native.SOURCES + native.HEADERS:
+        assert any(fnmatch.fnmatch(path.name, pattern) for pattern in shipped), path.name
 
 
 _REBUILD = textwrap.dedent("""
