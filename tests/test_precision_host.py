@@ -605,3 +605,19 @@ def test_exact_sum_under_a_users_x64_gives_the_same_bits(dtype):
     assert_bits_equal(traced, want, "x64, jit")
     assert want[0] == np.inf
     assert_bits_equal(want[1:], np.array([2 * tiny], dtype), "the exact sum")
+
+
+def test_only_the_rows_that_come_out_nan_are_summed_again():
+    """float32 sequential and kahan of host rows: a tiny value, a NaN and an inf - inf in
+    three of many rows send those rows (padded to a power of two) to the carrier adder, the
+    rest keep the native sums; every row has the bits of the carrier adder on the whole
+    array, and the padding rows change nothing."""
+    x = np.random.default_rng(8).standard_normal((300, 1024)).astype(np.float32)
+    x[17, 100], x[200, 5], x[299, 1:3] = 3e-40, np.nan, [np.inf, -np.inf]
+    config = ascjax.Config()
+    for order in ("sequential", "kahan"):
+        want = impl._stored_sum_host((ascjax.FORMATS["float"], order, config, "exact"),
+                                     jnp.asarray(x))
+        got = precision.sum(x, order=order)
+        assert_bits_equal(np.asarray(got), np.asarray(want), order)
+        assert not np.isnan(np.asarray(got)[17])
