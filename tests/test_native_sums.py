@@ -209,3 +209,26 @@ def test_precision_sums_are_the_same_bits_with_the_kernels_off(skip):
             want = np.asarray(call(x))
         assert_bits_equal(got, want, name)
         assert not np.isnan(got[4]), name  # the tiny row went to the carrier adder
+
+
+@pytest.mark.parametrize("order", ["adjacent_tree", "repeat_sequential", "repeat_tree"])
+@pytest.mark.parametrize(("n", "skip"), [(2, 0), (3, 1), (63, 0), (64, 5), (65, 0), (129, 3),
+                                         (192, 2), (1000, 0), (1024, 7), (4097, 1)])
+def test_the_tree_kernel_adds_as_numpys_host_path_does(order, n, skip, monkeypatch):
+    """The float32 tree orders of host rows >= 1 MiB (``orders.host_order``): the kernel's sums
+    are NumPy's path's bits, over odd and even levels, whole and padded repeats, plain and
+    shifted layouts, with adversarial rows (a tiny input's row summed again by NumPy, NaNs
+    canonical)."""
+    rows = (1 << 20) // (4 * n) + 3
+    x, _ = _shifted(n + skip, rows, n, skip)
+    x[1, n // 2] = 1e-41  # tiny: this row comes out NaN from the kernel, then NumPy's
+    x[2] = -0.0  # repeat_tree pads 3 repeat sums (n = 192) with +0: -0 + +0 is +0
+    calls = []
+    monkeypatch.setattr(native, "tree_sums_host",
+                        lambda *a, real=native.tree_sums_host: calls.append(a) or real(*a))
+    fmt = ascjax.FORMATS["float"]
+    got = orders.host_order(x, order, fmt)
+    assert len(calls) == 1
+    want = orders.host_order(x, order, fmt, native_path=False)
+    assert_bits_equal(got, want, order)
+    assert not np.isnan(got[1])

@@ -24,7 +24,9 @@ columns (``orders.column_sum``) ran at a third of ``np.sum``'s speed; the sums k
 rows at once, one vector lane each:
 
 * ``chain_sums(parts, kahan)``: ``orders.native_column_fast``'s sums;
-* ``wide_sums(parts)``: the float64 sums of values and magnitudes ``exact_sum`` certifies from.
+* ``wide_sums(parts)``: the float64 sums of values and magnitudes ``exact_sum`` certifies from;
+* ``tree_sums_host(parts, order)``: the float32 adjacent-tree and repeat orders of host rows
+  (``orders.host_order``), one pass over memory where NumPy made one per tree level.
 
 All run only on CPU (``lax.platform_dependent``: a GPU lowers the XLA path). The library is
 compiled once per source, jaxlib and compiler, against the installed jaxlib's FFI headers, into
@@ -37,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import hashlib
 import os
 import platform
@@ -68,7 +71,9 @@ _TARGETS = {"ascjax_source_lanes": "AscjaxSourceLanes", "ascjax_compress": "Ascj
             "ascjax_chain_sums_shifted": "AscjaxChainSumsShifted",
             "ascjax_wide_sums": "AscjaxWideSums",
             "ascjax_wide_sums_shifted": "AscjaxWideSumsShifted",
-            "ascjax_block_gather": "AscjaxBlockGather"}
+            "ascjax_block_gather": "AscjaxBlockGather",
+            "ascjax_tree_sums": "AscjaxTreeSums",
+            "ascjax_tree_sums_shifted": "AscjaxTreeSumsShifted"}
 
 
 _switched_off = False
@@ -279,6 +284,25 @@ def chain_sums(parts, kahan: bool, portable):
     ``(body, head, rest)``, whose rows (m + k,) come back in order."""
     return _sums("ascjax_chain_sums", (((), jnp.float32),), parts, lambda *p: (portable(*p),),
                  kahan=kahan)[0]
+
+
+TREE_METHODS = {"adjacent_tree": 0, "repeat_sequential": 1, "repeat_tree": 2}
+
+
+def tree_sums_host(parts, order: str):
+    """float32 sums of the host rows ``binio.rows_in_place`` handed over (``parts``), along a
+    ``TREE_METHODS`` order as ``orders.host_order`` gives them (a tiny input makes its row's
+    sum a NaN, for the caller to sum again). CPU only: the caller checks ``enabled()`` and
+    that JAX's default backend is the CPU (there is no portable branch)."""
+    return _tree_sums(TREE_METHODS[order], *parts)
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _tree_sums(method: int, *parts):
+    rows = parts[0].shape[0] + (parts[2].shape[0] if len(parts) == 3 else 0)
+    target = "ascjax_tree_sums" + ("_shifted" if len(parts) == 3 else "")
+    return jax.ffi.ffi_call(target, jax.ShapeDtypeStruct((rows,), jnp.float32))(
+        *parts, method=np.int32(method))
 
 
 def wide_sums(parts, portable):

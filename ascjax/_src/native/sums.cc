@@ -406,6 +406,110 @@ ffi::Error RunWide(ffi::ThreadPool& pool, const RowSet& a, double* sum, double* 
   return ffi::Error::Success();
 }
 
+// --- adjacent-pair trees ------------------------------------------------------------------
+//
+// The float32 tree orders of precision.sum (orders.host_order's NumPy paths): method 0 the
+// adjacent tree over the whole row (an odd element at a level's end moves up unchanged);
+// methods 1 and 2 ReduceSum's repeats of 64 lanes (the last padded with +0), each summed by
+// an adjacent tree, then the repeat sums in order (1) or by an adjacent tree padded with +0
+// to a power of two (2). Tiny inputs read as NaN, as for the chains: with none, every sum is
+// zero or normal, so no flush-to-zero setting changes a bit.
+
+constexpr int64_t kRepeatLanes = 64;
+
+// dst[i] = src[2i] + src[2i + 1], i < pairs (dst may be src: dst[i] is written after src[2i]
+// and src[2i + 1] are read); inputs cleaned where `clean`.
+void PairLevelScalar(const float* src, int64_t pairs, float* dst, bool clean) {
+  for (int64_t i = 0; i < pairs; ++i) {
+    const float a = src[2 * i], b = src[2 * i + 1];
+    dst[i] = clean ? Clean(a) + Clean(b) : a + b;
+  }
+}
+
+#if defined(__x86_64__)
+ASCJAX_AVX512 void PairLevel512(const float* src, int64_t pairs, float* dst, bool clean) {
+  const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+  const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+  int64_t i = 0;
+  for (; i + 16 <= pairs; i += 16) {
+    __m512 a = _mm512_loadu_ps(src + 2 * i), b = _mm512_loadu_ps(src + 2 * i + 16);
+    if (clean) a = Clean16(a), b = Clean16(b);
+    _mm512_storeu_ps(dst + i, _mm512_add_ps(_mm512_permutex2var_ps(a, even, b),
+                                            _mm512_permutex2var_ps(a, odd, b)));
+  }
+  PairLevelScalar(src + 2 * i, pairs - i, dst + i, clean);
+}
+#endif
+
+void PairLevel(const float* src, int64_t pairs, float* dst, bool clean) {
+#if defined(__x86_64__)
+  if (CpuIsa() >= ascjax::kAvx512) return PairLevel512(src, pairs, dst, clean);
+#endif
+  PairLevelScalar(src, pairs, dst, clean);
+}
+
+// The adjacent tree of buf[0 .. m) in place (buf cleaned already).
+float AdjacentInPlace(float* buf, int64_t m) {
+  while (m > 1) {
+    const float last = buf[m - 1];
+    PairLevel(buf, m / 2, buf, false);
+    if (m % 2) buf[m / 2] = last;
+    m = (m + 1) / 2;
+  }
+  return buf[0];
+}
+
+// One row (contiguous, n >= 1) by `method`; scratch holds n / 2 + 64 floats.
+float TreeRow(const float* p, int64_t n, int method, float* scratch) {
+  if (method == 0) {
+    if (n == 1) return Clean(p[0]);
+    PairLevel(p, n / 2, scratch, true);
+    if (n % 2) scratch[n / 2] = Clean(p[n - 1]);
+    return AdjacentInPlace(scratch, (n + 1) / 2);
+  }
+  // Level 1 of every repeat's tree is level 1 of the whole row (64 is even): the repeats'
+  // pairs never straddle two repeats, so six levels leave repeat r's sum at scratch[r].
+  const int64_t repeats = (n + kRepeatLanes - 1) / kRepeatLanes, whole = n / kRepeatLanes;
+  PairLevel(p, whole * kRepeatLanes / 2, scratch, true);
+  if (whole < repeats) {  // the last repeat, padded with +0
+    float tail[kRepeatLanes] = {};
+    for (int64_t j = whole * kRepeatLanes; j < n; ++j) tail[j - whole * kRepeatLanes] = p[j];
+    PairLevel(tail, kRepeatLanes / 2, scratch + whole * kRepeatLanes / 2, true);
+  }
+  for (int64_t m = repeats * kRepeatLanes / 2; m > repeats; m /= 2) {
+    PairLevel(scratch, m / 2, scratch, false);
+  }
+  if (method == 1) {
+    float s = scratch[0];
+    for (int64_t r = 1; r < repeats; ++r) s = s + scratch[r];
+    return s;
+  }
+  int64_t width = 1;
+  while (width < repeats) width *= 2;
+  for (int64_t r = repeats; r < width; ++r) scratch[r] = 0.0f;
+  return AdjacentInPlace(scratch, width);
+}
+
+ffi::Error RunTrees(ffi::ThreadPool& pool, const RowSet& a, int method, float* out) {
+  ParallelRows(pool, a.rows, a.n * 4, [&](int64_t begin, int64_t end) {
+    std::unique_ptr<float[]> scratch(new float[a.n / 2 + 2 * kRepeatLanes]);
+    std::unique_ptr<float[]> row0;
+    for (int64_t r = begin; r < end; ++r) {
+      const float* p;
+      if (r == 0 && a.shift > 0) {  // row 0 in two pieces: joined first
+        row0.reset(new float[a.n]);
+        std::memcpy(row0.get(), a.head, a.shift * sizeof(float));
+        std::memcpy(row0.get() + a.shift, a.body, (a.n - a.shift) * sizeof(float));
+        p = row0.get();
+      } else {
+        p = r < a.m ? a.body + r * a.n - a.shift : a.rest + (r - a.m) * a.n;
+      }
+      out[r] = TreeRow(p, a.n, method, scratch.get());
+    }
+  });
+  return ffi::Error::Success();
+}
+
 // --- the handlers --------------------------------------------------------------------------
 
 // A plain x[..., n] as a RowSet; false where x is not rows of n >= 1 floats.
@@ -447,6 +551,27 @@ ffi::Error ChainSumsShifted(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> body,
   return RunChains(pool, a, kahan, out->typed_data());
 }
 
+const char kTreeShapes[] = "ascjax_tree_sums: x float32[..., n >= 1], method 0, 1 or 2";
+
+ffi::Error TreeSums(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x,
+                    ffi::Result<ffi::Buffer<ffi::F32>> out, int32_t method) {
+  RowSet a;
+  if (!PlainRows(x, out->element_count(), a) || method < 0 || method > 2) {
+    return ffi::Error::InvalidArgument(kTreeShapes);
+  }
+  return RunTrees(pool, a, method, out->typed_data());
+}
+
+ffi::Error TreeSumsShifted(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> body,
+                           ffi::Buffer<ffi::F32> head, ffi::Buffer<ffi::F32> rest,
+                           ffi::Result<ffi::Buffer<ffi::F32>> out, int32_t method) {
+  RowSet a;
+  if (!ShiftedRows(body, head, rest, out->element_count(), a) || method < 0 || method > 2) {
+    return ffi::Error::InvalidArgument(kTreeShapes);
+  }
+  return RunTrees(pool, a, method, out->typed_data());
+}
+
 ffi::Error WideSums(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> x,
                     ffi::Result<ffi::Buffer<ffi::F64>> sum,
                     ffi::Result<ffi::Buffer<ffi::F64>> magnitude) {
@@ -471,34 +596,40 @@ ffi::Error WideSumsShifted(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> body,
 
 }  // namespace
 
+// The bindings' operands: rows as x, or shifted as (body, head, rest).
+static auto PlainRowsBinding() {
+  return ffi::Ffi::Bind().Ctx<ffi::ThreadPool>().Arg<ffi::Buffer<ffi::F32>>();
+}
+
+static auto ShiftedRowsBinding() {
+  return ffi::Ffi::Bind()
+      .Ctx<ffi::ThreadPool>()
+      .Arg<ffi::Buffer<ffi::F32>>()
+      .Arg<ffi::Buffer<ffi::F32>>()
+      .Arg<ffi::Buffer<ffi::F32>>();
+}
+
 XLA_FFI_DEFINE_HANDLER_SYMBOL(AscjaxChainSums, ChainSums,
-                              ffi::Ffi::Bind()
-                                  .Ctx<ffi::ThreadPool>()
-                                  .Arg<ffi::Buffer<ffi::F32>>()
+                              PlainRowsBinding()
                                   .Ret<ffi::Buffer<ffi::F32>>()
                                   .Attr<bool>("kahan"));
-
 XLA_FFI_DEFINE_HANDLER_SYMBOL(AscjaxChainSumsShifted, ChainSumsShifted,
-                              ffi::Ffi::Bind()
-                                  .Ctx<ffi::ThreadPool>()
-                                  .Arg<ffi::Buffer<ffi::F32>>()
-                                  .Arg<ffi::Buffer<ffi::F32>>()
-                                  .Arg<ffi::Buffer<ffi::F32>>()
+                              ShiftedRowsBinding()
                                   .Ret<ffi::Buffer<ffi::F32>>()
                                   .Attr<bool>("kahan"));
-
 XLA_FFI_DEFINE_HANDLER_SYMBOL(AscjaxWideSums, WideSums,
-                              ffi::Ffi::Bind()
-                                  .Ctx<ffi::ThreadPool>()
-                                  .Arg<ffi::Buffer<ffi::F32>>()
+                              PlainRowsBinding()
                                   .Ret<ffi::Buffer<ffi::F64>>()
                                   .Ret<ffi::Buffer<ffi::F64>>());
-
 XLA_FFI_DEFINE_HANDLER_SYMBOL(AscjaxWideSumsShifted, WideSumsShifted,
-                              ffi::Ffi::Bind()
-                                  .Ctx<ffi::ThreadPool>()
-                                  .Arg<ffi::Buffer<ffi::F32>>()
-                                  .Arg<ffi::Buffer<ffi::F32>>()
-                                  .Arg<ffi::Buffer<ffi::F32>>()
+                              ShiftedRowsBinding()
                                   .Ret<ffi::Buffer<ffi::F64>>()
                                   .Ret<ffi::Buffer<ffi::F64>>());
+XLA_FFI_DEFINE_HANDLER_SYMBOL(AscjaxTreeSums, TreeSums,
+                              PlainRowsBinding()
+                                  .Ret<ffi::Buffer<ffi::F32>>()
+                                  .Attr<int32_t>("method"));
+XLA_FFI_DEFINE_HANDLER_SYMBOL(AscjaxTreeSumsShifted, TreeSumsShifted,
+                              ShiftedRowsBinding()
+                                  .Ret<ffi::Buffer<ffi::F32>>()
+                                  .Attr<int32_t>("method"));

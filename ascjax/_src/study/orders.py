@@ -16,8 +16,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from .. import native
 from ..config import Config, resolve_config
 from ..formats import FORMATS, Format, finfo
+from ..io.binio import IN_PLACE_MIN_BYTES, rows_in_place
 from ..isa.codecs import decode, encode
 from ..isa.lanes import materialize, pair_tree
 from ..isa.reduce_tensor import tensor_sum
@@ -863,7 +865,7 @@ def _host_numpy_pairwise(x: np.ndarray) -> np.ndarray:
     return (np.add.reduce(block, axis=-1) + np.float32(0)).astype(x.dtype)
 
 
-def host_order(x: np.ndarray, order: str, fmt: Format) -> np.ndarray:
+def host_order(x: np.ndarray, order: str, fmt: Format, native_path: bool = True) -> np.ndarray:
     """The sum of ``x`` (rows, n) in its storage dtype along ``order`` (one of
     ``HOST_ORDERS``), by NumPy: the same bits as ``run_order`` under the default
     float_overflow="ieee" (callers check that)."""
@@ -873,6 +875,10 @@ def host_order(x: np.ndarray, order: str, fmt: Format) -> np.ndarray:
             bits = out.view(np.uint16)
             bits[(bits & 0x7FFF) > 0x7C00] |= np.uint16(0x200)
         return out
+    if (native_path and fmt.name == "float" and order in native.TREE_METHODS
+            and x.nbytes >= IN_PLACE_MIN_BYTES and native.enabled()
+            and jax.default_backend() == "cpu"):
+        return _canonical(_native_tree_host(x, order), fmt)
     if order == "adjacent_tree":
         rows_sum = _host_adjacent_tree
     elif order in REPEAT_ORDERS:
@@ -885,7 +891,23 @@ def host_order(x: np.ndarray, order: str, fmt: Format) -> np.ndarray:
         with np.errstate(all="ignore"):  # inf and NaN arise as IEEE says
             return rows_sum(block)
 
-    out = map_row_blocks(block_sum, x)  # every level of a block's tree stays in cache
+    return _canonical(map_row_blocks(block_sum, x), fmt)  # a block's tree stays in cache
+
+
+def _native_tree_host(x: np.ndarray, order: str) -> np.ndarray:
+    """``host_order`` of float32 rows by the native kernel (``native.tree_sums_host``: the
+    same adds), the rows that come out NaN (a tiny input, the data's NaN or inf - inf) summed
+    again by NumPy."""
+    out = np.array(native.tree_sums_host(rows_in_place(x), order))
+    redo = np.flatnonzero(np.isnan(out))
+    if redo.size:
+        out[redo] = host_order(np.ascontiguousarray(x[redo]), order, FORMATS["float"],
+                               native_path=False)
+    return out
+
+
+def _canonical(out: np.ndarray, fmt: Format) -> np.ndarray:
+    """``out`` with every NaN the format's canonical NaN (what the carrier adder gives)."""
     bits = out.view(fmt.bits_dtype)
     with np.errstate(all="ignore"):
         nan = np.isnan(out.astype(np.float32))
