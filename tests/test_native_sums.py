@@ -228,7 +228,7 @@ def test_the_tree_kernel_adds_as_numpys_host_path_does(order, n, skip, monkeypat
                         lambda *a, real=native.tree_sums_host: calls.append(a) or real(*a))
     fmt = ascjax.FORMATS["float"]
     got = orders.host_order(x, order, fmt)
-    assert len(calls) == 1
+    assert len(calls) == native.trees_enabled()  # NumPy's levels where there is no AVX-512
     want = orders.host_order(x, order, fmt, native_path=False)
     assert_bits_equal(got, want, order)
     assert not np.isnan(got[1])

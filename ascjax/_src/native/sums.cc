@@ -596,6 +596,10 @@ ffi::Error WideSumsShifted(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> body,
 
 }  // namespace
 
+// The instruction set the kernels use (rows.h's Isa), for Python to choose between a kernel
+// and a path of its own (the trees' scalar loop runs slower than NumPy's levels).
+extern "C" int AscjaxIsa() { return ascjax::CpuIsa(); }
+
 // The bindings' operands: rows as x, or shifted as (body, head, rest).
 static auto PlainRowsBinding() {
   return ffi::Ffi::Bind().Ctx<ffi::ThreadPool>().Arg<ffi::Buffer<ffi::F32>>();

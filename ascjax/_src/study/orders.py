@@ -876,7 +876,7 @@ def host_order(x: np.ndarray, order: str, fmt: Format, native_path: bool = True)
             bits[(bits & 0x7FFF) > 0x7C00] |= np.uint16(0x200)
         return out
     if (native_path and fmt.name == "float" and order in native.TREE_METHODS
-            and x.nbytes >= IN_PLACE_MIN_BYTES and native.enabled()
+            and x.nbytes >= IN_PLACE_MIN_BYTES and native.trees_enabled()
             and jax.default_backend() == "cpu"):
         return _canonical(_native_tree_host(x, order), fmt)
     if order == "adjacent_tree":
