@@ -305,17 +305,25 @@ def trees_enabled() -> bool:
 def tree_sums_host(parts, order: str):
     """float32 sums of the host rows ``binio.rows_in_place`` handed over (``parts``), along a
     ``TREE_METHODS`` order as ``orders.host_order`` gives them (a tiny input makes its row's
-    sum a NaN, for the caller to sum again). CPU only: the caller checks ``enabled()`` and
-    that JAX's default backend is the CPU (there is no portable branch)."""
+    sum a NaN, for the caller to sum again). CPU only: the caller checks ``trees_enabled()``
+    and that JAX's default backend is the CPU (there is no portable branch)."""
     return _tree_sums(TREE_METHODS[order], *parts)
 
 
 @functools.partial(jax.jit, static_argnums=0)
 def _tree_sums(method: int, *parts):
-    rows = parts[0].shape[0] + (parts[2].shape[0] if len(parts) == 3 else 0)
-    target = "ascjax_tree_sums" + ("_shifted" if len(parts) == 3 else "")
-    return jax.ffi.ffi_call(target, jax.ShapeDtypeStruct((rows,), jnp.float32))(
-        *parts, method=np.int32(method))
+    return _host_rows_call("ascjax_tree_sums", (jnp.float32,), parts,
+                           method=np.int32(method))[0]
+
+
+def _host_rows_call(target: str, dtypes, parts, **attributes):
+    """Row kernel ``target`` on host rows as ``binio.rows_in_place`` hands them over: ``(x,)``,
+    x (rows, n), or ``(body, head, rest)`` (the ``_shifted`` target); one (rows,) result per
+    dtype."""
+    shifted = len(parts) == 3
+    rows = parts[0].shape[0] + (parts[2].shape[0] if shifted else 0)
+    return tuple(jax.ffi.ffi_call(target + ("_shifted" if shifted else ""), tuple(
+        jax.ShapeDtypeStruct((rows,), dtype) for dtype in dtypes))(*parts, **attributes))
 
 
 def wide_sums(parts, portable):
@@ -340,12 +348,8 @@ def _sums(target: str, results, parts, portable, **attributes):
         def native(x):
             return _row_call(target, results, x, **attributes)
     else:
-        rows = parts[0].shape[0] + parts[2].shape[0]
-
         def native(*parts):
-            return tuple(jax.ffi.ffi_call(target + "_shifted", tuple(
-                jax.ShapeDtypeStruct((rows,), dtype) for _, dtype in results))(
-                    *parts, **attributes))
+            return _host_rows_call(target, [dtype for _, dtype in results], parts, **attributes)
     return tuple(_on_cpu(native, lambda *p: tuple(portable(*p)), *parts))
 
 
