@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
+from .. import native
 from ..config import Config
 from ..formats import Format, resolve
 from ..numerics.bits import from_bits, to_bits
@@ -74,12 +75,13 @@ def _check_combination(dst: Format, src: Format, index: Format, where: str,
                         f"supported combination; supported ({page}):\n  {rows}")
 
 
-def _check_range(index, active, n_src: int, mode: str, where: str):
+def _check_range(index, active, n_src: int, top, mode: str, where: str):
     """Raise when an active lane reads at or past the end of src (eagerly, or as ``mode`` says),
     naming the first such lane (and its register: batch position) and what it reads.
 
-    The max of all indices settles the usual case alone; only when it is out of range are the
-    active lanes searched (a masked pass costs 8x a plain reduction on XLA's CPU backend).
+    ``top``, each register's largest index (``_top``, from the gather's own pass), settles the
+    usual case alone; only when it is out of range are the active lanes searched (a masked pass
+    costs 8x a plain reduction on XLA's CPU backend).
     """
     shape = jnp.broadcast_shapes(index.shape, active.shape)
     if mode == "ignore" or math.prod(shape) == 0:  # an empty batch reads nothing
@@ -106,7 +108,7 @@ def _check_range(index, active, n_src: int, mode: str, where: str):
         return jnp.zeros(len(shape), jnp.int32), jnp.zeros((), jnp.uint32)
 
     # a lane past the end exists only if the largest index is
-    top = jnp.max(index, initial=np.zeros((), index.dtype)).astype(jnp.uint32)
+    top = jnp.max(top, initial=np.zeros((), jnp.uint32))
     if any(isinstance(x, jax.core.Tracer) for x in (top, active)):  # (a vmapped mask too)
         bad = lax.cond(top >= np.uint32(n_src), lambda: jnp.any(past_end()),
                        lambda: jnp.zeros((), bool))
@@ -146,13 +148,38 @@ def _take(data, index, active):
                      jnp.zeros((), data.dtype))
 
 
+def _top(index, active):
+    """Each register's largest index (masked lanes too: a plain max is the cheap one), from
+    which ``_check_range`` starts."""
+    batch = jnp.broadcast_shapes(index.shape, active.shape)[:-1]
+    top = jnp.max(index, axis=-1, initial=np.zeros((), index.dtype)).astype(jnp.uint32)
+    return jnp.broadcast_to(top, batch)
+
+
+def _take_with_top(data, index, active):
+    return _take(data, index, active), _top(index, active)
+
+
 def _forward(spec: _Spec, src, index, active):
-    values = _take(to_bits(src, spec.src), index, active)
-    return from_bits(_place(spec, values), spec.dst)
+    """``(dst, top)``: on CPU the values and ``top`` come from one pass of
+    ``native.table_gather`` over the indices, in src's own dtype where dst is src's layout (a
+    result of bits would cost XLA's CPU backend a copy to bitcast it); XLA's path moves bits."""
+    src = jnp.asarray(src)
+
+    def by_xla(src, index, active):
+        values, top = _take_with_top(to_bits(src, spec.src), index, active)
+        return from_bits(_place(spec, values), spec.dst), top
+
+    placed = spec.dst.width != spec.src.width or spec.src.width < spec.index.width
+    if placed or src.dtype != spec.dst.storage_dtype:
+        values, top = native.table_gather(to_bits(src, spec.src), index, active, _take_with_top)
+        return from_bits(_place(spec, values), spec.dst), top
+    return native.table_gather(src, index, active, by_xla)
 
 
 def _linear(spec: _Spec, t, index, active):
-    return _place(spec, _take(t, index, active))
+    top = jnp.zeros(jnp.broadcast_shapes(index.shape, active.shape)[:-1], jax.dtypes.float0)
+    return _place(spec, _take(t, index, active)), top
 
 
 _gather = kernel(_forward, _linear, num_diff=1)
@@ -185,8 +212,9 @@ def _from_ub(where: str, src: Any, index: Any, mask: Any, dst_dtype: Any, dtype:
     index = check_register(index, idx_fmt, where=where, arg="index")
     active = element_mask(mask, idx_fmt, where=where)
     check_batch(where, index=index, mask=mask)
-    _check_range(index, active, src.shape[0], config.out_of_range, where)
-    return _gather(_Spec(src_fmt, dst_fmt, idx_fmt), src, index, active)
+    dst, top = _gather(_Spec(src_fmt, dst_fmt, idx_fmt), src, index, active)
+    _check_range(index, active, src.shape[0], top, config.out_of_range, where)
+    return dst
 
 
 def _wrapped(fmt: Format, index):

@@ -1,13 +1,13 @@
 """Native kernels for XLA's CPU backend, built on first use: compaction (``compaction.cc``),
-the DataBlock gather (``gather.cc``) and float32 row sums (``sums.cc``).
+gathers from one shared source (``gather.cc``) and float32 row sums (``sums.cc``).
 
 Each does what an XLA program of ascjax does, bit for bit (``tests/test_native.py``), where XLA
 runs it far below memory speed; so they are a speed path, not a second model.
 
 XLA has no compaction primitive. Its CPU code for one, a per-lane search over the mask words
 and then a gather (``squeeze._search``), runs GatherMask's 1024-lane rows at a quarter of
-memory speed; the C++ kernels move 32 lanes an instruction with AVX-512 VBMI2's vpcompress
-(a scalar loop elsewhere):
+memory speed; the C++ kernels compress a vector by its mask bits a step (32 lanes with
+AVX-512 VBMI2's vpcompress, 16 with AVX-512F, 8 by AVX2 shuffles, else a scalar loop):
 
 * ``source_lanes(words)``: each output lane's source lane and the count, as
   ``squeeze.word_source_lanes`` gives them (the gather stays in XLA, so tangents through it
@@ -17,7 +17,9 @@ memory speed; the C++ kernels move 32 lanes an instruction with AVX-512 VBMI2's 
 
 ``block_gather(table, offsets, keep)`` moves ``asc_gather_datablock``'s 32-byte blocks one
 move each, in the table's own dtype (a result of bits would cost XLA's CPU backend a copy to
-bitcast it).
+bitcast it). ``table_gather(table, index, keep)`` gathers the UB ``asc_gather``'s elements
+(AVX-512 or AVX2 gathers) and each register's largest index in one pass, from which the range
+check starts: XLA read the indices once for the check and again for its gather.
 
 A float32 sequential or Kahan sum is a chain of dependent adds per row, which XLA's loop over
 columns (``orders.column_sum``) ran at a third of ``np.sum``'s speed; the sums kernel adds 16
@@ -32,7 +34,8 @@ All run only on CPU (``lax.platform_dependent``: a GPU lowers the XLA path). The
 compiled once per source, jaxlib and compiler, against the installed jaxlib's FFI headers, into
 ``$ASCJAX_CACHE`` (default ``~/.cache/ascjax``); where that fails (no C++ compiler) a warning
 says why and the XLA path runs. ``ASCJAX_NATIVE=0`` turns the kernels off;
-``ASCJAX_NATIVE_ISA=scalar`` or ``avx2`` caps the instructions they use (the tests run each).
+``ASCJAX_NATIVE_ISA=scalar``, ``avx2`` or ``avx512`` (AVX-512 without VBMI2) caps the
+instructions they use (the tests run each).
 """
 
 from __future__ import annotations
@@ -72,6 +75,7 @@ _TARGETS = {"ascjax_source_lanes": "AscjaxSourceLanes", "ascjax_compress": "Ascj
             "ascjax_wide_sums": "AscjaxWideSums",
             "ascjax_wide_sums_shifted": "AscjaxWideSumsShifted",
             "ascjax_block_gather": "AscjaxBlockGather",
+            "ascjax_table_gather": "AscjaxTableGather",
             "ascjax_tree_sums": "AscjaxTreeSums",
             "ascjax_tree_sums_shifted": "AscjaxTreeSumsShifted"}
 
@@ -118,7 +122,7 @@ _LOCK = threading.Lock()
 _LOADED: list = []  # [the library or None] once tried: a failure warns once, not per call
 
 
-ISA_CAPS = ("scalar", "avx2")  # ASCJAX_NATIVE_ISA's values (rows.h reads it)
+ISA_CAPS = ("scalar", "avx2", "avx512")  # ASCJAX_NATIVE_ISA's values (rows.h reads it)
 
 
 def _library() -> ctypes.CDLL | None:
@@ -135,9 +139,10 @@ def _library() -> ctypes.CDLL | None:
                 _LOADED[0] = _load()
             except (OSError, RuntimeError, subprocess.SubprocessError) as err:
                 warnings.warn(f"ascjax: the native kernels are off ({err}); squeeze, "
-                              "GatherMask and float32 sequential and Kahan sums run XLA's code "
-                              "on CPU (the same bits, 2-3x slower). Set ASCJAX_NATIVE=0 to "
-                              "silence this.", RuntimeWarning, stacklevel=3)
+                              "GatherMask, asc_gather and its DataBlock form, and float32 "
+                              "sequential and Kahan sums run XLA's code on CPU (the same bits, "
+                              "1.5-3x slower). Set ASCJAX_NATIVE=0 to silence this.",
+                              RuntimeWarning, stacklevel=3)
     return _LOADED[0]
 
 
@@ -246,10 +251,7 @@ def block_gather(table, offsets, keep, portable):
     """The DataBlock gather of ``asc_gather_datablock`` (``gather_block._reg_blocks`` is
     ``portable``): ``(..., 8 * 32 / itemsize)`` of ``table``'s dtype, block k the 32 bytes at
     byte ``offsets[..., k]`` (uint32) of the 1-D ``table`` where ``keep[..., k]``, else zeros.
-    The caller has checked every kept offset (a multiple of 32, the block inside ``table``).
-    Under vmap the batch becomes rows, and a batched table takes ``portable``."""
-    if table.ndim != 1 or not _whole_bytes(table.dtype) or table.size == 0:
-        return portable(table, offsets, keep)
+    The caller has checked every kept offset (a multiple of 32, the block inside ``table``)."""
     lanes = 8 * 32 // table.dtype.itemsize
 
     def native(table, offsets, keep):
@@ -261,20 +263,63 @@ def block_gather(table, offsets, keep, portable):
                 jnp.broadcast_to(keep, batch + (8,)).reshape(rows, 8))
         return out.reshape(batch + (lanes,))
 
+    return _from_shared_table(native, portable, table, offsets, keep)
+
+
+def table_gather(table, index, keep, portable):
+    """The element gather of the UB ``asc_gather`` (``gather._take_with_top`` is ``portable``):
+    ``(out, top)``, ``out[..., j] = table[index[..., j]]`` (uint16 or uint32 index into the 1-D
+    ``table``, in its dtype) where ``keep`` and the index lies inside ``table``, else zeros;
+    ``top`` (uint32, one per register) each register's largest index, masked or not, for the
+    range check: one pass where XLA read the indices twice. ``keep`` may be shared by the batch
+    (``(lanes,)``: the kernel reads it for every row)."""
+    if (index.dtype not in (np.uint16, np.uint32) or keep.shape[-1:] != index.shape[-1:]
+            or table.dtype.itemsize > 4):
+        return portable(table, index, keep)
+    lanes = index.shape[-1]
+
+    def native(table, index, keep):
+        batch = jnp.broadcast_shapes(index.shape[:-1], keep.shape[:-1])
+        rows = int(np.prod(batch, dtype=np.int64))
+        shared = int(np.prod(keep.shape[:-1], dtype=np.int64)) == 1
+        keep = keep.reshape(1, lanes) if shared else jnp.broadcast_to(
+            keep, batch + (lanes,)).reshape(rows, lanes)
+        out, top = jax.ffi.ffi_call("ascjax_table_gather", (
+            jax.ShapeDtypeStruct((rows, lanes), table.dtype),
+            jax.ShapeDtypeStruct((rows,), jnp.uint32)))(
+                table, jnp.broadcast_to(index, batch + (lanes,)).reshape(rows, lanes), keep)
+        return out.reshape(batch + (lanes,)), top.reshape(batch)
+
+    return _from_shared_table(native, portable, table, index, keep)
+
+
+def _from_shared_table(native, portable, table, *per_row):
+    """``native(table, *per_row)`` on CPU, else ``portable``: a kernel reading one shared 1-D
+    ``table`` for each row of the ``per_row`` arrays. Under vmap the batch becomes more rows,
+    and a table batched by it takes ``portable``."""
+    if table.ndim != 1 or not _whole_bytes(table.dtype) or table.size == 0:
+        return portable(table, *per_row)
+
     @custom_vmap
-    def call(table, offsets, keep):
-        return _on_cpu(native, portable, table, offsets, keep)
+    def call(table, *per_row):
+        return _on_cpu(native, portable, table, *per_row)
 
     @call.def_vmap
-    def more_rows(axis_size, in_batched, table, offsets, keep):
+    def more_rows(axis_size, in_batched, table, *per_row):
         if in_batched[0]:  # a table per instance: XLA's gather
             axes = tuple(0 if batched else None for batched in in_batched)
-            return jax.vmap(portable, in_axes=axes)(table, offsets, keep), True
-        offsets, keep = (x if batched else jnp.broadcast_to(x, (axis_size,) + x.shape)
-                         for x, batched in zip((offsets, keep), in_batched[1:], strict=True))
-        return block_gather(table, offsets, keep, portable), True
+            out = jax.vmap(portable, in_axes=axes)(table, *per_row)
+        else:
+            # the instances' own axes aligned from the right, as broadcasting does, the vmapped
+            # axis in front (size 1 where an array is shared: the kernel broadcasts it)
+            inner = [x.shape[b:] for x, b in zip(per_row, in_batched[1:], strict=True)]
+            ndim = max(map(len, inner))
+            out = _from_shared_table(native, portable, table, *(
+                x.reshape((x.shape[0] if b else 1,) + (1,) * (ndim - len(shape)) + shape)
+                for x, b, shape in zip(per_row, in_batched[1:], inner, strict=True)))
+        return out, jax.tree.map(lambda _: True, out)
 
-    return call(table, offsets, keep)
+    return call(table, *per_row)
 
 
 def chain_sums(parts, kahan: bool, portable):

@@ -44,9 +44,10 @@ void ParallelRows(ffi::ThreadPool& pool, int64_t rows, int64_t row_bytes, Body b
   while (progress->done.load() < chunks) std::this_thread::yield();
 }
 
-// The widest instructions the kernels may use. ASCJAX_NATIVE_ISA=scalar or avx2 caps it (the
-// tests run every path on one machine; Python refuses any other value); ASCJAX_NATIVE_SCALAR=1
-// is the same as scalar. Read once, at the first kernel call of the process.
+// The widest instructions the kernels may use. ASCJAX_NATIVE_ISA=scalar, avx2 or avx512 (no
+// VBMI2) caps it (the tests run every path on one machine; Python refuses any other value);
+// ASCJAX_NATIVE_SCALAR=1 is the same as scalar. Read once, at the first kernel call of the
+// process.
 enum Isa { kScalar = 0, kAvx2 = 1, kAvx512 = 2, kAvx512Vbmi2 = 3 };
 
 inline Isa CpuIsa() {
@@ -63,6 +64,7 @@ inline Isa CpuIsa() {
       return kScalar;
     }
     if (cap && std::strcmp(cap, "avx2") == 0) return std::min(found, kAvx2);
+    if (cap && std::strcmp(cap, "avx512") == 0) return std::min(found, kAvx512);
     return found;
   }();
   return isa;
