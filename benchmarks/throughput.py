@@ -681,6 +681,8 @@ def main(argv=None) -> int:
     print("\nAs Markdown (the README's table):\n" + summary_markdown(summary))
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    for row in rows:
+        row["copy_gb_per_s"] = copy_gbps
     result = {"backend": backend, "devices": [str(d) for d in jax.devices()],
               "copy_gb_per_s": copy_gbps, "malloc": args.malloc,
               "glibc_tunables": os.environ.get("GLIBC_TUNABLES", ""),
@@ -726,8 +728,10 @@ def _earlier_cases(path: pathlib.Path, result: dict, run: set) -> dict | None:
         return None
     if any(old.get(k) != result[k] for k in ("backend", "devices", "malloc")):
         return None
-    return {"rows": [r for r in old.get("rows", []) if r["case"] not in run],
-            "summary": [s for s in old.get("summary", []) if s["case"] not in run]}
+    # each kept row keeps the copy bandwidth of the run that measured it
+    rows = [{"copy_gb_per_s": old.get("copy_gb_per_s"), **r}
+            for r in old.get("rows", []) if r["case"] not in run]
+    return {"rows": rows, "summary": [s for s in old.get("summary", []) if s["case"] not in run]}
 
 
 def summary_markdown(summary) -> str:

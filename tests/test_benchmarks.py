@@ -108,13 +108,19 @@ def test_device_check_refuses_a_machine_without_a_gpu(tmp_path):
 
 def test_throughput_script_keeps_other_cases_and_refuses_what_matches_nothing(tmp_path):
     """A run of some cases replaced the whole results file (the README's table lost its
-    file); a --cases typo ran nothing and wrote an empty one."""
+    file); a --cases typo ran nothing and wrote an empty one. Each row keeps the copy bandwidth
+    of its own run (the file's is the last run's)."""
     bench = _load("throughput")
     small = ["--min-log2", "10", "--max-log2", "10", "--no-numpy", "--out", str(tmp_path)]
+    saved_at = tmp_path / f"throughput-{BACKEND}.json"
     assert bench.main(small + ["--cases", "squeeze(register)/uint8"]) == 0
+    first = json.loads(saved_at.read_text())
     assert bench.main(small + ["--cases", "unsqueeze/uint16"]) == 0
-    saved = json.loads((tmp_path / f"throughput-{BACKEND}.json").read_text())
+    saved = json.loads(saved_at.read_text())
     assert {r["case"] for r in saved["rows"]} == {"squeeze(register)/uint8", "unsqueeze/uint16"}
+    copy = {r["case"]: r["copy_gb_per_s"] for r in saved["rows"]}
+    assert copy == {"squeeze(register)/uint8": first["copy_gb_per_s"],
+                    "unsqueeze/uint16": saved["copy_gb_per_s"]}
     with pytest.raises(SystemExit):
         bench.main(small + ["--cases", "nosuch"])
 

@@ -330,6 +330,12 @@ def test_asc_gather_gives_the_xla_paths_bits(rows):
     for run in (ascjax.asc_gather, jax.jit(ascjax.asc_gather)):
         with pytest.raises(Exception, match="lane 5 of register 4.*reads element 300"):
             jax.block_until_ready(run(src, bad, mask))
+    # src batched by vmap with the index and mask concrete: still found eagerly (the kernel's
+    # maximum comes back batched there), so even "checkify" raises at once
+    checkify = ascjax.Config(out_of_range="checkify")
+    with pytest.raises(IndexError, match="lane 5 of register 4.*reads element 300"):
+        jax.vmap(lambda s: ascjax.asc_gather(s, bad, mask, config=checkify))(
+            np.stack([src, src[::-1]]))
     if np.dtype(src_dtype) == np.float32:
         src = rng.standard_normal(300).astype(np.float32)
 
@@ -436,9 +442,7 @@ def test_each_instruction_set_path_gives_the_same_bits(isa):
         "test_tiny_and_special_inputs_reach_the_result_as_xla_says",
         "test_the_shifted_layout_reads_each_row_in_order",
         "test_the_wide_sums_are_within_their_bound")] + [
-        f"{__file__}::{t.__name__}" for t in (
-            test_the_table_gather_kernel_moves_each_element_as_the_xla_path_does,
-            test_asc_gather_gives_the_xla_paths_bits)]
+        f"{__file__}::test_the_table_gather_kernel_moves_each_element_as_the_xla_path_does"]
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-n", "0", "-p", "no:cacheprovider", *tests],
         capture_output=True, text=True, check=False,
@@ -447,8 +451,7 @@ def test_each_instruction_set_path_gives_the_same_bits(isa):
         env={**os.environ, "ASCJAX_NATIVE_ISA": isa,
              "ASCJAX_EXAMPLES": os.environ.get("ASCJAX_EXAMPLES", "4")}, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:]
-    # the shifted-layout test runs for 5 layouts, asc_gather's for 5 type rows
-    passed = 3 if isa == "avx512" else 17
+    passed = 3 if isa == "avx512" else 12  # the shifted-layout test runs for 5 layouts
     assert f"\n{passed} passed" in done.stdout, done.stdout[-500:]
 
 

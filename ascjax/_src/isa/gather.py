@@ -108,8 +108,11 @@ def _check_range(index, active, n_src: int, top, mode: str, where: str):
         return jnp.zeros(len(shape), jnp.int32), jnp.zeros((), jnp.uint32)
 
     # a lane past the end exists only if the largest index is
+    concrete = not any(isinstance(x, jax.core.Tracer) for x in (index, active))
+    if concrete and isinstance(top, jax.core.Tracer):  # vmap over src alone: still eager
+        top = _top(index, active)
     top = jnp.max(top, initial=np.zeros((), jnp.uint32))
-    if any(isinstance(x, jax.core.Tracer) for x in (top, active)):  # (a vmapped mask too)
+    if not concrete:  # (a vmapped mask too)
         bad = lax.cond(top >= np.uint32(n_src), lambda: jnp.any(past_end()),
                        lambda: jnp.zeros((), bool))
         first, element = lax.cond(bad, locate, nowhere)

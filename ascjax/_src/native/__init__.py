@@ -17,9 +17,10 @@ AVX-512 VBMI2's vpcompress, 16 with AVX-512F, 8 by AVX2 shuffles, else a scalar 
 
 ``block_gather(table, offsets, keep)`` moves ``asc_gather_datablock``'s 32-byte blocks one
 move each, in the table's own dtype (a result of bits would cost XLA's CPU backend a copy to
-bitcast it). ``table_gather(table, index, keep)`` gathers the UB ``asc_gather``'s elements
-(AVX-512 or AVX2 gathers) and each register's largest index in one pass, from which the range
-check starts: XLA read the indices once for the check and again for its gather.
+bitcast it). ``table_gather(table, index, keep)`` gathers the elements of the UB
+``asc_gather`` and ``Reg::Gather`` (AVX-512 or AVX2 gathers) and each register's largest index
+in one pass, from which the range check starts: XLA read the indices once for the check and
+again for its gather.
 
 A float32 sequential or Kahan sum is a chain of dependent adds per row, which XLA's loop over
 columns (``orders.column_sum``) ran at a third of ``np.sum``'s speed; the sums kernel adds 16
@@ -139,9 +140,9 @@ def _library() -> ctypes.CDLL | None:
                 _LOADED[0] = _load()
             except (OSError, RuntimeError, subprocess.SubprocessError) as err:
                 warnings.warn(f"ascjax: the native kernels are off ({err}); squeeze, "
-                              "GatherMask, asc_gather and its DataBlock form, and float32 "
-                              "sequential and Kahan sums run XLA's code on CPU (the same bits, "
-                              "1.5-3x slower). Set ASCJAX_NATIVE=0 to silence this.",
+                              "GatherMask, the register gathers and float32 sequential and "
+                              "Kahan sums run XLA's code on CPU (the same bits, up to 3x "
+                              "slower). Set ASCJAX_NATIVE=0 to silence this.",
                               RuntimeWarning, stacklevel=3)
     return _LOADED[0]
 
@@ -267,14 +268,15 @@ def block_gather(table, offsets, keep, portable):
 
 
 def table_gather(table, index, keep, portable):
-    """The element gather of the UB ``asc_gather`` (``gather._take_with_top`` is ``portable``):
+    """The element gather of the UB ``asc_gather`` and ``Reg::Gather`` (``gather._forward``'s
+    ``by_xla`` is ``portable``):
     ``(out, top)``, ``out[..., j] = table[index[..., j]]`` (uint16 or uint32 index into the 1-D
     ``table``, in its dtype) where ``keep`` and the index lies inside ``table``, else zeros;
     ``top`` (uint32, one per register) each register's largest index, masked or not, for the
     range check: one pass where XLA read the indices twice. ``keep`` may be shared by the batch
     (``(lanes,)``: the kernel reads it for every row)."""
     if (index.dtype not in (np.uint16, np.uint32) or keep.shape[-1:] != index.shape[-1:]
-            or table.dtype.itemsize > 4):
+            or not index.shape[-1] or table.dtype.itemsize > 4 or table.size >= 2**31):
         return portable(table, index, keep)
     lanes = index.shape[-1]
 

@@ -69,7 +69,8 @@ ffi::Error BlockGather(ffi::ThreadPool pool, ffi::AnyBuffer src, ffi::Buffer<ffi
   return ffi::Error::Success();
 }
 
-// T: src's bits (its width); I: the index type. Lanes [from, lanes) of rows [begin, end).
+// T: src's bits (its width); I: the index type. Lanes [from, lanes) of one row; its largest
+// index.
 template <typename T, typename I>
 uint32_t TableLanes(const T* src, int64_t n_src, const I* at, const bool* take, T* to,
                     int64_t from, int64_t lanes) {
