@@ -66,8 +66,6 @@ int64_t CompressScalar(const T* v, const uint32_t* w, T* o, int64_t n_words, int
   }
 
 #define ASCJAX_VBMI2 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vbmi2")))
-#define ASCJAX_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
-#define ASCJAX_AVX2 __attribute__((target("avx2")))
 
 template <int Lanes>
 inline uint64_t FirstLanes(int64_t room) {  // a store mask of min(room, Lanes) lanes

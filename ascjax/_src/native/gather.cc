@@ -102,7 +102,7 @@ struct TableRow {
 #if defined(__x86_64__)
 // 16 lanes a step: each lane's 32 bits gathered at its element, narrowed to T.
 template <typename T, typename I>
-__attribute__((target("avx512f,avx512bw,avx512vl")))
+ASCJAX_AVX512
 uint32_t TableLanes512(const TableRow<T, I>& row) {
   const __m512i n = _mm512_set1_epi32(static_cast<int32_t>(row.n_src));
   const __m512i zero = _mm512_setzero_si512();
@@ -134,7 +134,7 @@ uint32_t TableLanes512(const TableRow<T, I>& row) {
 
 // 8 lanes a step, as TableLanes512.
 template <typename T, typename I>
-__attribute__((target("avx2")))
+ASCJAX_AVX2
 uint32_t TableLanes256(const TableRow<T, I>& row) {
   const __m256i last = _mm256_set1_epi32(static_cast<int32_t>(row.n_src - 1));
   const __m256i zero = _mm256_setzero_si256();

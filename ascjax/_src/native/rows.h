@@ -44,6 +44,10 @@ void ParallelRows(ffi::ThreadPool& pool, int64_t rows, int64_t row_bytes, Body b
   while (progress->done.load() < chunks) std::this_thread::yield();
 }
 
+// A function's instruction set, as CpuIsa() names it: kAvx512 needs F, BW and VL.
+#define ASCJAX_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
+#define ASCJAX_AVX2 __attribute__((target("avx2")))
+
 // The widest instructions the kernels may use. ASCJAX_NATIVE_ISA=scalar, avx2 or avx512 (no
 // VBMI2) caps it (the tests run every path on one machine; Python refuses any other value);
 // ASCJAX_NATIVE_SCALAR=1 is the same as scalar. Read once, at the first kernel call of the

@@ -136,8 +136,6 @@ void FinishLanes(const float* base, int64_t n, int64_t from, const float* s_lane
 }
 
 #if defined(__x86_64__)
-#define ASCJAX_AVX512 __attribute__((target("avx512f")))
-#define ASCJAX_AVX2 __attribute__((target("avx2")))
 
 ASCJAX_AVX512 inline __m512 Clean16(__m512 x) {
   const __m512i mag = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff));
